@@ -1,0 +1,30 @@
+# Dependency discovery. Engines are optional unless KVBENCH_REQUIRE_ALL_ENGINES is ON: a missing
+# engine library is reported by Debian package name and the build goes on without it.
+
+find_package(Threads REQUIRED)
+find_package(gflags REQUIRED)
+
+set(KVBENCH_ENGINES_FOUND "")
+set(KVBENCH_ENGINES_MISSING "")
+foreach(_e RocksDB WiredTiger LMDB)
+  find_package(${_e} QUIET)
+  if(${_e}_FOUND)
+    list(APPEND KVBENCH_ENGINES_FOUND ${_e})
+  else()
+    list(APPEND KVBENCH_ENGINES_MISSING ${_e})
+    set(_msg "engine ${_e} not found: install ${${_e}_DEBIAN_PACKAGE} (scripts/install-deps.sh) and reconfigure")
+    if(KVBENCH_REQUIRE_ALL_ENGINES)
+      message(FATAL_ERROR "${_msg}; KVBENCH_REQUIRE_ALL_ENGINES=ON forbids building without it.")
+    else()
+      message(WARNING "${_msg}. Building without it; kvbench will say so if asked for it.")
+    endif()
+  endif()
+endforeach()
+message(STATUS "kvbench engines: memory null ${KVBENCH_ENGINES_FOUND}")
+
+foreach(_l xxHash LZ4 Zstd Snappy)
+  find_package(${_l})
+  if(NOT ${_l}_FOUND)
+    message(FATAL_ERROR "${_l} is required: install ${${_l}_DEBIAN_PACKAGE} (scripts/install-deps.sh)")
+  endif()
+endforeach()
