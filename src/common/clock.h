@@ -39,6 +39,9 @@ class Clock {
   static inline uint64_t ToNanos(uint64_t ticks) {
     return use_counter_ ? static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick_) : ticks;
   }
+  static inline uint64_t FromNanos(uint64_t ns) {
+    return use_counter_ ? static_cast<uint64_t>(static_cast<double>(ns) / ns_per_tick_) : ns;
+  }
   // CLOCK_MONOTONIC in ns: for wall-clock intervals that are not per-op.
   static uint64_t MonotonicNanos();
 

@@ -26,10 +26,16 @@ const EngineInfo* FindEngine(const std::string& name);
 // was not compiled in; otherwise the engine's own Status.
 Status OpenEngine(const std::string& name, const EngineOptions& options,
                   std::unique_ptr<Engine>* engine);
-// Removes the database at `path` (the directory's contents). OK if it does not exist.
-Status DestroyDatabase(const std::string& path);
-// True if `path` holds files (a database of some engine, or anything else).
-bool DatabaseExists(const std::string& path);
+// Every database directory kvbench creates holds this marker, naming the engine. kvbench only
+// ever empties a directory that is empty or carries the marker, so a mistyped --db cannot
+// delete someone's files.
+constexpr const char* kDatabaseMarker = "KVBENCH-DATABASE";
+
+// Empties `path` (creating it if missing) and writes the marker for `engine`. Refuses a path that
+// is not a directory, or a non-empty directory without the marker.
+Status PrepareNewDatabase(const std::string& path, const std::string& engine);
+// OK if `path` holds a kvbench database written by `engine`; otherwise says what is there.
+Status CheckExistingDatabase(const std::string& path, const std::string& engine);
 
 // Per-engine entry points, defined in each adapter file.
 Status OpenMemoryEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);

@@ -1,0 +1,135 @@
+#include "kv/registry.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace kvbench {
+
+namespace {
+
+#if KVBENCH_HAVE_ROCKSDB
+constexpr bool kHaveRocksDB = true;
+#else
+constexpr bool kHaveRocksDB = false;
+Status OpenRocksDBEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
+  return Status::NotSupported("not compiled in");
+}
+#endif
+#if KVBENCH_HAVE_WIREDTIGER
+constexpr bool kHaveWiredTiger = true;
+#else
+constexpr bool kHaveWiredTiger = false;
+Status OpenWiredTigerEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
+  return Status::NotSupported("not compiled in");
+}
+#endif
+#if KVBENCH_HAVE_LMDB
+constexpr bool kHaveLMDB = true;
+#else
+constexpr bool kHaveLMDB = false;
+Status OpenLMDBEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
+  return Status::NotSupported("not compiled in");
+}
+#endif
+
+}  // namespace
+
+const std::vector<EngineInfo>& AllEngines() {
+  static const std::vector<EngineInfo> engines = {
+      {"rocksdb", "RocksDB (LSM tree)", kHaveRocksDB,
+       "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false,
+#if KVBENCH_HAVE_ROCKSDB
+       &OpenRocksDBEngine},
+#else
+       &OpenRocksDBEngineMissing},
+#endif
+      {"wiredtiger", "WiredTiger (B-tree)", kHaveWiredTiger,
+       "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
+#if KVBENCH_HAVE_WIREDTIGER
+       &OpenWiredTigerEngine},
+#else
+       &OpenWiredTigerEngineMissing},
+#endif
+      {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kHaveLMDB,
+       "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false,
+#if KVBENCH_HAVE_LMDB
+       &OpenLMDBEngine},
+#else
+       &OpenLMDBEngineMissing},
+#endif
+      {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
+       &OpenMemoryEngine},
+      {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
+       true, "", true, &OpenNullEngine},
+  };
+  return engines;
+}
+
+const EngineInfo* FindEngine(const std::string& name) {
+  for (const auto& e : AllEngines()) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
+
+Status OpenEngine(const std::string& name, const EngineOptions& options,
+                  std::unique_ptr<Engine>* engine) {
+  const EngineInfo* info = FindEngine(name);
+  if (info == nullptr) return Status::InvalidArgument("unknown engine '" + name + "'");
+  if (!info->compiled_in) {
+    return Status::NotSupported("engine '" + name + "' is not compiled into this kvbench: " +
+                                info->missing);
+  }
+  return info->open(options, engine);
+}
+
+Status PrepareNewDatabase(const std::string& path, const std::string& engine) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir(path);
+  const fs::path marker = dir / kDatabaseMarker;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) {
+      return Status::InvalidArgument("--db " + path + " exists and is not a directory");
+    }
+    if (!fs::is_empty(dir, ec) && !fs::exists(marker, ec)) {
+      return Status::InvalidArgument("--db " + path +
+                                     " is not empty and was not created by kvbench; refusing to "
+                                     "delete its contents (choose an empty or new directory)");
+    }
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      fs::remove_all(entry.path(), ec);
+      if (ec) return Status::IOError("cannot remove " + entry.path().string() + ": " + ec.message());
+    }
+    if (ec) return Status::IOError("cannot list " + path + ": " + ec.message());
+  } else {
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IOError("cannot create --db directory " + path + ": " + ec.message());
+  }
+  std::FILE* f = std::fopen(marker.c_str(), "w");
+  if (f == nullptr || std::fprintf(f, "%s\n", engine.c_str()) < 0 || std::fclose(f) != 0) {
+    return Status::IOError("cannot write in --db directory " + path + ": " +
+                           std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status CheckExistingDatabase(const std::string& path, const std::string& engine) {
+  std::FILE* f = std::fopen((path + "/" + kDatabaseMarker).c_str(), "r");
+  if (f == nullptr) return Status::InvalidArgument("no kvbench database at " + path);
+  char buf[64] = {0};
+  const bool read = std::fgets(buf, sizeof(buf), f) != nullptr;
+  std::fclose(f);
+  std::string written = read ? std::string(buf) : "";
+  while (!written.empty() && (written.back() == '\n' || written.back() == '\r')) written.pop_back();
+  if (written != engine) {
+    return Status::InvalidArgument("the database at " + path + " was written by engine '" +
+                                   written + "', not '" + engine + "'");
+  }
+  return Status::OK();
+}
+
+}  // namespace kvbench

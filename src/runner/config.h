@@ -1,0 +1,28 @@
+// Everything one kvbench invocation was asked to do, already validated by main.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kv/engine.h"
+#include "workload/workload.h"
+
+namespace kvbench {
+
+struct RunConfig {
+  std::string engine = "rocksdb";
+  std::vector<std::string> benchmarks;  // names from AllBenchmarks()
+  bool use_existing_db = false;
+  EngineOptions engine_options;         // path, cache, compression, sync, raw options
+  WorkloadOptions workload;
+  double report_interval_seconds = 1.0;  // 0 = no interval series, no progress lines
+  bool histogram = false;                // print the full latency distribution
+  std::string json_path;                 // empty = no JSON
+  std::string command_line;              // as typed, for the record
+};
+
+// Runs every benchmark in order, printing one result line each; returns the process exit code
+// (0 success, 1 runtime failure). Usage errors are caught before this is called.
+int RunBenchmarks(const RunConfig& config);
+
+}  // namespace kvbench

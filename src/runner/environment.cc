@@ -1,0 +1,91 @@
+#include "runner/environment.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "common/build_info.h"
+#include "common/clock.h"
+
+namespace kvbench {
+
+namespace {
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, implementer, part;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string value = line.substr(line.find_first_not_of(" \t", colon + 1) == std::string::npos
+                                        ? line.size()
+                                        : line.find_first_not_of(" \t", colon + 1));
+    if (key == "model name") return value;
+    if (key == "CPU implementer") implementer = value;
+    if (key == "CPU part") part = value;
+  }
+  if (!part.empty()) return "ARM implementer " + implementer + " part " + part;
+  return "unknown";
+}
+
+std::string Caches() {
+  std::ostringstream out;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string level = ReadFirstLine(dir + "level");
+    if (level.empty()) break;
+    std::string type = ReadFirstLine(dir + "type");
+    const std::string suffix = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    if (out.tellp() > 0) out << ", ";
+    out << "L" << level << suffix << " " << ReadFirstLine(dir + "size");
+  }
+  return out.str();
+}
+
+}  // namespace
+
+Environment Environment::Collect() {
+  Environment e;
+  char buf[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  e.date_utc = buf;
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  e.hostname = host;
+  utsname u;
+  if (uname(&u) == 0) e.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  e.cpu_model = CpuModel();
+  e.cpu_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  e.cpu_caches = Caches();
+  e.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  e.clock = Clock::Description();
+  e.libraries = LinkedLibraries();
+
+  const BuildInfo& b = GetBuildInfo();
+  const std::string bt = b.build_type;
+  if (bt != "Release" && bt != "RelWithDebInfo") {
+    e.warnings.push_back("kvbench was built as '" + bt +
+                         "' (not optimised): its own overhead is inflated");
+  }
+  if (b.assertions) {
+    e.warnings.push_back("kvbench was built with assertions enabled (NDEBUG not defined)");
+  }
+  if (std::string(b.cxx_flags).find("-fsanitize") != std::string::npos) {
+    e.warnings.push_back("kvbench was built with sanitizers: timings are not representative");
+  }
+  return e;
+}
+
+}  // namespace kvbench

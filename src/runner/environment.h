@@ -1,0 +1,36 @@
+// The context of a run: host, build, libraries, and warnings about anything that makes the
+// numbers less trustworthy. Printed before the results and recorded in the JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+struct LibraryInfo {
+  std::string name;     // "lz4", "zstd", "rocksdb", ...
+  std::string version;  // as the loaded library reports it, or "" when it cannot say
+  std::string path;     // the shared object actually loaded, or "" if linked statically
+};
+
+struct Environment {
+  std::string date_utc;   // ISO 8601
+  std::string hostname;
+  std::string kernel;     // uname -srm
+  std::string cpu_model;
+  int cpu_cores = 0;      // online logical CPUs
+  std::string cpu_caches; // "L1d 32K, L2 1M, L3 32M"
+  uint64_t memory_bytes = 0;
+  std::string clock;      // Clock::Description()
+  std::vector<LibraryInfo> libraries;
+  std::vector<std::string> warnings;
+
+  static Environment Collect();
+};
+
+// The non-engine libraries kvbench links (compression, hashing), with their runtime versions,
+// plus the file every loaded shared object of interest came from (libraries.cc).
+std::vector<LibraryInfo> LinkedLibraries();
+
+}  // namespace kvbench

@@ -1,0 +1,31 @@
+// A small streaming JSON writer: objects, arrays, strings (escaped), numbers, booleans.
+// Non-finite numbers are written as null, since JSON has no NaN or infinity.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject(const char* key = nullptr);
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray(const char* key = nullptr);
+  JsonWriter& EndArray();
+  JsonWriter& Str(const char* key, const std::string& v);
+  JsonWriter& Num(const char* key, double v);
+  JsonWriter& Int(const char* key, uint64_t v);
+  JsonWriter& Bool(const char* key, bool v);
+  JsonWriter& Null(const char* key);
+  const std::string& str() const { return out_; }
+
+ private:
+  void Key(const char* key);
+  void Quote(const std::string& s);
+  std::string out_;
+  std::vector<bool> first_{true};  // per nesting level: no element written yet
+};
+
+}  // namespace kvbench

@@ -1,0 +1,50 @@
+// Reporters: measurement produces BenchmarkResults; these format them. The console reporter
+// prints db_bench-style lines on stdout and progress on stderr; the JSON document is written once,
+// at the end, to a temporary file renamed into place, so an interrupted run never leaves a
+// document that looks complete (a failed run writes one with "complete": false).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kv/engine.h"
+#include "runner/config.h"
+#include "runner/environment.h"
+#include "runner/result.h"
+
+namespace kvbench {
+
+std::string FormatDouble(double v, int precision = 3);
+
+// "reader 123456 ops/s (45%)" for one role over one interval.
+std::string ProgressFragment(const char* role, const Interval& in, uint64_t ops_so_far,
+                             uint64_t ops_total);
+// One progress line on stderr.
+void PrintProgress(const char* benchmark, double elapsed, double duration,
+                   const std::string& fragments);
+
+class Reporter {
+ public:
+  Reporter(const RunConfig& config, const Environment& env) : config_(config), env_(env) {}
+
+  // Prints the header: build, host, engine and its effective configuration, workload settings.
+  void Begin(const Engine& engine);
+  // Prints one benchmark's lines and keeps it for the JSON document.
+  void Add(const BenchmarkResult& result);
+  // Reports a runtime failure on stderr and writes an incomplete JSON document.
+  void Fail(const std::string& message);
+  // Writes the JSON document (if asked for). False if it could not be written.
+  bool Finish();
+
+ private:
+  bool WriteJson(bool complete, const std::string& error);
+
+  const RunConfig& config_;
+  const Environment& env_;
+  std::string engine_name_, engine_version_;
+  std::vector<std::pair<std::string, std::string>> engine_config_;
+  bool reference_engine_ = false;
+  std::vector<BenchmarkResult> results_;
+};
+
+}  // namespace kvbench

@@ -1,0 +1,42 @@
+// What a benchmark measured, per role; filled by the runner, formatted by the reporters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stats/histogram.h"
+#include "stats/interval_series.h"
+#include "stats/resource_usage.h"
+
+namespace kvbench {
+
+struct RoleResult {
+  std::string role;  // "reader" or "writer"
+  int threads = 0;
+  bool background = false;  // the paced writer of a *whilewriting benchmark
+  uint64_t ops = 0, bytes = 0, found = 0, not_found = 0, entries = 0;
+  double seconds = 0;       // from the start barrier to this role's last thread finishing
+  Histogram latency;        // merged over the role's threads, ns
+  IntervalSeries series;
+  StallSummary stalls;      // from `series`, ops/s
+  ResourceCost cost;        // process-wide counters over the benchmark, divided by this role's ops
+  double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
+  StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
+  bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
+
+  double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
+  double mb_per_sec() const { return seconds > 0 ? bytes / seconds / 1048576.0 : 0; }
+};
+
+struct BenchmarkResult {
+  std::string name;
+  std::string count_note;   // e.g. "1000000 reads total over 4 threads"
+  double seconds = 0;
+  std::vector<RoleResult> roles;
+  uint64_t db_size_bytes = 0;
+  uint64_t rss_bytes = 0, peak_rss_bytes = 0;
+  double cpu_seconds = 0;
+};
+
+}  // namespace kvbench

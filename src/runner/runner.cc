@@ -1,0 +1,324 @@
+// The benchmark runner: opens the engine, runs each benchmark's threads behind a start barrier,
+// samples their counters once per interval, and hands the results to the reporters.
+#include "runner/config.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "common/random.h"
+#include "kv/registry.h"
+#include "runner/environment.h"
+#include "runner/report.h"
+#include "runner/result.h"
+
+namespace kvbench {
+
+namespace {
+
+// Threads wait at the barrier until every thread exists and the clock has started.
+class StartBarrier {
+ public:
+  void Wait() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return open_; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo) {
+  const std::string c = spec.count;
+  const uint64_t n = c == "num" ? wo.num : c == "reads" ? wo.TotalReads() : wo.TotalWrites();
+  std::string note = c == "num" ? std::to_string(n) + " keys" : std::to_string(n) + " " + c;
+  note += " total over " + std::to_string(wo.threads) + " thread" + (wo.threads == 1 ? "" : "s");
+  if (wo.duration_seconds > 0) {
+    note += c == "num" ? ", or until" : ", ignored: runs for";
+    note += " --duration=" + FormatDouble(wo.duration_seconds) + "s";
+  }
+  if (spec.background != nullptr) note += "; plus 1 paced writer thread";
+  return note;
+}
+
+struct RoleRun {
+  const char* role;
+  bool background;
+  WorkFn fn;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<uint64_t> end_ticks;
+  uint64_t last_ops = 0, last_bytes = 0;
+  std::unique_ptr<RateLimiter> limiter;
+
+  void Sum(uint64_t* ops, uint64_t* bytes) const {
+    *ops = *bytes = 0;
+    for (const auto& w : workers) {
+      *ops += w->stats.published_ops.load(std::memory_order_relaxed);
+      *bytes += w->stats.published_bytes.load(std::memory_order_relaxed);
+    }
+  }
+};
+
+class Runner {
+ public:
+  explicit Runner(const RunConfig& c)
+      : config_(c),
+        keys_(c.workload.key_size),
+        values_(c.workload.seed, c.workload.compression_ratio, c.workload.value_size) {}
+
+  int Run();
+
+ private:
+  Status OpenEngine(bool create);
+  Status RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
+  Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
+
+  const RunConfig& config_;
+  KeyFormat keys_;
+  ValueSource values_;
+  std::unique_ptr<Engine> engine_;
+};
+
+Status Runner::OpenEngine(bool create) {
+  if (engine_) {
+    Status s = engine_->Close();
+    engine_.reset();
+    if (!s.ok()) return s;
+  }
+  EngineOptions eo = config_.engine_options;
+  eo.create = create;
+  eo.max_sessions = config_.workload.threads + 1;
+  eo.expected_bytes = config_.workload.num *
+                      static_cast<uint64_t>(config_.workload.key_size + config_.workload.value_size);
+  Status s = create ? PrepareNewDatabase(eo.path, config_.engine)
+                    : CheckExistingDatabase(eo.path, config_.engine);
+  if (!s.ok()) return s;
+  return kvbench::OpenEngine(config_.engine, eo, &engine_);
+}
+
+Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
+  result->name = spec.name;
+  if (spec.fresh_db && !config_.use_existing_db) {
+    Status s = OpenEngine(/*create=*/true);
+    if (!s.ok()) return s;
+  }
+  const ResourceSnapshot before = ResourceSnapshot::Take();
+  const uint64_t t0 = Clock::MonotonicNanos();
+  Status s;
+  if (spec.work == nullptr) {
+    s = engine_->Settle();
+  } else {
+    s = RunThreads(spec, index, result);
+  }
+  result->seconds = (Clock::MonotonicNanos() - t0) / 1e9;
+  const ResourceSnapshot after = ResourceSnapshot::Take();
+  for (auto& r : result->roles) {
+    r.cost = CostPerOp(before, after, r.ops);
+  }
+  result->cpu_seconds = CostPerOp(before, after, 0).cpu_seconds;
+  result->rss_bytes = after.rss_bytes;
+  result->peak_rss_bytes = after.peak_rss_bytes;
+  result->db_size_bytes = engine_->SizeOnDisk();
+  return s;
+}
+
+Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
+  const WorkloadOptions& wo = config_.workload;
+  std::atomic<bool> stop{false};
+  std::vector<RoleRun> roles;
+  roles.push_back({spec.role, false, spec.work, {}, {}, 0, 0, nullptr});
+  if (spec.background != nullptr) {
+    roles.push_back({"writer", true, spec.background, {}, {}, 0, 0, nullptr});
+    if (wo.write_rate_limit > 0) {
+      roles.back().limiter = std::make_unique<RateLimiter>(wo.write_rate_limit, SystemPacerClock());
+    }
+  }
+  std::vector<std::unique_ptr<Session>> sessions;
+  int thread_id = 0;
+  for (auto& r : roles) {
+    const int n = r.background ? 1 : wo.threads;
+    for (int i = 0; i < n; ++i, ++thread_id) {
+      std::unique_ptr<Session> session;
+      Status s = engine_->NewSession(&session);
+      if (!s.ok()) return s;
+      // Seeds unique per benchmark and thread, repeatable for the same --seed.
+      const uint64_t seed = Mix64(wo.seed ^ Mix64(static_cast<uint64_t>(index) << 20 | thread_id));
+      r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), wo, keys_, values_,
+                                                   &stop, 0, r.limiter.get()));
+      sessions.push_back(std::move(session));
+    }
+    r.end_ticks.assign(n, 0);
+    RoleResult rr;
+    rr.role = r.role;
+    rr.background = r.background;
+    rr.threads = n;
+    result->roles.push_back(std::move(rr));
+  }
+  result->count_note = CountNote(spec, wo);
+
+  const int main_threads = wo.threads;
+  StartBarrier barrier;
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int main_done = 0;
+  uint64_t start_ticks = 0;
+  std::vector<std::thread> threads;
+  for (auto& r : roles) {
+    for (size_t i = 0; i < r.workers.size(); ++i) {
+      threads.emplace_back([&, rp = &r, i] {
+        Worker& w = *rp->workers[i];
+        barrier.Wait();
+        rp->fn(w);
+        rp->end_ticks[i] = Clock::Now();
+        if (!w.error.ok()) stop.store(true);
+        if (!rp->background) {
+          std::lock_guard<std::mutex> l(done_mu);
+          ++main_done;
+          done_cv.notify_all();
+        }
+      });
+    }
+  }
+
+  // The deadline is set before the barrier opens, so workers read it without synchronisation
+  // beyond the barrier itself.
+  start_ticks = Clock::Now();
+  if (wo.duration_seconds > 0) {
+    const uint64_t deadline =
+        start_ticks + Clock::FromNanos(static_cast<uint64_t>(wo.duration_seconds * 1e9));
+    for (auto& r : roles) {
+      for (auto& w : r.workers) w->SetDeadline(deadline);
+    }
+  }
+  const uint64_t start_ns = Clock::MonotonicNanos();
+  barrier.Open();
+
+  // Sample every role once per interval until the main workers are done.
+  const double interval = config_.report_interval_seconds;
+  const uint64_t main_total = std::string(spec.count) == "num" ? wo.num
+                              : std::string(spec.count) == "reads" ? wo.TotalReads()
+                                                                   : wo.TotalWrites();
+  uint64_t last_sample_ns = start_ns;
+  auto sample = [&](uint64_t now_ns, bool final_sample) {
+    const double secs = (now_ns - last_sample_ns) / 1e9;
+    const double elapsed = (now_ns - start_ns) / 1e9;
+    std::string progress;
+    for (size_t ri = 0; ri < roles.size(); ++ri) {
+      RoleRun& r = roles[ri];
+      uint64_t ops, bytes;
+      r.Sum(&ops, &bytes);
+      Interval in{elapsed, secs, ops - r.last_ops, bytes - r.last_bytes};
+      r.last_ops = ops;
+      r.last_bytes = bytes;
+      if (secs > 0) result->roles[ri].series.Add(in);
+      if (!final_sample) {
+        progress += ProgressFragment(r.role, in, ops, r.background ? 0 : main_total);
+      }
+    }
+    last_sample_ns = now_ns;
+    if (!final_sample) PrintProgress(spec.name, elapsed, wo.duration_seconds, progress);
+  };
+  {
+    std::unique_lock<std::mutex> l(done_mu);
+    while (main_done < main_threads) {
+      if (interval <= 0) {
+        done_cv.wait(l, [&] { return main_done >= main_threads; });
+        break;
+      }
+      const auto next = std::chrono::steady_clock::now() +
+                        std::chrono::nanoseconds(static_cast<uint64_t>(interval * 1e9));
+      if (done_cv.wait_until(l, next, [&] { return main_done >= main_threads; })) break;
+      l.unlock();
+      sample(Clock::MonotonicNanos(), false);
+      l.lock();
+    }
+  }
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  if (interval > 0) sample(Clock::MonotonicNanos(), true);
+  sessions.clear();
+
+  Status first_error;
+  for (size_t ri = 0; ri < roles.size(); ++ri) {
+    const RoleRun& r = roles[ri];
+    RoleResult& rr = result->roles[ri];
+    uint64_t end = start_ticks;
+    for (size_t i = 0; i < r.workers.size(); ++i) {
+      const Worker& w = *r.workers[i];
+      rr.latency.Merge(w.stats.latency);
+      rr.ops += w.stats.ops;
+      rr.bytes += w.stats.bytes;
+      rr.found += w.stats.found;
+      rr.not_found += w.stats.not_found;
+      rr.entries += w.stats.entries;
+      end = std::max(end, r.end_ticks[i]);
+      if (first_error.ok() && !w.error.ok()) first_error = w.error;
+    }
+    rr.seconds = Clock::ToNanos(end - start_ticks) / 1e9;
+    rr.stalls = rr.series.Summarize(interval);
+    if (r.background) {
+      rr.target_bytes_per_sec = wo.write_rate_limit;
+      rr.byte_stalls = rr.series.Summarize(interval, /*use_bytes=*/true);
+      const double achieved =
+          rr.byte_stalls.intervals > 0 ? rr.byte_stalls.p99_exceeded : rr.mb_per_sec() * 1048576.0;
+      rr.sustained = rr.target_bytes_per_sec > 0 && achieved >= 0.9 * rr.target_bytes_per_sec;
+    }
+  }
+  return first_error;
+}
+
+int Runner::Run() {
+  Clock::Init();
+  // Writes past RLIMIT_FSIZE must come back as errors to report, not kill the process.
+  signal(SIGXFSZ, SIG_IGN);
+
+  Environment env = Environment::Collect();
+  Reporter reporter(config_, env);
+
+  Status s;
+  // Like db_bench: without --use_existing_db the database starts empty.
+  s = OpenEngine(/*create=*/!config_.use_existing_db);
+  if (!s.ok()) {
+    reporter.Fail("cannot open " + config_.engine + " at " + config_.engine_options.path + ": " +
+                  s.ToString());
+    return 1;
+  }
+  reporter.Begin(*engine_);
+  for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
+    const BenchmarkSpec* spec = FindBenchmark(config_.benchmarks[i]);
+    BenchmarkResult result;
+    s = RunOne(*spec, static_cast<int>(i), &result);
+    if (!s.ok()) {
+      reporter.Fail(std::string(spec->name) + " failed: " + s.ToString());
+      return 1;
+    }
+    reporter.Add(result);
+  }
+  s = engine_->Close();
+  engine_.reset();
+  if (!s.ok()) {
+    reporter.Fail("closing the database failed: " + s.ToString());
+    return 1;
+  }
+  return reporter.Finish() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunBenchmarks(const RunConfig& config) {
+  Runner runner(config);
+  return runner.Run();
+}
+
+}  // namespace kvbench

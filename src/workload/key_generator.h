@@ -1,0 +1,76 @@
+// Keys and values as the workloads write them.
+//
+// Keys are exactly `key_size` bytes: the key number big-endian in the first min(key_size, 8)
+// bytes, then ASCII '0' padding, as db_bench writes them, so byte order equals numeric order.
+// Values are a deterministic function of (key number, seed): the same seed writes the same value
+// for a key every time, on every thread, which lets a reader verify any value it reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/slice.h"
+#include "common/value_generator.h"
+
+namespace kvbench {
+
+class KeyFormat {
+ public:
+  explicit KeyFormat(int key_size) : key_size_(key_size) {}
+  int size() const { return key_size_; }
+  // How many distinct keys `key_size` bytes can encode (saturates at 2^64-1).
+  static uint64_t Capacity(int key_size);
+  // Writes key number `k` into buf[0, size()). REQUIRES: k < Capacity(size()).
+  void Encode(uint64_t k, char* buf) const {
+    const int n = key_size_ < 8 ? key_size_ : 8;
+    for (int i = 0; i < n; ++i) buf[i] = static_cast<char>((k >> (8 * (n - 1 - i))) & 0xff);
+    for (int i = n; i < key_size_; ++i) buf[i] = '0';
+  }
+  // The key number of an encoded key (its first min(size, 8) bytes).
+  uint64_t Decode(const Slice& key) const;
+
+ private:
+  int key_size_;
+};
+
+// The value written for each key: `value_size` bytes of the seeded, compressible buffer, at an
+// offset derived from the key number. Thread-safe after construction (read-only).
+class ValueSource {
+ public:
+  ValueSource(uint64_t seed, double compression_ratio, int value_size);
+  Slice For(uint64_t key) const;
+  int value_size() const { return value_size_; }
+
+ private:
+  ValueGenerator gen_;
+  uint64_t seed_;
+  int value_size_;
+  uint64_t span_;  // number of distinct offsets
+};
+
+// A pseudo-random permutation of [0, n) in O(1) memory: a keyed bijection on the smallest
+// power-of-two domain >= n, with cycle walking to stay below n. Index i -> key At(i); every key
+// appears exactly once as i runs over [0, n). Same (n, seed) => same order.
+class Permutation {
+ public:
+  Permutation(uint64_t n, uint64_t seed);
+  uint64_t At(uint64_t i) const {
+    uint64_t x = Round(i);
+    while (x >= n_) x = Round(x);
+    return x;
+  }
+
+ private:
+  uint64_t Round(uint64_t x) const {
+    for (int r = 0; r < 3; ++r) {
+      x = (x * mul_[r] + add_[r]) & mask_;
+      x ^= x >> shift_;
+    }
+    return x;
+  }
+  uint64_t n_, mask_;
+  int shift_;
+  uint64_t mul_[3], add_[3];
+};
+
+}  // namespace kvbench

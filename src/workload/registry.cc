@@ -1,0 +1,43 @@
+// The benchmark table: one row per name, no if/else dispatch on names anywhere else.
+#include <string>
+#include <vector>
+
+#include "workload/workload.h"
+
+namespace kvbench {
+
+const std::vector<BenchmarkSpec>& AllBenchmarks() {
+  static const std::vector<BenchmarkSpec> table = {
+      {"fillseq", "write keys 0..num-1 in ascending order; threads split the range", true,
+       "writer", "num", &FillSeq, nullptr},
+      {"fillrandom",
+       "write every key 0..num-1 exactly once in a seeded random order (a permutation)", true,
+       "writer", "num", &FillRandom, nullptr},
+      {"overwrite", "write --writes keys drawn uniformly with replacement from 0..num-1", false,
+       "writer", "writes", &Overwrite, nullptr},
+      {"readrandom", "read --reads keys drawn uniformly from 0..num-1; reports found/not-found",
+       false, "reader", "reads", &ReadRandom, nullptr},
+      {"readseq", "read --reads entries in key order with a cursor; thread i starts at key i*num/T",
+       false, "reader", "reads", &ReadSeq, nullptr},
+      {"fwdrange", "--reads times: seek to a uniform random key, then read --seek_nexts entries with Next (db_bench seekrandom)",
+       false, "reader", "reads", &FwdRange, nullptr},
+      {"readwhilewriting",
+       "readrandom on --threads readers plus one writer paced at --benchmark_write_rate_limit",
+       false, "reader", "reads", &ReadRandom, &PacedWriter},
+      {"fwdrangewhilewriting",
+       "fwdrange on --threads readers plus one writer paced at --benchmark_write_rate_limit", false,
+       "reader", "reads", &FwdRange, &PacedWriter},
+      {"settle", "wait for the engine's background work (flush, compaction, checkpoint)", false,
+       "", "", nullptr, nullptr},
+  };
+  return table;
+}
+
+const BenchmarkSpec* FindBenchmark(const std::string& name) {
+  for (const auto& b : AllBenchmarks()) {
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace kvbench

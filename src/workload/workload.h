@@ -1,0 +1,137 @@
+// What one benchmark does per thread, and the per-thread state the workload loops use.
+//
+// Op counts are TOTALS across all worker threads (db_bench counts per thread): --num keys are
+// split between fill threads, --reads/--writes ops are split between the threads doing them.
+// Every loop stops early at the --duration deadline; with a duration set, the read and overwrite
+// loops ignore their counts and run until the deadline.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/status.h"
+#include "kv/engine.h"
+#include "stats/histogram.h"
+#include "workload/key_generator.h"
+#include "workload/rate_limiter.h"
+
+namespace kvbench {
+
+struct WorkloadOptions {
+  uint64_t num = 1000000;      // key space: keys 0..num-1
+  int64_t reads = -1;          // total read ops; -1 = num
+  int64_t writes = -1;         // total overwrite ops; -1 = num
+  int key_size = 16;
+  int value_size = 100;
+  double compression_ratio = 0.5;
+  uint64_t seed = 0;
+  double duration_seconds = 0;  // 0 = no deadline
+  int threads = 1;
+  int seek_nexts = 10;
+  double write_rate_limit = 0;  // bytes/s for the *whilewriting writer; 0 = unpaced
+  bool verify = true;           // check every value read against what the seed writes
+
+  uint64_t TotalReads() const { return reads < 0 ? num : static_cast<uint64_t>(reads); }
+  uint64_t TotalWrites() const { return writes < 0 ? num : static_cast<uint64_t>(writes); }
+};
+
+// Counters one thread owns. Only its thread writes them; the reporter thread reads the
+// `published_*` atomics (relaxed) to build the interval series, so nothing shared is written.
+struct ThreadStats {
+  Histogram latency;  // ns per op, as the loop timed it
+  uint64_t ops = 0, bytes = 0;
+  uint64_t found = 0, not_found = 0;  // reads
+  uint64_t entries = 0;               // range/scan entries visited
+  alignas(64) std::atomic<uint64_t> published_ops{0};
+  std::atomic<uint64_t> published_bytes{0};
+  char pad[64 - 2 * sizeof(std::atomic<uint64_t>)];
+};
+
+// Everything a workload loop needs on one thread.
+class Worker {
+ public:
+  Worker(int index, int count, uint64_t seed, Session* session, const WorkloadOptions& options,
+         const KeyFormat& keys, const ValueSource& values, const std::atomic<bool>* stop,
+         uint64_t deadline_ticks, RateLimiter* limiter)
+      : index(index),
+        count(count),
+        session(session),
+        options(options),
+        keys(keys),
+        values(values),
+        rnd(seed),
+        limiter(limiter),
+        stop_(stop),
+        deadline_ticks_(deadline_ticks) {}
+
+  // This thread's share [begin, end) of `total` items.
+  uint64_t ShareBegin(uint64_t total) const { return Split(total, index); }
+  uint64_t ShareEnd(uint64_t total) const { return Split(total, index + 1); }
+  bool has_deadline() const { return deadline_ticks_ != 0; }
+
+  // Records one op that started at `t0` (Clock::Now()) and moved `bytes` of keys and values.
+  // Returns false when the loop must stop: the deadline passed or the runner asked to stop.
+  bool Finish(uint64_t t0, uint64_t bytes) {
+    const uint64_t t1 = Clock::Now();
+    stats.latency.Add(Clock::ToNanos(t1 - t0));
+    ++stats.ops;
+    stats.bytes += bytes;
+    stats.published_ops.store(stats.ops, std::memory_order_relaxed);
+    stats.published_bytes.store(stats.bytes, std::memory_order_relaxed);
+    if (deadline_ticks_ != 0 && t1 >= deadline_ticks_) return false;
+    return !stop_->load(std::memory_order_relaxed);
+  }
+  // REQUIRES: called before the thread starts its loop.
+  void SetDeadline(uint64_t ticks) { deadline_ticks_ = ticks; }
+  bool Stopped() const { return stop_->load(std::memory_order_relaxed); }
+
+  const int index, count;
+  Session* const session;
+  const WorkloadOptions& options;
+  const KeyFormat& keys;
+  const ValueSource& values;
+  Random64 rnd;
+  RateLimiter* const limiter;  // the paced writer's; nullptr otherwise
+  ThreadStats stats;
+  Status error;  // first failure; the loop returns right after setting it
+
+ private:
+  uint64_t Split(uint64_t total, int i) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(total) * i) / count);
+  }
+  const std::atomic<bool>* stop_;
+  uint64_t deadline_ticks_;
+};
+
+using WorkFn = void (*)(Worker& w);
+
+// One benchmark name and what it runs.
+struct BenchmarkSpec {
+  const char* name;
+  const char* description;     // one line for --help
+  bool fresh_db;               // starts from an empty database unless --use_existing_db
+  const char* role;            // "writer" or "reader": what the --threads workers do
+  const char* count;           // which count the workers' loop uses: "num", "reads", "writes"
+  WorkFn work;                 // run by each of the --threads workers; nullptr for `settle`
+  WorkFn background;           // *whilewriting: the paced writer (one extra thread), else null
+};
+
+// The benchmark table, in --help order.
+const std::vector<BenchmarkSpec>& AllBenchmarks();
+// nullptr if unknown.
+const BenchmarkSpec* FindBenchmark(const std::string& name);
+
+// The loops (workloads.cc).
+void FillSeq(Worker& w);
+void FillRandom(Worker& w);
+void Overwrite(Worker& w);
+void ReadRandom(Worker& w);
+void ReadSeq(Worker& w);
+void FwdRange(Worker& w);
+void PacedWriter(Worker& w);
+
+}  // namespace kvbench

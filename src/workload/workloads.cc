@@ -1,0 +1,172 @@
+// The workload loops. Each times every engine call with Worker::Finish and stops at the first
+// error, leaving it in Worker::error.
+#include <string>
+
+#include "workload/workload.h"
+
+namespace kvbench {
+
+namespace {
+
+constexpr int kMaxKeySize = 1024;
+
+// Writes key `k`; false when the loop must stop.
+inline bool PutKey(Worker& w, uint64_t k, char* key) {
+  w.keys.Encode(k, key);
+  const Slice value = w.values.For(k);
+  const uint64_t t0 = Clock::Now();
+  Status s = w.session->Put(Slice(key, w.keys.size()), value);
+  if (!s.ok()) {
+    w.error = s;
+    return false;
+  }
+  return w.Finish(t0, static_cast<uint64_t>(w.keys.size()) + value.size());
+}
+
+bool CheckValue(Worker& w, uint64_t k, const Slice& got) {
+  if (got == w.values.For(k)) return true;
+  w.error = Status::Corruption(
+      "value read for key " + std::to_string(k) + " (" + std::to_string(got.size()) +
+      " bytes) differs from what --seed=" + std::to_string(w.options.seed) +
+      " --value_size=" + std::to_string(w.options.value_size) +
+      " writes; was the database written with other settings? (--verify=false skips the check)");
+  return false;
+}
+
+// Visits up to `n` entries from the cursor's position; counts them. False on error.
+bool VisitEntries(Worker& w, Cursor* c, int n, uint64_t* bytes) {
+  for (int j = 0; j < n && c->Valid(); ++j) {
+    const Slice key = c->key();
+    const Slice value = c->value();
+    if (w.options.verify && !CheckValue(w, w.keys.Decode(key), value)) return false;
+    *bytes += key.size() + value.size();
+    ++w.stats.entries;
+    Status s = c->Next();
+    if (!s.ok()) {
+      w.error = s;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void FillSeq(Worker& w) {
+  char key[kMaxKeySize];
+  const uint64_t end = w.ShareEnd(w.options.num);
+  for (uint64_t k = w.ShareBegin(w.options.num); k < end; ++k) {
+    if (!PutKey(w, k, key)) return;
+  }
+}
+
+void FillRandom(Worker& w) {
+  char key[kMaxKeySize];
+  const Permutation perm(w.options.num, w.options.seed);
+  const uint64_t end = w.ShareEnd(w.options.num);
+  for (uint64_t i = w.ShareBegin(w.options.num); i < end; ++i) {
+    if (!PutKey(w, perm.At(i), key)) return;
+  }
+}
+
+void Overwrite(Worker& w) {
+  char key[kMaxKeySize];
+  const uint64_t total = w.options.TotalWrites();
+  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!PutKey(w, w.rnd.Uniform(w.options.num), key)) return;
+  }
+}
+
+void ReadRandom(Worker& w) {
+  char key[kMaxKeySize];
+  std::string value;
+  const uint64_t total = w.options.TotalReads();
+  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const bool verify = w.options.verify;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = w.rnd.Uniform(w.options.num);
+    w.keys.Encode(k, key);
+    const uint64_t t0 = Clock::Now();
+    Status s = w.session->Get(Slice(key, w.keys.size()), &value);
+    uint64_t bytes = static_cast<uint64_t>(w.keys.size());
+    if (s.ok()) {
+      ++w.stats.found;
+      bytes += value.size();
+      if (verify && !CheckValue(w, k, value)) return;
+    } else if (s.IsNotFound()) {
+      ++w.stats.not_found;
+    } else {
+      w.error = s;
+      return;
+    }
+    if (!w.Finish(t0, bytes)) return;
+  }
+}
+
+void ReadSeq(Worker& w) {
+  char key[kMaxKeySize];
+  const uint64_t total = w.options.TotalReads();
+  uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  std::unique_ptr<Cursor> c = w.session->NewCursor();
+  w.keys.Encode(w.ShareBegin(w.options.num), key);
+  Status s = c->Seek(Slice(key, w.keys.size()));
+  bool wrapped_empty = false;
+  while (s.ok() && n > 0) {
+    if (!c->Valid()) {  // end of data: wrap to the first key
+      if (wrapped_empty) return;  // empty database: nothing to read
+      w.keys.Encode(0, key);
+      s = c->Seek(Slice(key, w.keys.size()));
+      wrapped_empty = true;
+      continue;
+    }
+    wrapped_empty = false;
+    const uint64_t t0 = Clock::Now();
+    uint64_t bytes = 0;
+    if (!VisitEntries(w, c.get(), 1, &bytes)) return;
+    ++w.stats.found;
+    --n;
+    if (!w.Finish(t0, bytes)) return;
+  }
+  if (!s.ok()) w.error = s;
+}
+
+void FwdRange(Worker& w) {
+  char key[kMaxKeySize];
+  const uint64_t total = w.options.TotalReads();
+  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t k = w.rnd.Uniform(w.options.num);
+    w.keys.Encode(k, key);
+    const Slice target(key, w.keys.size());
+    const uint64_t t0 = Clock::Now();
+    // A new cursor per op, as db_bench's seekrandom creates a new iterator per seek.
+    std::unique_ptr<Cursor> c = w.session->NewCursor();
+    Status s = c->Seek(target);
+    if (!s.ok()) {
+      w.error = s;
+      return;
+    }
+    if (c->Valid() && c->key() == target) {
+      ++w.stats.found;
+    } else {
+      ++w.stats.not_found;
+    }
+    uint64_t bytes = 0;
+    if (!VisitEntries(w, c.get(), w.options.seek_nexts, &bytes)) return;
+    c.reset();
+    if (!w.Finish(t0, bytes)) return;
+  }
+}
+
+void PacedWriter(Worker& w) {
+  char key[kMaxKeySize];
+  const uint64_t op_bytes = static_cast<uint64_t>(w.keys.size() + w.options.value_size);
+  while (!w.Stopped()) {
+    if (w.limiter != nullptr) w.limiter->Acquire(op_bytes);
+    if (w.Stopped()) return;
+    if (!PutKey(w, w.rnd.Uniform(w.options.num), key)) return;
+  }
+}
+
+}  // namespace kvbench

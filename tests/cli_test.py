@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""CLI tests: run the real kvbench binary with good and bad input.
+
+Checks exit codes (0 success, 2 usage error, 1 runtime failure), that every error message names
+the problem, and that the JSON a run writes is complete and right.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from typing import Callable, Optional
+
+KVBENCH = ""
+ENGINES: list[str] = []
+STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+
+
+def run(args: list[str], preexec: Optional[Callable[[], None]] = None,
+        timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KVBENCH, "--report_interval_seconds=0", *args], capture_output=True,
+                          text=True, timeout=timeout, preexec_fn=preexec)
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="kvbench-cli-")
+        self.db = os.path.join(self.tmp, "db")
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def assertUsageError(self, args: list[str], message: str) -> None:
+        p = run(args)
+        self.assertEqual(p.returncode, 2, msg=f"{args}: {p.stderr}")
+        self.assertIn(message, p.stderr)
+
+    def assertRuntimeError(self, args: list[str], message: str,
+                           preexec: Optional[Callable[[], None]] = None) -> str:
+        p = run(args, preexec)
+        self.assertEqual(p.returncode, 1, msg=f"{args}: rc={p.returncode} {p.stderr}")
+        self.assertIn("kvbench: error:", p.stderr)
+        self.assertIn(message, p.stderr)
+        return p.stderr
+
+    # --- good input ---------------------------------------------------------------------
+
+    def test_version_names_compiler_flags_and_preset(self) -> None:
+        p = run(["--version"])
+        self.assertEqual(p.returncode, 0)
+        for word in ("kvbench", "compiler:", "flags:", "preset:", "-fno-omit-frame-pointer"):
+            self.assertIn(word, p.stdout)
+
+    def test_help_lists_benchmarks_engines_and_flags(self) -> None:
+        p = run(["--help"])
+        self.assertEqual(p.returncode, 0)
+        for word in ("fillseq", "fillrandom", "overwrite", "readrandom", "readseq", "fwdrange",
+                     "fwdrangewhilewriting", "readwhilewriting", "rocksdb", "wiredtiger", "lmdb",
+                     "--num", "--benchmark_write_rate_limit", "totals across threads"):
+            self.assertIn(word, p.stdout)
+
+    def test_memory_run_writes_complete_json(self) -> None:
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", "--threads=2",
+                 "--benchmarks=fillseq,readrandom,overwrite,fwdrange,readseq", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("reference engine", p.stdout)
+        doc = json.load(open(out))
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["schema_version"], 1)
+        self.assertTrue(doc["context"]["engine"]["reference"])
+        self.assertEqual([r["benchmark"] for r in doc["results"]],
+                         ["fillseq", "readrandom", "overwrite", "fwdrange", "readseq"])
+        fill, read = doc["results"][0]["roles"][0], doc["results"][1]["roles"][0]
+        self.assertEqual(fill["ops"], 3000)
+        self.assertEqual(read["found"], 3000)
+        self.assertEqual(read["not_found"], 0)
+        self.assertEqual(read["threads"], 2)
+        self.assertGreater(read["ops_per_sec"], 0)
+        self.assertEqual(read["latency_ns"]["count"], 3000)
+        self.assertFalse(os.path.exists(out + ".tmp"))
+
+    def test_every_engine_runs_the_standard_workloads(self) -> None:
+        for engine in [e for e in STORAGE if e in ENGINES]:
+            with self.subTest(engine=engine):
+                db = os.path.join(self.tmp, engine)
+                out = os.path.join(self.tmp, engine + ".json")
+                p = run([f"--engine={engine}", f"--db={db}", "--num=5000",
+                         "--benchmarks=fillrandom,settle,readrandom,overwrite,fwdrange,readseq",
+                         f"--json={out}"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("(5000 of 5000 found)", p.stdout)
+                doc = json.load(open(out))
+                self.assertEqual(doc["context"]["engine"]["name"], engine)
+                self.assertTrue(doc["context"]["engine"]["version"])
+                for r in doc["results"]:
+                    for role in r["roles"]:
+                        self.assertGreater(role["ops"], 0, r["benchmark"])
+
+    def test_use_existing_db_reads_what_an_earlier_run_wrote(self) -> None:
+        engine = "rocksdb" if "rocksdb" in ENGINES else "memory"
+        p = run([f"--engine={engine}", f"--db={self.db}", "--num=2000", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run([f"--engine={engine}", f"--db={self.db}", "--num=2000", "--use_existing_db",
+                 "--benchmarks=readrandom"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(2000 of 2000 found)", p.stdout)
+
+    def test_whilewriting_reports_readers_and_paced_writer_separately(self) -> None:
+        out = os.path.join(self.tmp, "w.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=20000", "--reads=200000",
+                 "--benchmarks=fillseq,readwhilewriting", "--benchmark_write_rate_limit=200000",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("readwhilewriting [reader]", p.stdout)
+        self.assertIn("readwhilewriting [writer]", p.stdout)
+        self.assertIn("target 0.19 MB/s", p.stdout)
+        roles = json.load(open(out))["results"][1]["roles"]
+        self.assertEqual([r["role"] for r in roles], ["reader", "writer"])
+        self.assertTrue(roles[1]["background"])
+        self.assertEqual(roles[1]["pacing"]["target_bytes_per_sec"], 200000)
+
+    def test_duration_ends_a_long_benchmark(self) -> None:
+        start = time.monotonic()
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=1000000000000",
+                 "--benchmarks=fillseq,readrandom", "--duration=1"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertIn("ignored: runs for --duration=1", p.stdout)
+
+    def test_progress_lines_go_to_stderr(self) -> None:
+        p = subprocess.run([KVBENCH, "--engine=memory", f"--db={self.db}", "--num=1000",
+                            "--reads=1000000000", "--duration=2", "--report_interval_seconds=0.5",
+                            "--benchmarks=fillseq,readrandom"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("... readrandom", p.stderr)
+        self.assertNotIn("... readrandom", p.stdout)
+
+    # --- usage errors: exit 2 ---------------------------------------------------------
+
+    def test_unknown_flag(self) -> None:
+        self.assertUsageError(["--bogus=1"], "unknown flag --bogus")
+
+    def test_positional_argument(self) -> None:
+        self.assertUsageError(["fillseq"], "unexpected argument 'fillseq'")
+
+    def test_unknown_benchmark(self) -> None:
+        self.assertUsageError(["--benchmarks=fillseq,nosuch"], "unknown benchmark 'nosuch'")
+
+    def test_unknown_engine(self) -> None:
+        self.assertUsageError(["--engine=leveldb"], "unknown engine 'leveldb'")
+
+    def test_engine_not_compiled_in(self) -> None:
+        missing = [e for e in STORAGE if e not in ENGINES]
+        if not missing:
+            self.skipTest("every engine is compiled in")
+        self.assertUsageError([f"--engine={missing[0]}"], "is not compiled into this kvbench")
+
+    def test_non_positive_num(self) -> None:
+        self.assertUsageError(["--num=0"], "--num must be positive")
+        self.assertUsageError(["--num=-5"], "--num must be positive")
+
+    def test_malformed_number(self) -> None:
+        self.assertUsageError(["--num=abc"], "invalid value 'abc' for --num")
+
+    def test_key_size_too_small_for_num(self) -> None:
+        self.assertUsageError(["--key_size=2", "--num=70000"], "--key_size=2 is too small")
+
+    def test_empty_db(self) -> None:
+        self.assertUsageError(["--db="], "--db is empty")
+
+    def test_bad_compression_name(self) -> None:
+        self.assertUsageError(["--compression=brotli"], "unknown --compression 'brotli'")
+
+    # --- runtime failures: exit 1 ---------------------------------------------------------
+
+    def test_db_path_that_cannot_be_a_directory(self) -> None:
+        f = os.path.join(self.tmp, "file")
+        open(f, "w").close()
+        self.assertRuntimeError(["--engine=memory", f"--db={f}/sub", "--num=10"], "--db")
+
+    def test_db_not_a_directory(self) -> None:
+        f = os.path.join(self.tmp, "file")
+        open(f, "w").close()
+        self.assertRuntimeError(["--engine=memory", f"--db={f}", "--num=10"],
+                                "is not a directory")
+
+    def test_refuses_to_empty_a_foreign_directory(self) -> None:
+        os.makedirs(self.db)
+        precious = os.path.join(self.db, "thesis.tex")
+        open(precious, "w").write("years of work")
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--num=10"],
+                                "refusing to delete")
+        self.assertTrue(os.path.exists(precious))
+
+    def test_use_existing_db_without_database(self) -> None:
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--use_existing_db",
+                                 "--benchmarks=readrandom"], "no kvbench database")
+
+    def test_use_existing_db_of_another_engine(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=10", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRuntimeError(["--engine=null", f"--db={self.db}", "--use_existing_db",
+                                 "--benchmarks=readrandom"], "written by engine 'memory'")
+
+    def test_failed_run_leaves_incomplete_json(self) -> None:
+        out = os.path.join(self.tmp, "fail.json")
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--use_existing_db",
+                                 "--benchmarks=readrandom", f"--json={out}"], "no kvbench")
+        doc = json.load(open(out))
+        self.assertFalse(doc["complete"])
+        self.assertIn("no kvbench database", doc["error"])
+
+    def test_engine_rejects_bad_engine_options_with_its_own_message(self) -> None:
+        cases = {"rocksdb": ("no_such_rocksdb_option=1", "rocksdb"),
+                 "wiredtiger": ("no_such_wt_key=1", "wiredtiger"),
+                 "lmdb": ("no_such_lmdb_key=1", "no_such_lmdb_key")}
+        for engine, (opts, message) in cases.items():
+            if engine not in ENGINES:
+                continue
+            with self.subTest(engine=engine):
+                self.assertRuntimeError([f"--engine={engine}", f"--db={self.db}", "--num=10",
+                                         f"--engine_options={opts}"], message)
+
+    def test_unsupported_compression_is_a_clear_error(self) -> None:
+        if "lmdb" not in ENGINES:
+            self.skipTest("lmdb not compiled in")
+        self.assertRuntimeError(["--engine=lmdb", f"--db={self.db}", "--num=10",
+                                 "--compression=zstd"], "lmdb does not compress")
+
+    def test_full_disk_reports_the_engine_error(self) -> None:
+        """A write limit (RLIMIT_FSIZE, 2 MiB) stands in for a full disk: writes fail with EFBIG."""
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2 << 20, 2 << 20))
+        for engine in ["memory"] + [e for e in STORAGE if e in ENGINES]:
+            with self.subTest(engine=engine):
+                db = os.path.join(self.tmp, "full-" + engine)
+                err = self.assertRuntimeError(
+                    [f"--engine={engine}", f"--db={db}", "--num=400000", "--value_size=200",
+                     "--benchmarks=fillseq,settle", "--cache_size=1048576"], "", limit)
+                self.assertRegex(err, r"(?i)file too large|too large|no space|EFBIG|error")
+
+
+def main() -> None:
+    global KVBENCH, ENGINES
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kvbench", required=True)
+    parser.add_argument("--engines", default="", help="engines compiled in, ;-separated")
+    args, rest = parser.parse_known_args()
+    KVBENCH = args.kvbench
+    ENGINES = [e.lower() for e in args.engines.replace(",", ";").split(";") if e]
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
