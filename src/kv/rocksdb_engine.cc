@@ -39,13 +39,15 @@ Slice FromRocks(const rocksdb::Slice& s) { return Slice(s.data(), s.size()); }
 class RocksCursor : public Cursor {
  public:
   explicit RocksCursor(rocksdb::Iterator* it) : it_(it) {}
+  // An iterator that hit an error is !Valid(), so status() (a Status copy per call) is only
+  // consulted then.
   Status Seek(const Slice& target) override {
     it_->Seek(ToRocks(target));
-    return FromRocks("iterator seek", it_->status());
+    return it_->Valid() ? Status::OK() : FromRocks("iterator seek", it_->status());
   }
   Status Next() override {
     it_->Next();
-    return FromRocks("iterator next", it_->status());
+    return it_->Valid() ? Status::OK() : FromRocks("iterator next", it_->status());
   }
   bool Valid() const override { return it_->Valid(); }
   Slice key() const override { return FromRocks(it_->key()); }

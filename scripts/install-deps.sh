@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 / Ubuntu packages kvbench needs to build, test and compare.
+# Non-interactive and idempotent: installs only what is missing. Runs as root, or through sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git python3
+  clang libclang-rt-14-dev clang-format
+  librocksdb-dev liblmdb-dev rocksdb-tools
+  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev
+  libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+if [ "$arch" = amd64 ]; then
+  packages+=(libwiredtiger-dev)
+else
+  echo "install-deps: Debian ships libwiredtiger-dev for amd64 only; building without WiredTiger on $arch" >&2
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "install-deps: need root or sudo to install: ${missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,1 @@
+"""Python tools around kvbench's JSON results (standard library only)."""

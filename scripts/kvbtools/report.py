@@ -1,0 +1,46 @@
+"""The summary table: one line per engine, benchmark and role."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from kvbtools.results import Row
+
+COLUMNS = ["engine", "benchmark", "ops/s", "MB/s", "p50 us", "p99 us", "p99.9 us", "cpu us/op",
+           "wKB/op", "db MB", "notes"]
+
+
+def _fmt(v: float, digits: int = 1) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def cells(row: Row) -> list[str]:
+    d: dict[str, Any] = row.data
+    lat = d["latency_ns"]
+    cost = d["cost"]
+    notes = []
+    if row.role == "reader":
+        notes.append(f"{d['found']}/{d['found'] + d['not_found']} found")
+    if "pacing" in d:
+        p = d["pacing"]
+        if p["target_bytes_per_sec"] > 0:
+            notes.append("sustained" if p["sustained"] else "NOT sustained")
+        else:
+            notes.append("unpaced")
+    if row.reference:
+        notes.append("reference engine")
+    cpu = cost["cpu_user_us_per_op"] + cost["cpu_sys_us_per_op"]
+    wkb = cost.get("storage_write_kb_per_op")
+    return [row.engine, row.label, _fmt(d["ops_per_sec"], 0), _fmt(d["mb_per_sec"]),
+            _fmt(lat["p50"] / 1e3, 2), _fmt(lat["p99"] / 1e3, 2), _fmt(lat["p99_9"] / 1e3, 2),
+            _fmt(cpu, 2), "-" if wkb is None else _fmt(wkb, 3),
+            _fmt(d["_result"]["db_size_bytes"] / 1048576.0), ", ".join(notes)]
+
+
+def table(rows: Iterable[Row]) -> str:
+    body = [cells(r) for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c)
+              for i, c in enumerate(COLUMNS)]
+    def line(values: list[str]) -> str:
+        return "  ".join(v.ljust(w) if i in (0, 1, len(values) - 1) else v.rjust(w)
+                         for i, (v, w) in enumerate(zip(values, widths))).rstrip()
+    return "\n".join([line(COLUMNS), line(["-" * w for w in widths])] + [line(b) for b in body])

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test through ctest.
+#   scripts/test.sh                      # the host's native gcc preset
+#   scripts/test.sh --preset NAME        # any preset from CMakePresets.json
+# Set KVBENCH_SKIP_DEPS=1 to skip the package check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset=$(scripts/host-preset.sh gcc)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset=$2; shift 2 ;;
+    --preset=*) preset=${1#--preset=}; shift ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ "${KVBENCH_SKIP_DEPS:-0}" = 1 ] || scripts/install-deps.sh
+cmake --preset "$preset"
+cmake --build --preset "$preset"
+ctest --preset "$preset" -j "$(nproc)"

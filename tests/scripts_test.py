@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Tests of the Python tools in scripts/: kvb report and the db_bench output parser."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+sys.path.insert(0, SCRIPTS)
+
+import compare_dbbench  # noqa: E402
+from kvbtools import report, results  # noqa: E402
+
+KVBENCH = ""
+
+
+def run_kvbench(tmp: str, *args: str) -> str:
+    out = os.path.join(tmp, "run.json")
+    subprocess.run([KVBENCH, "--engine=memory", f"--db={tmp}/db", "--report_interval_seconds=0",
+                    f"--json={out}", *args], check=True, capture_output=True)
+    return out
+
+
+class ReportTest(unittest.TestCase):
+    def test_table_has_a_row_per_role_with_found_and_pacing_notes(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = run_kvbench(tmp, "--num=2000", "--benchmarks=fillseq,readrandom,readwhilewriting",
+                               "--benchmark_write_rate_limit=100000")
+            rows = results.rows(results.load(path))
+            self.assertEqual([r.label for r in rows],
+                             ["fillseq", "readrandom", "readwhilewriting[reader]",
+                              "readwhilewriting[writer]"])
+            text = report.table(rows)
+            self.assertIn("2000/2000 found", text)
+            self.assertIn("reference engine", text)
+            self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")
+            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "report", path],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("ops/s", p.stdout)
+
+    def test_rejects_files_that_are_not_kvbench_runs(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.json")
+            with open(bad, "w") as f:
+                json.dump({"benchmarks": []}, f)
+            with self.assertRaises(results.ResultError):
+                results.load(bad)
+            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "report", bad,
+                                os.path.join(tmp, "missing.json")], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("not a kvbench run document", p.stderr)
+
+
+class DbBenchParserTest(unittest.TestCase):
+    def test_parses_db_bench_result_lines(self) -> None:
+        out = ("Keys:       16 bytes each\n"
+               "fillseq      :       5.639 micros/op 177331 ops/sec 5.639 seconds 1000000 "
+               "operations;   19.6 MB/s\n"
+               "seekrandom   :      15.593 micros/op 64131 ops/sec 4.678 seconds 300000 "
+               "operations;   70.9 MB/s (300000 of 300000 found)\n")
+        self.assertEqual(compare_dbbench.parse_db_bench(out),
+                         {"fillseq": 177331.0, "seekrandom": 64131.0})
+
+    def test_kvbench_and_db_bench_get_the_same_sizes(self) -> None:
+        d = compare_dbbench.db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq", "fwdrange"])
+        k = compare_dbbench.kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq", "fwdrange"], "o")
+        for flag in ("--num=1000", "--key_size=16", "--value_size=100", "--seek_nexts=10",
+                     "--cache_size=1048576"):
+            self.assertIn(flag, d)
+            self.assertIn(flag, k)
+        self.assertIn("--benchmarks=fillseq,seekrandom", d)
+        self.assertIn("--benchmarks=fillseq,fwdrange", k)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kvbench", required=True)
+    args, rest = parser.parse_known_args()
+    KVBENCH = args.kvbench
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
