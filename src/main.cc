@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@
 DEFINE_string(benchmarks, "fillseq,readrandom",
               "Comma-separated benchmarks to run in order (see the list above); `settle` waits "
               "for background work between phases");
+DEFINE_int32(repeats, 1, "Measured runs of each benchmark; with more than one, prints mean, median, "
+                         "stddev, cv and a 95% confidence interval of ops/sec. name[X5-W2] in "
+                         "--benchmarks sets it per benchmark, as in db_bench");
+DEFINE_int32(warmups, 0, "Discarded runs of each benchmark before the measured ones");
 DEFINE_string(engine, "rocksdb", "Engine: rocksdb, wiredtiger, lmdb, or the references memory/null");
 DEFINE_string(db, "", "Database directory (default /tmp/kvbench-<uid>/<engine>). Emptied at start "
                       "unless --use_existing_db; kvbench only empties directories it created");
@@ -158,6 +163,38 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// Splits db_bench's repeat syntax off a --benchmarks item: `name[X5-W2]`, `name[X5]`,
+// `name[W1]` (X = measured runs, W = warm-ups, either order). False with `error` if malformed.
+bool ParseRepeatSuffix(const std::string& item, kvbench::BenchmarkPlan* plan, std::string* error) {
+  const auto open = item.find('[');
+  if (open == std::string::npos) return true;
+  plan->name = item.substr(0, open);
+  if (item.back() != ']') {
+    *error = "malformed repeat syntax in '" + item + "' (expected name[X5-W2])";
+    return false;
+  }
+  const std::string inner = item.substr(open + 1, item.size() - open - 2);
+  size_t start = 0;
+  while (start <= inner.size()) {
+    size_t end = inner.find('-', start);
+    if (end == std::string::npos) end = inner.size();
+    const std::string part = inner.substr(start, end - start);
+    char* rest = nullptr;
+    const long n = part.size() >= 2 ? std::strtol(part.c_str() + 1, &rest, 10) : -1;
+    const bool digits = rest != nullptr && *rest == '\0';
+    if (digits && (part[0] == 'X' || part[0] == 'x') && n >= 1) {
+      plan->repeats = static_cast<int>(n);
+    } else if (digits && (part[0] == 'W' || part[0] == 'w') && n >= 0) {
+      plan->warmups = static_cast<int>(n);
+    } else {
+      *error = "malformed repeat syntax in '" + item + "' (expected name[X5-W2])";
+      return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
 // Checks the flags and fills `c`. Returns -1 when valid, else the exit status.
 int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   using kvbench::FindEngine;
@@ -172,14 +209,20 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
                  engine->missing);
   }
   c->engine = FLAGS_engine;
-  c->benchmarks = SplitList(FLAGS_benchmarks);
-  if (c->benchmarks.empty()) return Usage("--benchmarks is empty");
-  for (const auto& b : c->benchmarks) {
-    if (kvbench::FindBenchmark(b) == nullptr) {
+  if (FLAGS_repeats < 1) return Usage("--repeats must be >= 1");
+  if (FLAGS_warmups < 0) return Usage("--warmups must be >= 0");
+  const std::vector<std::string> names = SplitList(FLAGS_benchmarks);
+  if (names.empty()) return Usage("--benchmarks is empty");
+  for (const auto& item : names) {
+    kvbench::BenchmarkPlan plan{item, FLAGS_repeats, FLAGS_warmups};
+    std::string error;
+    if (!ParseRepeatSuffix(item, &plan, &error)) return Usage(error);
+    if (kvbench::FindBenchmark(plan.name) == nullptr) {
       std::string known;
       for (const auto& s : kvbench::AllBenchmarks()) known += std::string(" ") + s.name;
-      return Usage("unknown benchmark '" + b + "' (known:" + known + ")");
+      return Usage("unknown benchmark '" + plan.name + "' (known:" + known + ")");
     }
+    c->benchmarks.push_back(plan);
   }
   if (FLAGS_num <= 0) return Usage("--num must be positive, got " + std::to_string(FLAGS_num));
   if (FLAGS_reads < -1) return Usage("--reads must be >= 0 (or -1 for --num)");

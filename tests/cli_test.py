@@ -143,6 +143,32 @@ class CliTest(unittest.TestCase):
         self.assertIn("... readrandom", p.stderr)
         self.assertNotIn("... readrandom", p.stdout)
 
+    def test_repeats_keep_every_run_and_summarise(self) -> None:
+        out = os.path.join(self.tmp, "rep.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=2000",
+                 "--benchmarks=fillseq,readrandom[X3-W1]", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("readrandom (warm-up 1/1)", p.stdout)
+        self.assertIn("readrandom (3/3)", p.stdout)
+        self.assertIn("readrandom [X3]", p.stdout)
+        doc = json.load(open(out))
+        runs = [r for r in doc["results"] if r["benchmark"] == "readrandom"]
+        self.assertEqual([r["repeat"] for r in runs], [1, 2, 3])  # the warm-up is not recorded
+        summary = doc["summaries"][0]
+        self.assertEqual((summary["benchmark"], summary["repeats"]), ("readrandom", 3))
+        rates = sorted(r["roles"][0]["ops_per_sec"] for r in runs)
+        self.assertAlmostEqual(summary["ops_per_sec"]["median"], rates[1], delta=rates[1] * 1e-6)
+        self.assertLessEqual(summary["ops_per_sec"]["ci95_low"], summary["ops_per_sec"]["mean"])
+
+    def test_repeated_fill_starts_from_an_empty_database_each_time(self) -> None:
+        out = os.path.join(self.tmp, "fill.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--repeats=2",
+                 "--benchmarks=fillrandom,readseq", "--reads=5000", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.load(open(out))
+        self.assertEqual([r["benchmark"] for r in doc["results"]],
+                         ["fillrandom", "fillrandom", "readseq", "readseq"])
+
     # --- usage errors: exit 2 ---------------------------------------------------------
 
     def test_unknown_flag(self) -> None:
@@ -162,6 +188,11 @@ class CliTest(unittest.TestCase):
         if not missing:
             self.skipTest("every engine is compiled in")
         self.assertUsageError([f"--engine={missing[0]}"], "is not compiled into this kvbench")
+
+    def test_malformed_repeat_syntax(self) -> None:
+        self.assertUsageError(["--benchmarks=readrandom[X0]"], "malformed repeat syntax")
+        self.assertUsageError(["--benchmarks=readrandom[Y2]"], "malformed repeat syntax")
+        self.assertUsageError(["--repeats=0"], "--repeats must be >= 1")
 
     def test_non_positive_num(self) -> None:
         self.assertUsageError(["--num=0"], "--num must be positive")

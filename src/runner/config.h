@@ -9,9 +9,17 @@
 
 namespace kvbench {
 
+// One entry of --benchmarks: `name`, or db_bench's `name[X5-W2]` (5 measured runs after 2
+// discarded warm-ups).
+struct BenchmarkPlan {
+  std::string name;  // from AllBenchmarks()
+  int repeats = 1;
+  int warmups = 0;
+};
+
 struct RunConfig {
   std::string engine = "rocksdb";
-  std::vector<std::string> benchmarks;  // names from AllBenchmarks()
+  std::vector<BenchmarkPlan> benchmarks;
   bool use_existing_db = false;
   EngineOptions engine_options;         // path, cache, compression, sync, raw options
   WorkloadOptions workload;

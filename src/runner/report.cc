@@ -99,9 +99,16 @@ void Reporter::Add(const BenchmarkResult& r) {
     std::printf("%-21s: %11.3f seconds; database %s\n", r.name.c_str(), r.seconds,
                 FormatBytes(r.db_size_bytes).c_str());
   }
+  std::string run_label;
+  if (r.warmup) {
+    run_label = " (warm-up " + std::to_string(r.repeat) + "/" + std::to_string(r.repeats) + ")";
+  } else if (r.repeats > 1) {
+    run_label = " (" + std::to_string(r.repeat) + "/" + std::to_string(r.repeats) + ")";
+  }
   for (const auto& role : r.roles) {
     std::string name = r.name;
     if (r.roles.size() > 1) name += " [" + role.role + "]";
+    name += run_label;
     const double ops_sec = role.ops_per_sec();
     std::string msg;
     if (role.role == "reader") {
@@ -126,19 +133,21 @@ void Reporter::Add(const BenchmarkResult& r) {
     }
     lat += "max " + FormatNs(static_cast<double>(role.latency.max()));
     std::printf("%s\n", lat.c_str());
-    if (config_.histogram) {
-      const auto& c = role.cost;
-      std::printf("    cost/op: cpu %.2f us user %.2f us sys; storage %.3f KB read %.3f KB written;"
-                  " %.3f voluntary %.3f involuntary ctx switches\n",
-                  c.cpu_user_us_per_op, c.cpu_sys_us_per_op, c.storage_read_kb_per_op,
-                  c.storage_write_kb_per_op, c.voluntary_cs_per_op, c.involuntary_cs_per_op);
-      if (role.stalls.intervals > 0) {
-        std::printf("    intervals: %d, median %.0f ops/s, 95%% exceed %.0f, 99%% exceed %.0f, "
-                    "slowest %.0f, %d below half the median\n",
-                    role.stalls.intervals, role.stalls.median_ops_per_sec, role.stalls.p95_exceeded,
-                    role.stalls.p99_exceeded, role.stalls.min_ops_per_sec,
-                    role.stalls.below_half_median);
-      }
+    const auto& c = role.cost;
+    std::printf("    cost/op: cpu %.2f us (user %.2f, sys %.2f)", c.cpu_user_us_per_op + c.cpu_sys_us_per_op,
+                c.cpu_user_us_per_op, c.cpu_sys_us_per_op);
+    if (c.have_io) {
+      std::printf("; storage read %.3f KB, written %.3f KB", c.storage_read_kb_per_op,
+                  c.storage_write_kb_per_op);
+    }
+    std::printf("; ctx switches %.3f voluntary, %.3f involuntary\n", c.voluntary_cs_per_op,
+                c.involuntary_cs_per_op);
+    if (role.stalls.intervals > 0) {
+      const auto& st = role.stalls;
+      std::printf("    intervals: %d, median %.0f ops/s, 95%% exceed %.0f, 99%% exceed %.0f, "
+                  "slowest %.0f, %d below half the median\n",
+                  st.intervals, st.median_ops_per_sec, st.p95_exceeded, st.p99_exceeded,
+                  st.min_ops_per_sec, st.below_half_median);
     }
   }
   if (!r.roles.empty()) {
@@ -147,7 +156,26 @@ void Reporter::Add(const BenchmarkResult& r) {
                 FormatBytes(r.peak_rss_bytes).c_str());
   }
   std::fflush(stdout);
-  results_.push_back(r);
+  if (!r.warmup) results_.push_back(r);
+}
+
+void Reporter::AddSummary(const std::vector<BenchmarkResult>& repeats) {
+  if (repeats.empty()) return;
+  for (size_t i = 0; i < repeats[0].roles.size(); ++i) {
+    std::vector<double> rates;
+    for (const auto& r : repeats) rates.push_back(r.roles[i].ops_per_sec());
+    RoleSummary rs{repeats[0].name, repeats[0].roles[i].role, Summarize(rates)};
+    const SampleSummary& s = rs.ops_per_sec;
+    std::string name = rs.benchmark + " [X" + std::to_string(s.n) + "]";
+    if (repeats[0].roles.size() > 1) name += " [" + rs.role + "]";
+    std::printf("%-21s: %9.0f ops/sec mean, 95%% CI %.0f..%.0f (+-%.1f%%), median %.0f, "
+                "stddev %.0f, cv %.2f%%, min %.0f, max %.0f\n",
+                name.c_str(), s.mean, s.ci95_low, s.ci95_high,
+                s.mean > 0 ? 100.0 * (s.ci95_high - s.mean) / s.mean : 0.0, s.median, s.stddev,
+                100.0 * s.cv, s.min, s.max);
+    summaries_.push_back(rs);
+  }
+  std::fflush(stdout);
 }
 
 void Reporter::Fail(const std::string& message) {
@@ -213,7 +241,8 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
   j.BeginArray("results");
   for (const auto& r : results_) {
     j.BeginObject();
-    j.Str("benchmark", r.name).Str("counts", r.count_note).Num("seconds", r.seconds);
+    j.Str("benchmark", r.name).Int("repeat", r.repeat).Int("repeats", r.repeats);
+    j.Str("counts", r.count_note).Num("seconds", r.seconds);
     j.Int("db_size_bytes", r.db_size_bytes).Int("rss_bytes", r.rss_bytes);
     j.Int("peak_rss_bytes", r.peak_rss_bytes).Num("cpu_seconds", r.cpu_seconds);
     j.BeginArray("roles");
@@ -266,6 +295,17 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
     }
     j.EndArray();
     j.EndObject();
+  }
+  j.EndArray();
+  j.BeginArray("summaries");
+  for (const auto& rs : summaries_) {
+    const SampleSummary& s = rs.ops_per_sec;
+    j.BeginObject().Str("benchmark", rs.benchmark).Str("role", rs.role).Int("repeats", s.n);
+    j.BeginObject("ops_per_sec");
+    j.Num("mean", s.mean).Num("median", s.median).Num("stddev", s.stddev).Num("cv", s.cv);
+    j.Num("ci95_low", s.ci95_low).Num("ci95_high", s.ci95_high);
+    j.Num("min", s.min).Num("max", s.max);
+    j.EndObject().EndObject();
   }
   j.EndArray();
   j.EndObject();

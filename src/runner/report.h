@@ -11,6 +11,7 @@
 #include "runner/config.h"
 #include "runner/environment.h"
 #include "runner/result.h"
+#include "stats/summary.h"
 
 namespace kvbench {
 
@@ -29,8 +30,10 @@ class Reporter {
 
   // Prints the header: build, host, engine and its effective configuration, workload settings.
   void Begin(const Engine& engine);
-  // Prints one benchmark's lines and keeps it for the JSON document.
+  // Prints one benchmark's lines and keeps it for the JSON document (warm-ups are only printed).
   void Add(const BenchmarkResult& result);
+  // After the measured repeats of one benchmark: per role, the spread of ops/s across them.
+  void AddSummary(const std::vector<BenchmarkResult>& repeats);
   // Reports a runtime failure on stderr and writes an incomplete JSON document.
   void Fail(const std::string& message);
   // Writes the JSON document (if asked for). False if it could not be written.
@@ -45,6 +48,11 @@ class Reporter {
   std::vector<std::pair<std::string, std::string>> engine_config_;
   bool reference_engine_ = false;
   std::vector<BenchmarkResult> results_;
+  struct RoleSummary {
+    std::string benchmark, role;
+    SampleSummary ops_per_sec;
+  };
+  std::vector<RoleSummary> summaries_;
 };
 
 }  // namespace kvbench

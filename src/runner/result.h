@@ -31,6 +31,8 @@ struct RoleResult {
 
 struct BenchmarkResult {
   std::string name;
+  int repeat = 1, repeats = 1;  // this run is repeat `repeat` of `repeats` measured runs
+  bool warmup = false;          // a discarded warm-up run (printed, not recorded)
   std::string count_note;   // e.g. "1000000 reads total over 4 threads"
   double seconds = 0;
   std::vector<RoleResult> roles;

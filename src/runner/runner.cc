@@ -296,14 +296,24 @@ int Runner::Run() {
   }
   reporter.Begin(*engine_);
   for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
-    const BenchmarkSpec* spec = FindBenchmark(config_.benchmarks[i]);
-    BenchmarkResult result;
-    s = RunOne(*spec, static_cast<int>(i), &result);
-    if (!s.ok()) {
-      reporter.Fail(std::string(spec->name) + " failed: " + s.ToString());
-      return 1;
+    const BenchmarkPlan& plan = config_.benchmarks[i];
+    const BenchmarkSpec* spec = FindBenchmark(plan.name);
+    std::vector<BenchmarkResult> measured;
+    for (int run = 0; run < plan.warmups + plan.repeats; ++run) {
+      BenchmarkResult result;
+      result.warmup = run < plan.warmups;
+      result.repeat = result.warmup ? run + 1 : run - plan.warmups + 1;
+      result.repeats = result.warmup ? plan.warmups : plan.repeats;
+      // Each run draws its own keys: the seed stream depends on the run as well as the benchmark.
+      s = RunOne(*spec, static_cast<int>(i) * 1024 + run, &result);
+      if (!s.ok()) {
+        reporter.Fail(std::string(spec->name) + " failed: " + s.ToString());
+        return 1;
+      }
+      reporter.Add(result);
+      if (!result.warmup) measured.push_back(std::move(result));
     }
-    reporter.Add(result);
+    if (plan.repeats > 1) reporter.AddSummary(measured);
   }
   s = engine_->Close();
   engine_.reset();

@@ -1,0 +1,520 @@
+// WiredTiger adapter. The only file that includes wiredtiger.h.
+//
+// One WT_CONNECTION per Engine and one WT_SESSION (with a cached cursor on the table) per Session.
+// Every configuration string kvbench passes to WiredTiger is built in ConnectionConfig() and
+// TableConfig() below and reported verbatim by Config(), so a result records exactly what ran.
+// The raw --engine_options string is appended to the connection config: WiredTiger lets a later
+// setting override an earlier one (key by key inside nested groups such as log=(...)), so the
+// user always has the last word.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <wiredtiger.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kv/registry.h"
+
+namespace kvbench {
+
+namespace {
+
+constexpr const char* kTable = "table:kvbench";
+constexpr const char* kTableFile = "file:kvbench.wt";
+constexpr const char* kSnappyExtension = "libwiredtiger_snappy.so";
+// Where Debian installs WiredTiger's compressor extensions, used when the directory of the loaded
+// library cannot be found (static link, or dladdr failing).
+#if defined(__x86_64__)
+constexpr const char* kMultiarchLibDir = "/usr/lib/x86_64-linux-gnu";
+#elif defined(__aarch64__)
+constexpr const char* kMultiarchLibDir = "/usr/lib/aarch64-linux-gnu";
+#else
+constexpr const char* kMultiarchLibDir = "/usr/lib";
+#endif
+
+// WT_ROLLBACK on an auto-commit operation means a concurrent writer updated the same key (or, under
+// cache pressure, WiredTiger chose this operation to back out). Retrying is what WiredTiger expects
+// of the application; the bound turns a livelock into an error instead of a hang.
+constexpr int kMaxRollbackAttempts = 100;
+
+// WiredTiger reports the detail of an error (e.g. "unknown configuration key 'foo'") through the
+// event handler, while the call itself only returns a code. The handler appends the detail to the
+// capture buffer of the calling thread, so the Status of that call can carry it; messages from
+// WiredTiger's own threads (eviction, log server) have no caller and go to stderr.
+thread_local std::string* t_error_capture = nullptr;
+
+int HandleError(WT_EVENT_HANDLER*, WT_SESSION*, int, const char* message) {
+  std::string text = message != nullptr ? message : "";
+  // Drop the "[timestamp][pid:tid], " prefix: it says nothing the Status does not.
+  if (!text.empty() && text[0] == '[') {
+    const size_t end = text.find("], ");
+    if (end != std::string::npos) text.erase(0, end + 3);
+  }
+  if (t_error_capture != nullptr) {
+    if (!t_error_capture->empty()) t_error_capture->append("; ");
+    t_error_capture->append(text);
+  } else {
+    std::fprintf(stderr, "wiredtiger: %s\n", text.c_str());
+  }
+  return 0;
+}
+
+WT_EVENT_HANDLER g_event_handler = {HandleError, nullptr, nullptr, nullptr};
+
+// Arms the capture for the current thread for the lifetime of the object.
+class ErrorCapture {
+ public:
+  ErrorCapture() : previous_(t_error_capture) { t_error_capture = &text_; }
+  ~ErrorCapture() { t_error_capture = previous_; }
+  ErrorCapture(const ErrorCapture&) = delete;
+  ErrorCapture& operator=(const ErrorCapture&) = delete;
+
+  void Clear() { text_.clear(); }
+
+  // `session` may be null (before one exists); wiredtiger_strerror is used then.
+  Status ToStatus(const char* op, int ret, WT_SESSION* session, const std::string& note = "") {
+    if (ret == 0) return Status::OK();
+    if (ret == WT_NOTFOUND) return Status::NotFound();
+    const char* text =
+        session != nullptr ? session->strerror(session, ret) : wiredtiger_strerror(ret);
+    std::string msg = std::string("wiredtiger: ") + op + ": " + text;
+    if (!text_.empty()) msg += " (" + text_ + ")";
+    if (!note.empty()) msg += " " + note;
+    if (ret == EINVAL) return Status::InvalidArgument(msg);
+    if (ret == ENOTSUP) return Status::NotSupported(msg);
+    return Status::IOError(msg);
+  }
+
+ private:
+  std::string* previous_;
+  std::string text_;
+};
+
+// Runs `op` (which must set the cursor's key/value itself: a failed operation clears them) until
+// it stops returning WT_ROLLBACK or the attempts are used up.
+template <typename Op>
+int RetryOnRollback(ErrorCapture* capture, Op op) {
+  int ret = op();
+  for (int attempt = 1; ret == WT_ROLLBACK && attempt < kMaxRollbackAttempts; ++attempt) {
+    capture->Clear();
+    if (attempt < 4) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(1 << std::min(attempt, 10)));
+    }
+    ret = op();
+  }
+  return ret;
+}
+
+const char* RollbackNote(int ret) {
+  return ret == WT_ROLLBACK ? "(gave up after 100 attempts)" : "";
+}
+
+// WiredTiger does not copy the buffer: the Slice must outlive the operation that uses the item.
+WT_ITEM ToItem(const Slice& s) {
+  WT_ITEM item = {};
+  item.data = s.data();
+  item.size = s.size();
+  return item;
+}
+
+Slice FromItem(const WT_ITEM& item) {
+  return Slice(static_cast<const char*>(item.data), item.size);
+}
+
+class WTCursor : public Cursor {
+ public:
+  // `session_open` is false once the owning Session has closed its WT_SESSION, which closed this
+  // cursor's WT_CURSOR along with it.
+  WTCursor(WT_SESSION* session, WT_CURSOR* cursor, std::shared_ptr<bool> session_open)
+      : session_(session), cursor_(cursor), session_open_(std::move(session_open)) {}
+  ~WTCursor() override {
+    if (*session_open_) cursor_->close(cursor_);
+  }
+
+  Status Seek(const Slice& target) override {
+    ErrorCapture capture;
+    WT_ITEM k = ToItem(target);
+    int exact = 0;
+    int ret = RetryOnRollback(&capture, [&] {
+      cursor_->set_key(cursor_, &k);
+      return cursor_->search_near(cursor_, &exact);
+    });
+    // search_near lands on a neighbour, which may sort before the target.
+    if (ret == 0 && exact < 0) ret = cursor_->next(cursor_);
+    return Load(&capture, "cursor search_near", ret);
+  }
+
+  Status Next() override {
+    ErrorCapture capture;
+    return Load(&capture, "cursor next", cursor_->next(cursor_));
+  }
+
+  bool Valid() const override { return valid_; }
+  Slice key() const override { return FromItem(key_); }
+  Slice value() const override { return FromItem(value_); }
+
+ private:
+  // The items point into WiredTiger's page, pinned while the cursor stays positioned, which is
+  // exactly the lifetime key() and value() promise.
+  Status Load(ErrorCapture* capture, const char* op, int ret) {
+    valid_ = false;
+    if (ret == WT_NOTFOUND) return Status::OK();
+    if (ret == 0) ret = cursor_->get_key(cursor_, &key_);
+    if (ret == 0) ret = cursor_->get_value(cursor_, &value_);
+    if (ret != 0) return capture->ToStatus(op, ret, session_, RollbackNote(ret));
+    valid_ = true;
+    return Status::OK();
+  }
+
+  WT_SESSION* session_;
+  WT_CURSOR* cursor_;
+  std::shared_ptr<bool> session_open_;
+  bool valid_ = false;
+  WT_ITEM key_ = {};
+  WT_ITEM value_ = {};
+};
+
+// NewCursor cannot return a Status, so a cursor WiredTiger failed to open reports it at Seek.
+class FailedCursor : public Cursor {
+ public:
+  explicit FailedCursor(Status status) : status_(std::move(status)) {}
+  Status Seek(const Slice&) override { return status_; }
+  Status Next() override { return status_; }
+  bool Valid() const override { return false; }
+  Slice key() const override { return Slice(); }
+  Slice value() const override { return Slice(); }
+
+ private:
+  Status status_;
+};
+
+class WTSession : public Session {
+ public:
+  WTSession(WT_SESSION* session, WT_CURSOR* cursor) : session_(session), cursor_(cursor) {}
+  ~WTSession() override {
+    *open_ = false;
+    session_->close(session_, nullptr);  // also closes cursor_ and any Cursor's WT_CURSOR
+  }
+
+  Status Put(const Slice& key, const Slice& value) override {
+    ErrorCapture capture;
+    WT_ITEM k = ToItem(key), v = ToItem(value);
+    const int ret = RetryOnRollback(&capture, [&] {
+      cursor_->set_key(cursor_, &k);
+      cursor_->set_value(cursor_, &v);
+      return cursor_->insert(cursor_);
+    });
+    return capture.ToStatus("cursor insert", ret, session_, RollbackNote(ret));
+  }
+
+  Status Get(const Slice& key, std::string* value) override {
+    ErrorCapture capture;
+    WT_ITEM k = ToItem(key);
+    int ret = RetryOnRollback(&capture, [&] {
+      cursor_->set_key(cursor_, &k);
+      return cursor_->search(cursor_);
+    });
+    if (ret == 0) {
+      WT_ITEM v = {};
+      ret = cursor_->get_value(cursor_, &v);
+      if (ret == 0) value->assign(static_cast<const char*>(v.data), v.size);
+    }
+    // A positioned cursor pins its page in the cache (and blocks eviction of it); let it go now
+    // rather than at the session's next operation.
+    const int reset = cursor_->reset(cursor_);
+    if (ret == 0) ret = reset;
+    return capture.ToStatus("cursor search", ret, session_, RollbackNote(ret));
+  }
+
+  Status Delete(const Slice& key) override {
+    ErrorCapture capture;
+    WT_ITEM k = ToItem(key);
+    int ret = RetryOnRollback(&capture, [&] {
+      cursor_->set_key(cursor_, &k);
+      return cursor_->remove(cursor_);
+    });
+    if (ret == WT_NOTFOUND) ret = 0;
+    return capture.ToStatus("cursor remove", ret, session_, RollbackNote(ret));
+  }
+
+  Status Write(const WriteBatch& batch) override {
+    ErrorCapture capture;
+    const char* op = "begin_transaction";
+    const int ret = RetryOnRollback(&capture, [&] {
+      op = "begin_transaction";
+      int r = session_->begin_transaction(session_, nullptr);
+      if (r != 0) return r;
+      for (const auto& e : batch.ops()) {
+        WT_ITEM k = ToItem(Slice(e.key));
+        WT_ITEM v = ToItem(Slice(e.value));
+        cursor_->set_key(cursor_, &k);
+        if (e.type == BatchOp::Type::kPut) {
+          op = "cursor insert (batch)";
+          cursor_->set_value(cursor_, &v);
+          r = cursor_->insert(cursor_);
+        } else {
+          op = "cursor remove (batch)";
+          r = cursor_->remove(cursor_);
+          if (r == WT_NOTFOUND) r = 0;
+        }
+        if (r != 0) {
+          session_->rollback_transaction(session_, nullptr);
+          return r;
+        }
+      }
+      op = "commit_transaction";
+      // A failed commit has already rolled the transaction back.
+      return session_->commit_transaction(session_, nullptr);
+    });
+    return capture.ToStatus(op, ret, session_, RollbackNote(ret));
+  }
+
+  std::unique_ptr<Cursor> NewCursor() override {
+    // Opening is cheap: WiredTiger caches closed cursors per session and hands them back.
+    WT_CURSOR* c = nullptr;
+    ErrorCapture capture;
+    const int ret = session_->open_cursor(session_, kTable, nullptr, nullptr, &c);
+    if (ret != 0) {
+      return std::make_unique<FailedCursor>(capture.ToStatus("open_cursor", ret, session_));
+    }
+    return std::make_unique<WTCursor>(session_, c, open_);
+  }
+
+ private:
+  WT_SESSION* session_;
+  WT_CURSOR* cursor_;
+  std::shared_ptr<bool> open_ = std::make_shared<bool>(true);
+};
+
+class WTEngine : public Engine {
+ public:
+  WTEngine(const std::string& path, WT_CONNECTION* conn, WT_SESSION* internal,
+           std::vector<std::pair<std::string, std::string>> config)
+      : Engine(path), conn_(conn), internal_(internal), config_(std::move(config)) {}
+  ~WTEngine() override { Close(); }
+
+  std::string Name() const override { return "wiredtiger"; }
+  std::string Version() const override {
+    int major = 0, minor = 0, patch = 0;
+    wiredtiger_version(&major, &minor, &patch);
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  }
+  std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
+
+  Status NewSession(std::unique_ptr<Session>* session) override {
+    ErrorCapture capture;
+    WT_SESSION* s = nullptr;
+    int ret = conn_->open_session(conn_, nullptr, nullptr, &s);
+    if (ret != 0) return capture.ToStatus("open_session", ret, nullptr);
+    WT_CURSOR* c = nullptr;
+    ret = s->open_cursor(s, kTable, nullptr, nullptr, &c);
+    if (ret != 0) {
+      Status st = capture.ToStatus("open_cursor", ret, s);
+      s->close(s, nullptr);
+      return st;
+    }
+    *session = std::make_unique<WTSession>(s, c);
+    return Status::OK();
+  }
+
+  // A checkpoint writes every dirty page and syncs the data and log files; afterwards the log
+  // before it can be archived and a reopen needs no recovery.
+  Status Settle() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (internal_ == nullptr) return Status::InvalidArgument("wiredtiger: settle after close");
+    ErrorCapture capture;
+    return capture.ToStatus("checkpoint", internal_->checkpoint(internal_, nullptr), internal_);
+  }
+
+  Status Close() override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (conn_ == nullptr) return Status::OK();
+    ErrorCapture capture;
+    // Closing the connection closes internal_ and takes a final checkpoint.
+    const int ret = conn_->close(conn_, nullptr);
+    conn_ = nullptr;
+    internal_ = nullptr;
+    return capture.ToStatus("close", ret, nullptr);
+  }
+
+ private:
+  std::mutex mu_;  // guards internal_, which is a session and so not thread-safe
+  WT_CONNECTION* conn_;
+  WT_SESSION* internal_;
+  const std::vector<std::pair<std::string, std::string>> config_;
+};
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The snappy extension that matches the loaded libwiredtiger lives next to it; an extension from a
+// different build could disagree on the extension API.
+std::string FindSnappyExtension(std::string* searched) {
+  std::vector<std::string> dirs;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&wiredtiger_open), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    const std::string lib = info.dli_fname;
+    const size_t slash = lib.rfind('/');
+    if (slash != std::string::npos) dirs.push_back(lib.substr(0, slash));
+  }
+  if (std::find(dirs.begin(), dirs.end(), kMultiarchLibDir) == dirs.end()) {
+    dirs.push_back(kMultiarchLibDir);
+  }
+  for (const auto& dir : dirs) {
+    const std::string candidate = dir + "/" + kSnappyExtension;
+    if (FileExists(candidate)) return candidate;
+    if (!searched->empty()) searched->append(", ");
+    searched->append(dir);
+  }
+  return "";
+}
+
+std::string ConnectionConfig(const EngineOptions& o, const std::string& extension) {
+  std::string c;
+  if (o.create) c += "create,";
+  c += "cache_size=" + std::to_string(o.cache_size);
+  // WiredTiger's own threads (log, checkpoint, eviction) take sessions from this budget too.
+  c += ",session_max=" + std::to_string(std::max(100, o.max_sessions + 20));
+  c += ",log=(enabled=true)";
+  c += ",statistics=(none)";
+  c += o.sync ? ",transaction_sync=(enabled=true,method=fsync)" : ",transaction_sync=(enabled=false)";
+  if (!extension.empty()) c += ",extensions=[\"" + extension + "\"]";
+  if (!o.engine_options.empty()) c += "," + o.engine_options;
+  return c;
+}
+
+std::string TableConfig(const std::string& compression) {
+  // 'u' = raw bytes, compared with memcmp then length: the same order as Slice::compare.
+  std::string c = "key_format=u,value_format=u";
+  if (compression != "none") c += ",block_compressor=" + compression;
+  return c;
+}
+
+// The block_compressor an existing table was created with ("none" if it has none).
+Status ExistingCompressor(WT_SESSION* session, std::string* compressor) {
+  ErrorCapture capture;
+  WT_CURSOR* meta = nullptr;
+  int ret = session->open_cursor(session, "metadata:", nullptr, nullptr, &meta);
+  if (ret != 0) return capture.ToStatus("open metadata cursor", ret, session);
+  meta->set_key(meta, kTableFile);
+  ret = meta->search(meta);
+  const char* value = nullptr;
+  if (ret == 0) ret = meta->get_value(meta, &value);
+  WT_CONFIG_PARSER* parser = nullptr;
+  if (ret == 0) ret = wiredtiger_config_parser_open(session, value, strlen(value), &parser);
+  if (ret == 0) {
+    WT_CONFIG_ITEM item;
+    ret = parser->get(parser, "block_compressor", &item);
+    if (ret == 0) *compressor = item.len == 0 ? "none" : std::string(item.str, item.len);
+    if (ret == WT_NOTFOUND) {
+      *compressor = "none";
+      ret = 0;
+    }
+    parser->close(parser);
+  }
+  meta->close(meta);
+  return capture.ToStatus("read table metadata", ret, session);
+}
+
+}  // namespace
+
+Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  if (options.compression == "lz4" || options.compression == "zstd") {
+    return Status::NotSupported("wiredtiger: --compression=" + options.compression +
+                                " is not available: Debian's WiredTiger 3.2.1 ships only the "
+                                "snappy and zlib compressors (use none or snappy)");
+  }
+  if (options.compression != "none" && options.compression != "snappy") {
+    return Status::InvalidArgument("wiredtiger: unknown compression '" + options.compression + "'");
+  }
+  if (options.create) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+    if (ec) return Status::IOError("wiredtiger: cannot create " + options.path + ": " + ec.message());
+  } else if (!FileExists(options.path + "/WiredTiger")) {
+    return Status::InvalidArgument("no wiredtiger database at " + options.path);
+  }
+
+  // Snappy is needed to write a snappy table, and to read one back when reopening (recovery
+  // replays compressed pages), whatever --compression says then.
+  std::string searched;
+  const std::string snappy = options.compression == "snappy" || !options.create
+                                 ? FindSnappyExtension(&searched)
+                                 : std::string();
+  if (options.compression == "snappy" && snappy.empty()) {
+    return Status::NotSupported(std::string("wiredtiger: --compression=snappy needs ") +
+                                kSnappyExtension + ", not found in " + searched);
+  }
+
+  const std::string conn_config = ConnectionConfig(options, snappy);
+  ErrorCapture capture;
+  WT_CONNECTION* conn = nullptr;
+  int ret = wiredtiger_open(options.path.c_str(), &g_event_handler, conn_config.c_str(), &conn);
+  if (ret != 0) return capture.ToStatus("open", ret, nullptr);
+  // Closes the connection on every early return below.
+  auto fail = [conn](Status s) {
+    conn->close(conn, nullptr);
+    return s;
+  };
+
+  WT_SESSION* internal = nullptr;
+  ret = conn->open_session(conn, nullptr, nullptr, &internal);
+  if (ret != 0) return fail(capture.ToStatus("open_session", ret, nullptr));
+
+  std::string table_config;
+  if (options.create) {
+    table_config = TableConfig(options.compression);
+    ret = internal->create(internal, kTable, table_config.c_str());
+    if (ret != 0) return fail(capture.ToStatus("create table", ret, internal));
+  } else {
+    WT_CURSOR* probe = nullptr;
+    ret = internal->open_cursor(internal, kTable, nullptr, nullptr, &probe);
+    if (ret != 0) {
+      return fail(Status::InvalidArgument("no wiredtiger database at " + options.path + " (" +
+                                          capture.ToStatus("open table", ret, internal).message() +
+                                          ")"));
+    }
+    probe->close(probe);
+    // A reopened table keeps the compressor it was created with; refuse to label a run with a
+    // compression it does not use.
+    std::string existing;
+    Status s = ExistingCompressor(internal, &existing);
+    if (!s.ok()) return fail(s);
+    if (existing != options.compression) {
+      return fail(Status::InvalidArgument(
+          "wiredtiger: the table at " + options.path + " was created with block_compressor=" +
+          existing + "; reopen it with --compression=" + existing));
+    }
+    table_config = "(existing table) " + TableConfig(existing);
+  }
+
+  std::vector<std::pair<std::string, std::string>> config = {
+      {"connection_config", conn_config},
+      {"table", kTable},
+      {"table_config", table_config},
+      {"cache_size", std::to_string(options.cache_size)},
+      {"compression", options.compression},
+      {"snappy_extension", snappy.empty() ? "(not loaded)" : snappy},
+      {"durability", options.sync ? "log on; each commit fsyncs the log"
+                                  : "log on; commit does not sync (durable at settle/close)"},
+      {"engine_options", options.engine_options.empty() ? "(none)" : options.engine_options},
+      {"library", wiredtiger_version(nullptr, nullptr, nullptr)},
+  };
+  *engine = std::make_unique<WTEngine>(options.path, conn, internal, std::move(config));
+  return Status::OK();
+}
+
+}  // namespace kvbench
