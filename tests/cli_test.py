@@ -23,6 +23,11 @@ ENGINES: list[str] = []
 STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
 
 
+def load_json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def run(args: list[str], preexec: Optional[Callable[[], None]] = None,
         timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KVBENCH, "--report_interval_seconds=0", *args], capture_output=True,
@@ -72,7 +77,7 @@ class CliTest(unittest.TestCase):
                  "--benchmarks=fillseq,readrandom,overwrite,fwdrange,readseq", f"--json={out}"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("reference engine", p.stdout)
-        doc = json.load(open(out))
+        doc = load_json(out)
         self.assertTrue(doc["complete"])
         self.assertEqual(doc["schema_version"], 1)
         self.assertTrue(doc["context"]["engine"]["reference"])
@@ -97,7 +102,7 @@ class CliTest(unittest.TestCase):
                          f"--json={out}"])
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertIn("(5000 of 5000 found)", p.stdout)
-                doc = json.load(open(out))
+                doc = load_json(out)
                 self.assertEqual(doc["context"]["engine"]["name"], engine)
                 self.assertTrue(doc["context"]["engine"]["version"])
                 for r in doc["results"]:
@@ -122,7 +127,7 @@ class CliTest(unittest.TestCase):
         self.assertIn("readwhilewriting [reader]", p.stdout)
         self.assertIn("readwhilewriting [writer]", p.stdout)
         self.assertIn("target 0.19 MB/s", p.stdout)
-        roles = json.load(open(out))["results"][1]["roles"]
+        roles = load_json(out)["results"][1]["roles"]
         self.assertEqual([r["role"] for r in roles], ["reader", "writer"])
         self.assertTrue(roles[1]["background"])
         self.assertEqual(roles[1]["pacing"]["target_bytes_per_sec"], 200000)
@@ -151,7 +156,7 @@ class CliTest(unittest.TestCase):
         self.assertIn("readrandom (warm-up 1/1)", p.stdout)
         self.assertIn("readrandom (3/3)", p.stdout)
         self.assertIn("readrandom [X3]", p.stdout)
-        doc = json.load(open(out))
+        doc = load_json(out)
         runs = [r for r in doc["results"] if r["benchmark"] == "readrandom"]
         self.assertEqual([r["repeat"] for r in runs], [1, 2, 3])  # the warm-up is not recorded
         summary = doc["summaries"][0]
@@ -165,9 +170,31 @@ class CliTest(unittest.TestCase):
         p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--repeats=2",
                  "--benchmarks=fillrandom,readseq", "--reads=5000", f"--json={out}"])
         self.assertEqual(p.returncode, 0, p.stderr)
-        doc = json.load(open(out))
+        doc = load_json(out)
         self.assertEqual([r["benchmark"] for r in doc["results"]],
                          ["fillrandom", "fillrandom", "readseq", "readseq"])
+
+    def test_build_audit_matches_readelf_and_warns_about_engine_assertions(self) -> None:
+        if "rocksdb" not in ENGINES:
+            self.skipTest("rocksdb not compiled in")
+        out = os.path.join(self.tmp, "audit.json")
+        p = run(["--engine=rocksdb", f"--db={self.db}", "--num=100", "--benchmarks=fillseq",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)
+        libs = {lib["name"]: lib for lib in doc["context"]["libraries"]}
+        rocks = libs["rocksdb"]
+        self.assertTrue(os.path.exists(rocks["path"]))
+        syms = subprocess.run(["readelf", "--dyn-syms", "-W", rocks["path"]], capture_output=True,
+                              text=True, check=True).stdout
+        # "125: 0 0 FUNC GLOBAL DEFAULT UND __assert_fail@GLIBC_2.2.5 (5)"
+        expected = any(len(f) >= 8 and f[6] == "UND" and f[7].split("@")[0] == "__assert_fail"
+                       for f in (line.split() for line in syms.splitlines()))
+        self.assertEqual(rocks["assertions"], expected)
+        warnings = " ".join(w["message"] for w in doc["context"]["warnings"])
+        self.assertEqual("built with assertions enabled" in warnings, expected)
+        if expected:
+            self.assertIn("WARNING:    rocksdb", p.stdout)
 
     # --- usage errors: exit 2 ---------------------------------------------------------
 
@@ -245,7 +272,7 @@ class CliTest(unittest.TestCase):
         out = os.path.join(self.tmp, "fail.json")
         self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--use_existing_db",
                                  "--benchmarks=readrandom", f"--json={out}"], "no kvbench")
-        doc = json.load(open(out))
+        doc = load_json(out)
         self.assertFalse(doc["complete"])
         self.assertIn("no kvbench database", doc["error"])
 

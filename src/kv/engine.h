@@ -101,6 +101,9 @@ class Engine {
   // The effective configuration: every option kvbench set, and the raw engine strings, as
   // (name, value) pairs in a stable order. Printed and recorded with every result.
   virtual std::vector<std::pair<std::string, std::string>> Config() const = 0;
+  // Known-bad facts about how the loaded engine library was built, each saying what it does to
+  // the numbers (e.g. a software-only checksum path). Printed as warnings before the results.
+  virtual std::vector<std::string> BuildWarnings() const { return {}; }
   // Opens a session for the calling thread. Thread-safe.
   virtual Status NewSession(std::unique_ptr<Session>* session) = 0;
   // Waits for background work (flushes, compactions, checkpoints) so the next phase starts from a

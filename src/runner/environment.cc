@@ -9,6 +9,7 @@
 
 #include "common/build_info.h"
 #include "common/clock.h"
+#include "runner/elf_audit.h"
 
 namespace kvbench {
 
@@ -72,6 +73,20 @@ Environment Environment::Collect() {
   e.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   e.clock = Clock::Description();
   e.libraries = LinkedLibraries();
+  for (auto& lib : e.libraries) {
+    if (lib.path.empty()) continue;
+    const ElfFacts facts = InspectElf(lib.path);
+    lib.compiler = facts.compiler;
+    lib.assertions = facts.imports_assert_fail;
+    lib.debug_info = facts.has_debug_info;
+    const bool engine = lib.name == "rocksdb" || lib.name == "wiredtiger" || lib.name == "lmdb";
+    if (engine && lib.assertions) {
+      e.warnings.push_back(lib.name + " (" + lib.path +
+                           ") is built with assertions enabled (it calls __assert_fail): every "
+                           "operation runs its debug checks, so it is slower than a release build "
+                           "of the same version");
+    }
+  }
 
   const BuildInfo& b = GetBuildInfo();
   const std::string bt = b.build_type;

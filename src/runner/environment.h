@@ -12,6 +12,10 @@ struct LibraryInfo {
   std::string name;     // "lz4", "zstd", "rocksdb", ...
   std::string version;  // as the loaded library reports it, or "" when it cannot say
   std::string path;     // the shared object actually loaded, or "" if linked statically
+  // From the loaded file's ELF (elf_audit.h): how it was built, as far as the file tells.
+  std::string compiler;         // its .comment section, e.g. "GCC: (Debian 12.2.0-14) 12.2.0"
+  bool assertions = false;      // imports __assert_fail: assert() compiled in
+  bool debug_info = false;      // has .debug_info
 };
 
 struct Environment {

@@ -38,19 +38,24 @@ std::string LoadedPath(const char* soname_prefix) {
 }  // namespace
 
 std::vector<LibraryInfo> LinkedLibraries() {
+  auto lib = [](std::string name, std::string version) {
+    LibraryInfo l;
+    l.path = LoadedPath(("lib" + name + ".so").c_str());
+    l.name = std::move(name);
+    l.version = std::move(version);
+    return l;
+  };
   const unsigned xxh = XXH_versionNumber();
   std::vector<LibraryInfo> libs = {
-      {"lz4", LZ4_versionString(), LoadedPath("liblz4.so")},
-      {"zstd", ZSTD_versionString(), LoadedPath("libzstd.so")},
-      {"xxhash",
-       std::to_string(xxh / 10000) + "." + std::to_string(xxh / 100 % 100) + "." +
-           std::to_string(xxh % 100),
-       LoadedPath("libxxhash.so")},
+      lib("lz4", LZ4_versionString()),
+      lib("zstd", ZSTD_versionString()),
+      lib("xxhash", std::to_string(xxh / 10000) + "." + std::to_string(xxh / 100 % 100) + "." +
+                        std::to_string(xxh % 100)),
   };
   // Engine libraries: their versions come from the engine adapters; here, which file was loaded.
   for (const char* name : {"rocksdb", "wiredtiger", "lmdb", "snappy"}) {
-    const std::string path = LoadedPath(("lib" + std::string(name) + ".so").c_str());
-    if (!path.empty()) libs.push_back({name, "", path});
+    LibraryInfo l = lib(name, "");
+    if (!l.path.empty()) libs.push_back(std::move(l));
   }
   return libs;
 }

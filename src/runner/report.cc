@@ -63,6 +63,8 @@ void Reporter::Begin(const Engine& engine) {
   engine_config_ = engine.Config();
   const EngineInfo* info = FindEngine(engine_name_);
   reference_engine_ = info != nullptr && info->reference;
+  warnings_ = env_.warnings;
+  for (const auto& w : engine.BuildWarnings()) warnings_.push_back(w);
 
   const BuildInfo& b = GetBuildInfo();
   const WorkloadOptions& w = config_.workload;
@@ -76,7 +78,9 @@ void Reporter::Begin(const Engine& engine) {
               FormatBytes(env_.memory_bytes).c_str(), env_.clock.c_str());
   for (const auto& l : env_.libraries) {
     if (!l.version.empty() || !l.path.empty()) {
-      std::printf("Library:    %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(), l.path.c_str());
+      std::printf("Library:    %-10s %-8s %s%s%s\n", l.name.c_str(), l.version.c_str(),
+                  l.path.c_str(), l.assertions ? " [assertions]" : "",
+                  l.compiler.empty() ? "" : ("  " + l.compiler).c_str());
     }
   }
   std::printf("Engine:     %s %s%s\n", engine_name_.c_str(), engine_version_.c_str(),
@@ -89,7 +93,7 @@ void Reporter::Begin(const Engine& engine) {
   std::printf("Entries:    --num=%llu keys; op counts are totals across %d thread%s; seed %llu\n",
               static_cast<unsigned long long>(w.num), w.threads, w.threads == 1 ? "" : "s",
               static_cast<unsigned long long>(w.seed));
-  for (const auto& warning : env_.warnings) std::printf("WARNING:    %s\n", warning.c_str());
+  for (const auto& warning : warnings_) std::printf("WARNING:    %s\n", warning.c_str());
   std::printf("------------------------------------------------\n");
   std::fflush(stdout);
 }
@@ -209,11 +213,15 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
   j.EndObject();
   j.BeginArray("libraries");
   for (const auto& l : env_.libraries) {
-    j.BeginObject().Str("name", l.name).Str("version", l.version).Str("path", l.path).EndObject();
+    j.BeginObject().Str("name", l.name).Str("version", l.version).Str("path", l.path);
+    j.Str("compiler", l.compiler).Bool("assertions", l.assertions).Bool("debug_info", l.debug_info);
+    j.EndObject();
   }
   j.EndArray();
   j.BeginArray("warnings");
-  for (const auto& warning : env_.warnings) j.BeginObject().Str("message", warning).EndObject();
+  for (const auto& warning : warnings_.empty() ? env_.warnings : warnings_) {
+    j.BeginObject().Str("message", warning).EndObject();
+  }
   j.EndArray();
   j.BeginObject("engine");
   j.Str("name", engine_name_.empty() ? config_.engine : engine_name_);

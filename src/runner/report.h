@@ -47,6 +47,7 @@ class Reporter {
   std::string engine_name_, engine_version_;
   std::vector<std::pair<std::string, std::string>> engine_config_;
   bool reference_engine_ = false;
+  std::vector<std::string> warnings_;  // the environment's and the engine's
   std::vector<BenchmarkResult> results_;
   struct RoleSummary {
     std::string benchmark, role;
