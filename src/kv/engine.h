@@ -91,6 +91,14 @@ class Session {
   virtual std::unique_ptr<Cursor> NewCursor() = 0;
 };
 
+// One engine-internal figure. Cumulative ones (bytes written so far) are reported as the change
+// over a benchmark; the others (cache bytes in use now) as their value at its end.
+struct EngineMetric {
+  std::string name;  // with its unit: "user_bytes_written", "write_stall_us", "cache_bytes"
+  double value;
+  bool cumulative;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -104,6 +112,9 @@ class Engine {
   // Known-bad facts about how the loaded engine library was built, each saying what it does to
   // the numbers (e.g. a software-only checksum path). Printed as warnings before the results.
   virtual std::vector<std::string> BuildWarnings() const { return {}; }
+  // Engine-internal figures the engine offers cheaply, read at the start and end of every
+  // benchmark. Thread-safe. See docs/metrics.md for each engine's list.
+  virtual std::vector<EngineMetric> Metrics() const { return {}; }
   // Opens a session for the calling thread. Thread-safe.
   virtual Status NewSession(std::unique_ptr<Session>* session) = 0;
   // Waits for background work (flushes, compactions, checkpoints) so the next phase starts from a

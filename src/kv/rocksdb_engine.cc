@@ -14,6 +14,9 @@
 #include <rocksdb/write_batch.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
 #include <filesystem>
 #include <thread>
 
@@ -131,6 +134,32 @@ class RocksEngine : public Engine {
     add("engine_options", raw_.empty() ? "(none)" : raw_);
     add("full_options_file", "OPTIONS-* in the database directory");
     return c;
+  }
+
+  std::vector<EngineMetric> Metrics() const override {
+    std::map<std::string, std::string> db, cf;
+    db_->GetMapProperty(rocksdb::DB::Properties::kDBStats, &db);
+    db_->GetMapProperty(rocksdb::DB::Properties::kCFStats, &cf);
+    auto num = [](const std::map<std::string, std::string>& m, const char* key) {
+      auto it = m.find(key);
+      return it == m.end() ? 0.0 : std::strtod(it->second.c_str(), nullptr);
+    };
+    uint64_t pending = 0, live = 0;
+    db_->GetIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &pending);
+    db_->GetIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &live);
+    constexpr double kGiB = 1073741824.0;  // the cfstats "GB" figures are GiB
+    return {
+        {"user_bytes_written", num(db, "db.user_bytes_written"), true},
+        {"wal_bytes_written", num(db, "db.wal_bytes_written"), true},
+        // Flush (L0) plus compaction output, all levels.
+        {"flush_compaction_bytes_written", std::round(num(cf, "compaction.Sum.WriteGB") * kGiB), true},
+        {"compaction_bytes_read", std::round(num(cf, "compaction.Sum.ReadGB") * kGiB), true},
+        {"write_stall_us", num(db, "db.user_write_stall_micros"), true},
+        {"stall_slowdowns", num(cf, "io_stalls.total_slowdown"), true},
+        {"stall_stops", num(cf, "io_stalls.total_stop"), true},
+        {"pending_compaction_bytes", static_cast<double>(pending), false},
+        {"live_sst_bytes", static_cast<double>(live), false},
+    };
   }
 
   std::vector<std::string> BuildWarnings() const override {

@@ -154,6 +154,16 @@ void Reporter::Add(const BenchmarkResult& r) {
                   st.min_ops_per_sec, st.below_half_median);
     }
   }
+  if (!r.engine_metrics.empty()) {
+    std::string line = "    engine:";
+    if (r.write_amplification >= 0) {
+      line += " write-amp " + FormatDouble(r.write_amplification, 2) + ";";
+    }
+    for (const auto& [name, value] : r.engine_metrics) {
+      line += " " + name + " " + FormatDouble(value, value == static_cast<uint64_t>(value) ? 0 : 2);
+    }
+    std::printf("%s\n", line.c_str());
+  }
   if (!r.roles.empty()) {
     std::printf("    %s; database %s, rss %s (peak %s)\n", r.count_note.c_str(),
                 FormatBytes(r.db_size_bytes).c_str(), FormatBytes(r.rss_bytes).c_str(),
@@ -253,6 +263,10 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
     j.Str("counts", r.count_note).Num("seconds", r.seconds);
     j.Int("db_size_bytes", r.db_size_bytes).Int("rss_bytes", r.rss_bytes);
     j.Int("peak_rss_bytes", r.peak_rss_bytes).Num("cpu_seconds", r.cpu_seconds);
+    j.BeginObject("engine_metrics");
+    for (const auto& [name, value] : r.engine_metrics) j.Num(name.c_str(), value);
+    if (r.write_amplification >= 0) j.Num("write_amplification", r.write_amplification);
+    j.EndObject();
     j.BeginArray("roles");
     for (const auto& role : r.roles) {
       j.BeginObject();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stats/histogram.h"
@@ -39,6 +40,9 @@ struct BenchmarkResult {
   uint64_t db_size_bytes = 0;
   uint64_t rss_bytes = 0, peak_rss_bytes = 0;
   double cpu_seconds = 0;
+  // Engine-internal figures: cumulative ones as the change over this benchmark, others at its end.
+  std::vector<std::pair<std::string, double>> engine_metrics;
+  double write_amplification = -1;  // flush+compaction bytes / user bytes, where the engine says
 };
 
 }  // namespace kvbench

@@ -52,6 +52,24 @@ std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo) {
   return note;
 }
 
+// Pairs the engine's figures from before and after a benchmark; derives write amplification.
+void RecordEngineMetrics(const std::vector<EngineMetric>& before,
+                         const std::vector<EngineMetric>& after, BenchmarkResult* result) {
+  double user = -1, engine = -1;
+  for (const auto& m : after) {
+    double v = m.value;
+    if (m.cumulative) {
+      for (const auto& b : before) {
+        if (b.name == m.name) v -= b.value;
+      }
+    }
+    result->engine_metrics.emplace_back(m.name, v);
+    if (m.name == "user_bytes_written") user = v;
+    if (m.name == "flush_compaction_bytes_written") engine = v;
+  }
+  if (user > 0 && engine >= 0) result->write_amplification = engine / user;
+}
+
 struct RoleRun {
   const char* role;
   bool background;
@@ -113,6 +131,7 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
     Status s = OpenEngine(/*create=*/true);
     if (!s.ok()) return s;
   }
+  const std::vector<EngineMetric> metrics_before = engine_->Metrics();
   const ResourceSnapshot before = ResourceSnapshot::Take();
   const uint64_t t0 = Clock::MonotonicNanos();
   Status s;
@@ -130,6 +149,7 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   result->rss_bytes = after.rss_bytes;
   result->peak_rss_bytes = after.peak_rss_bytes;
   result->db_size_bytes = engine_->SizeOnDisk();
+  RecordEngineMetrics(metrics_before, engine_->Metrics(), result);
   return s;
 }
 
