@@ -14,7 +14,7 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, SCRIPTS)
 
 import compare_dbbench  # noqa: E402
-from kvbtools import report, results  # noqa: E402
+from kvbtools import report, results, schema  # noqa: E402
 
 KVBENCH = ""
 
@@ -55,6 +55,42 @@ class ReportTest(unittest.TestCase):
                                 os.path.join(tmp, "missing.json")], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)
             self.assertIn("not a kvbench run document", p.stderr)
+
+
+class SchemaTest(unittest.TestCase):
+    """The schema checker against kvbench's real output (docs/json.md)."""
+
+    def test_real_output_of_every_kind_conforms(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = run_kvbench(tmp, "--num=3000", "--report_interval_seconds=0.05",
+                               "--benchmarks=fillrandom,settle,readrandom[X2],fwdrangewhilewriting",
+                               "--benchmark_write_rate_limit=100000")
+            doc = results.load(path)
+            self.assertEqual(schema.validate(doc), [])
+            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "validate", path],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+
+    def test_incomplete_run_conforms_and_says_why(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "f.json")
+            p = subprocess.run([KVBENCH, "--engine=memory", f"--db={tmp}/none", "--use_existing_db",
+                                f"--json={out}"], capture_output=True)
+            self.assertEqual(p.returncode, 1)
+            doc = results.load(out)
+            self.assertFalse(doc["complete"])
+            self.assertEqual(schema.validate(doc), [])
+
+    def test_departures_are_reported(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = results.load(run_kvbench(tmp, "--num=100", "--benchmarks=fillseq"))
+        del doc["context"]["build"]["preset"]
+        doc["results"][0]["roles"][0]["ops_per_sec"] = "fast"
+        doc["results"][0]["latency"] = 5
+        errors = schema.validate(doc)
+        self.assertIn("$.context.build.preset: missing", errors)
+        self.assertTrue(any("ops_per_sec: expected" in e for e in errors))
+        self.assertIn("$.results[0].latency: a number whose name gives no unit", errors)
 
 
 class DbBenchParserTest(unittest.TestCase):
