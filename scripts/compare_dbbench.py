@@ -39,7 +39,10 @@ def db_bench_args(binary: str, db: str, num: int, cache: int, benchmarks: list[s
             "--compression_type=none",
             # db_bench's defaults that differ from RocksDB's (kvbench uses RocksDB's):
             "--enable_pipelined_write=false", "--table_cache_numshardbits=6",
-            "--cache_high_pri_pool_ratio=0.5", "--reverse_iterator=false",
+            "--cache_high_pri_pool_ratio=0.5", "--index_shortening_mode=1",
+            "--pin_top_level_index_and_filter=true", "--delayed_write_rate=16777216",
+            "--hard_pending_compaction_bytes_limit=274877906944", "--dump_malloc_stats=false",
+            "--reverse_iterator=false",
             "--use_existing_db=false", "--histogram=false", "--statistics=false"]
     return args + [f"--{k}={v}" for k, v in s.items()]
 
