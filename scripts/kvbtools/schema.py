@@ -52,6 +52,7 @@ REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
                    ("count", "mean", "min", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99",
                     "max")},
     "cost": {"cpu_user_us_per_op": (int, float), "cpu_sys_us_per_op": (int, float),
+             "thread_cpu_us_per_op": (int, float),
              "voluntary_cs_per_op": (int, float), "involuntary_cs_per_op": (int, float)},
     "intervals": {"count": int, "median_ops_per_sec": (int, float),
                   "p95_exceeded_ops_per_sec": (int, float),

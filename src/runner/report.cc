@@ -138,8 +138,9 @@ void Reporter::Add(const BenchmarkResult& r) {
     lat += "max " + FormatNs(static_cast<double>(role.latency.max()));
     std::printf("%s\n", lat.c_str());
     const auto& c = role.cost;
-    std::printf("    cost/op: cpu %.2f us (user %.2f, sys %.2f)", c.cpu_user_us_per_op + c.cpu_sys_us_per_op,
-                c.cpu_user_us_per_op, c.cpu_sys_us_per_op);
+    std::printf("    cost/op: process cpu %.2f us (user %.2f, sys %.2f), own threads %.2f us",
+                c.cpu_user_us_per_op + c.cpu_sys_us_per_op, c.cpu_user_us_per_op,
+                c.cpu_sys_us_per_op, role.thread_cpu_us_per_op());
     if (c.have_io) {
       std::printf("; storage read %.3f KB, written %.3f KB", c.storage_read_kb_per_op,
                   c.storage_write_kb_per_op);
@@ -283,6 +284,7 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
       const auto& c = role.cost;
       j.BeginObject("cost");
       j.Num("cpu_user_us_per_op", c.cpu_user_us_per_op).Num("cpu_sys_us_per_op", c.cpu_sys_us_per_op);
+      j.Num("thread_cpu_us_per_op", role.thread_cpu_us_per_op());
       if (c.have_io) {
         j.Num("storage_read_kb_per_op", c.storage_read_kb_per_op);
         j.Num("storage_write_kb_per_op", c.storage_write_kb_per_op);

@@ -22,10 +22,12 @@ struct RoleResult {
   IntervalSeries series;
   StallSummary stalls;      // from `series`, ops/s
   ResourceCost cost;        // process-wide counters over the benchmark, divided by this role's ops
+  double thread_cpu_seconds = 0;  // CPU of this role's own threads only (no engine background)
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
   bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
 
+  double thread_cpu_us_per_op() const { return ops ? thread_cpu_seconds * 1e6 / ops : 0; }
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
   double mb_per_sec() const { return seconds > 0 ? bytes / seconds / 1048576.0 : 0; }
 };

@@ -3,6 +3,7 @@
 #include "runner/config.h"
 
 #include <signal.h>
+#include <time.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -70,12 +71,19 @@ void RecordEngineMetrics(const std::vector<EngineMetric>& before,
   if (user > 0 && engine >= 0) result->write_amplification = engine / user;
 }
 
+uint64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 struct RoleRun {
   const char* role;
   bool background;
   WorkFn fn;
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<uint64_t> end_ticks;
+  std::vector<uint64_t> cpu_ns;  // each thread's own CPU time over its loop
   uint64_t last_ops = 0, last_bytes = 0;
   std::unique_ptr<RateLimiter> limiter;
 
@@ -157,9 +165,9 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   const WorkloadOptions& wo = config_.workload;
   std::atomic<bool> stop{false};
   std::vector<RoleRun> roles;
-  roles.push_back({spec.role, false, spec.work, {}, {}, 0, 0, nullptr});
+  roles.push_back({spec.role, false, spec.work, {}, {}, {}, 0, 0, nullptr});
   if (spec.background != nullptr) {
-    roles.push_back({"writer", true, spec.background, {}, {}, 0, 0, nullptr});
+    roles.push_back({"writer", true, spec.background, {}, {}, {}, 0, 0, nullptr});
     if (wo.write_rate_limit > 0) {
       roles.back().limiter = std::make_unique<RateLimiter>(wo.write_rate_limit, SystemPacerClock());
     }
@@ -179,6 +187,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       sessions.push_back(std::move(session));
     }
     r.end_ticks.assign(n, 0);
+    r.cpu_ns.assign(n, 0);
     RoleResult rr;
     rr.role = r.role;
     rr.background = r.background;
@@ -199,8 +208,10 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       threads.emplace_back([&, rp = &r, i] {
         Worker& w = *rp->workers[i];
         barrier.Wait();
+        const uint64_t cpu0 = ThreadCpuNanos();
         rp->fn(w);
         rp->end_ticks[i] = Clock::Now();
+        rp->cpu_ns[i] = ThreadCpuNanos() - cpu0;
         if (!w.error.ok()) stop.store(true);
         if (!rp->background) {
           std::lock_guard<std::mutex> l(done_mu);
@@ -283,6 +294,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       rr.not_found += w.stats.not_found;
       rr.entries += w.stats.entries;
       end = std::max(end, r.end_ticks[i]);
+      rr.thread_cpu_seconds += r.cpu_ns[i] / 1e9;
       if (first_error.ok() && !w.error.ok()) first_error = w.error;
     }
     rr.seconds = Clock::ToNanos(end - start_ticks) / 1e9;

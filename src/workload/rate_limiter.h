@@ -18,7 +18,7 @@ class PacerClock {
   virtual void SleepUntilNanos(uint64_t t) = 0;
 };
 
-// CLOCK_MONOTONIC with nanosleep (and a short spin for the last few microseconds).
+// CLOCK_MONOTONIC and an absolute clock_nanosleep (no spinning).
 PacerClock* SystemPacerClock();
 
 class RateLimiter {
