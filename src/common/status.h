@@ -15,7 +15,9 @@ class Status {
 
   Status() = default;
   static Status OK() { return Status(); }
-  static Status NotFound(std::string msg = "") { return Status(Code::kNotFound, std::move(msg)); }
+  // Without a message: the common answer of a read, so it builds no string.
+  static Status NotFound() { return Status(Code::kNotFound); }
+  static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
   static Status InvalidArgument(std::string msg) {
     return Status(Code::kInvalidArgument, std::move(msg));
   }
@@ -36,6 +38,7 @@ class Status {
   std::string ToString() const;
 
  private:
+  explicit Status(Code c) : code_(c) {}
   Status(Code c, std::string msg) : code_(c), msg_(std::move(msg)) {}
   Code code_ = Code::kOk;
   std::string msg_;
