@@ -2,7 +2,7 @@
 """Side-by-side: kvbench's rocksdb engine against db_bench on the same librocksdb.
 
 Runs the same sequence (fillseq, readrandom, overwrite, and fwdrange = db_bench seekrandom with
---seek_nexts=10) in both tools with matched options, alternating which tool goes first, and
+--seek_nexts=10, settling flushes and compactions between them) in both tools with matched options, alternating which tool goes first, and
 prints the median ops/s of each, their ratio, and each tool's run-to-run spread. The flag mapping
 is documented in docs/dbbench-parity.md.
 
@@ -24,6 +24,18 @@ import time
 # kvbench benchmark -> db_bench benchmark
 BENCHMARKS = {"fillseq": "fillseq", "readrandom": "readrandom", "overwrite": "overwrite",
               "fwdrange": "seekrandom"}
+# Between phases both tools flush and wait for compactions, so each phase starts from the same
+# LSM shape instead of whatever compaction happened to be running (the largest source of spread).
+SETTLE = {"kvbench": ["settle"], "db_bench": ["flush", "waitforcompaction"]}
+
+
+def sequence(tool: str, benchmarks: list[str]) -> str:
+    names: list[str] = []
+    for i, b in enumerate(benchmarks):
+        if i > 0:
+            names += SETTLE[tool]
+        names.append(b if tool == "kvbench" else BENCHMARKS[b])
+    return ",".join(names)
 
 DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 
@@ -35,7 +47,7 @@ def common_settings(num: int, cache: int) -> dict[str, str]:
 
 def db_bench_args(binary: str, db: str, num: int, cache: int, benchmarks: list[str]) -> list[str]:
     s = common_settings(num, cache)
-    args = [binary, f"--db={db}", "--benchmarks=" + ",".join(BENCHMARKS[b] for b in benchmarks),
+    args = [binary, f"--db={db}", "--benchmarks=" + sequence("db_bench", benchmarks),
             "--compression_type=none",
             # db_bench's defaults that differ from RocksDB's (kvbench uses RocksDB's):
             "--enable_pipelined_write=false", "--table_cache_numshardbits=6",
@@ -50,7 +62,7 @@ def db_bench_args(binary: str, db: str, num: int, cache: int, benchmarks: list[s
 def kvbench_args(binary: str, db: str, num: int, cache: int, benchmarks: list[str],
                  json_path: str) -> list[str]:
     s = common_settings(num, cache)
-    return [binary, "--engine=rocksdb", f"--db={db}", "--benchmarks=" + ",".join(benchmarks),
+    return [binary, "--engine=rocksdb", f"--db={db}", "--benchmarks=" + sequence("kvbench", benchmarks),
             "--compression=none", "--report_interval_seconds=0", f"--json={json_path}"] + \
         [f"--{k}={v}" for k, v in s.items()]
 

@@ -110,8 +110,8 @@ class DbBenchParserTest(unittest.TestCase):
                      "--cache_size=1048576"):
             self.assertIn(flag, d)
             self.assertIn(flag, k)
-        self.assertIn("--benchmarks=fillseq,seekrandom", d)
-        self.assertIn("--benchmarks=fillseq,fwdrange", k)
+        self.assertIn("--benchmarks=fillseq,flush,waitforcompaction,seekrandom", d)
+        self.assertIn("--benchmarks=fillseq,settle,fwdrange", k)
 
 
 if __name__ == "__main__":
