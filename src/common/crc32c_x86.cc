@@ -59,7 +59,7 @@ KVBENCH_TARGET_SSE42 inline uint32_t OneStream(uint32_t c, const char* p, size_t
   return c;
 }
 
-// x * y mod P for the combination, returned as the 64-bit word to feed through crc32q.
+// The carry-less product of x and k (63 bits); crc32q of it from state 0 is x * k * x^33 mod P.
 KVBENCH_TARGET_SSE42_PCLMUL inline uint64_t ClMul(uint32_t x, uint32_t k) {
   const __m128i prod = _mm_clmulepi64_si128(_mm_cvtsi32_si128(static_cast<int>(x)),
                                             _mm_cvtsi32_si128(static_cast<int>(k)), 0x00);
@@ -68,11 +68,13 @@ KVBENCH_TARGET_SSE42_PCLMUL inline uint64_t ClMul(uint32_t x, uint32_t k) {
 
 }  // namespace
 
-KVBENCH_TARGET_SSE42 uint32_t ExtendHw1(uint32_t init_crc, const char* data, size_t n) {
+KVBENCH_CRC32C_KERNEL KVBENCH_TARGET_SSE42 uint32_t ExtendHw1(uint32_t init_crc, const char* data,
+                                                              size_t n) {
   return ~OneStream(~init_crc, data, n);
 }
 
-KVBENCH_TARGET_SSE42_PCLMUL uint32_t ExtendHw3(uint32_t init_crc, const char* data, size_t n) {
+KVBENCH_CRC32C_KERNEL KVBENCH_TARGET_SSE42_PCLMUL uint32_t ExtendHw3(uint32_t init_crc,
+                                                                     const char* data, size_t n) {
   const char* p = data;
   uint32_t c = AlignBytes(~init_crc, p, n);
   for (;;) {
@@ -84,10 +86,13 @@ KVBENCH_TARGET_SSE42_PCLMUL uint32_t ExtendHw3(uint32_t init_crc, const char* da
     const char* b = p + lane;
     const char* e = p + 2 * lane;
     uint64_t ca = c, cb = 0, ce = 0;
-    for (size_t i = 0; i + 8 < lane; i += 8) {
-      ca = _mm_crc32_u64(ca, LoadLE64(a + i));
-      cb = _mm_crc32_u64(cb, LoadLE64(b + i));
-      ce = _mm_crc32_u64(ce, LoadLE64(e + i));
+    // One pointer walks lane A; B and C are at fixed distances from it. Written this way because
+    // clang 14 compiled an indexed loop (a + i, b + i, e + i) with two induction variables and
+    // no unrolling, about 25% slower at 4 KiB on x86; gcc 12 makes the same code of both forms.
+    for (const char* q = a; q != a + lane - 8; q += 8) {
+      ca = _mm_crc32_u64(ca, LoadLE64(q));
+      cb = _mm_crc32_u64(cb, LoadLE64(q + lane));
+      ce = _mm_crc32_u64(ce, LoadLE64(q + 2 * lane));
     }
     ca = _mm_crc32_u64(ca, LoadLE64(a + lane - 8));
     cb = _mm_crc32_u64(cb, LoadLE64(b + lane - 8));
