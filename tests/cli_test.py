@@ -73,7 +73,7 @@ class CliTest(unittest.TestCase):
 
     def test_memory_run_writes_complete_json(self) -> None:
         out = os.path.join(self.tmp, "r.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", "--threads=2",
+        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", "--threads=2", "--verify",
                  "--benchmarks=fillseq,readrandom,overwrite,fwdrange,readseq", f"--json={out}"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("reference engine", p.stdout)
@@ -97,7 +97,7 @@ class CliTest(unittest.TestCase):
             with self.subTest(engine=engine):
                 db = os.path.join(self.tmp, engine)
                 out = os.path.join(self.tmp, engine + ".json")
-                p = run([f"--engine={engine}", f"--db={db}", "--num=5000",
+                p = run([f"--engine={engine}", f"--db={db}", "--num=5000", "--verify",
                          "--benchmarks=fillrandom,settle,readrandom,overwrite,fwdrange,readseq",
                          f"--json={out}"])
                 self.assertEqual(p.returncode, 0, p.stderr)
@@ -147,6 +147,17 @@ class CliTest(unittest.TestCase):
             verdicts[target] = writer["pacing"]["sustained"]
             self.assertEqual(writer["pacing"]["target_bytes_per_sec"], target)
         self.assertEqual(verdicts, {20_000: True, 1_000_000_000_000: False})
+
+    def test_verify_catches_values_written_with_another_seed(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=1",
+                 "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        same = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=1", "--verify",
+                    "--use_existing_db", "--benchmarks=readrandom,fwdrange,readseq"])
+        self.assertEqual(same.returncode, 0, same.stderr)
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=2",
+                                 "--verify", "--use_existing_db", "--benchmarks=readrandom"],
+                                "differs from what --seed=2 --value_size=100 writes")
 
     def test_duration_ends_a_long_benchmark(self) -> None:
         start = time.monotonic()

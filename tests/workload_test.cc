@@ -67,6 +67,7 @@ class WorkloadTest : public ::testing::Test {
     eo.path = dir_.path();
     ASSERT_TRUE(OpenEngine("memory", eo, &engine_).ok());
     opt_.num = 3000;
+    opt_.verify = true;  // every value read is checked in these tests
   }
   std::vector<std::string> AllKeys() {
     std::unique_ptr<Session> s;

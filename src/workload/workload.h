@@ -33,7 +33,7 @@ struct WorkloadOptions {
   int threads = 1;
   int seek_nexts = 10;
   double write_rate_limit = 0;  // bytes/s for the *whilewriting writer; 0 = unpaced
-  bool verify = true;           // check every value read against what the seed writes
+  bool verify = false;          // check every value read against what the seed writes
 
   uint64_t TotalReads() const { return reads < 0 ? num : static_cast<uint64_t>(reads); }
   uint64_t TotalWrites() const { return writes < 0 ? num : static_cast<uint64_t>(writes); }
