@@ -79,13 +79,6 @@ Environment Environment::Collect() {
     lib.compiler = facts.compiler;
     lib.assertions = facts.imports_assert_fail;
     lib.debug_info = facts.has_debug_info;
-    const bool engine = lib.name == "rocksdb" || lib.name == "wiredtiger" || lib.name == "lmdb";
-    if (engine && lib.assertions) {
-      e.warnings.push_back(lib.name + " (" + lib.path +
-                           ") is built with assertions enabled (it calls __assert_fail): every "
-                           "operation runs its debug checks, so it is slower than a release build "
-                           "of the same version");
-    }
   }
 
   const BuildInfo& b = GetBuildInfo();

@@ -64,6 +64,14 @@ void Reporter::Begin(const Engine& engine) {
   const EngineInfo* info = FindEngine(engine_name_);
   reference_engine_ = info != nullptr && info->reference;
   warnings_ = env_.warnings;
+  for (const auto& lib : env_.libraries) {  // only the engine this run uses
+    if (lib.name == engine_name_ && lib.assertions) {
+      warnings_.push_back(lib.name + " (" + lib.path +
+                          ") is built with assertions enabled (it calls __assert_fail): every "
+                          "operation runs its debug checks, so it is slower than a release build "
+                          "of the same version");
+    }
+  }
   for (const auto& w : engine.BuildWarnings()) warnings_.push_back(w);
 
   const BuildInfo& b = GetBuildInfo();
