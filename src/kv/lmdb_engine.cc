@@ -12,8 +12,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kv/registry.h"
@@ -32,8 +35,8 @@ struct FlagName {
 
 // The env flags --engine_options may set, by their lmdb.h names without the MDB_ prefix.
 constexpr FlagName kUserFlags[] = {
-    {MDB_NOSYNC, "NOSYNC"},       {MDB_NOMETASYNC, "NOMETASYNC"}, {MDB_WRITEMAP, "WRITEMAP"},
-    {MDB_MAPASYNC, "MAPASYNC"},   {MDB_NORDAHEAD, "NORDAHEAD"},   {MDB_NOMEMINIT, "NOMEMINIT"},
+    {MDB_NOSYNC, "NOSYNC"},     {MDB_NOMETASYNC, "NOMETASYNC"}, {MDB_WRITEMAP, "WRITEMAP"},
+    {MDB_MAPASYNC, "MAPASYNC"}, {MDB_NORDAHEAD, "NORDAHEAD"},   {MDB_NOMEMINIT, "NOMEMINIT"},
 };
 
 std::string FlagNames(unsigned int flags) {
@@ -42,6 +45,19 @@ std::string FlagNames(unsigned int flags) {
     if (flags & f.flag) names += (names.empty() ? "" : "|") + std::string(f.name);
   }
   return names.empty() ? "(none)" : names;
+}
+
+// From the final flags, since --engine_options may add sync-relaxing flags even with --sync.
+std::string Durability(unsigned int flags) {
+  if (flags & MDB_NOSYNC) return "commit does not sync (durable at settle/close)";
+  if ((flags & MDB_WRITEMAP) && (flags & MDB_MAPASYNC)) {
+    return "commit starts an asynchronous flush (durable at settle/close)";
+  }
+  if (flags & MDB_NOMETASYNC) {
+    return "commit syncs data but not the meta page (the last commit is durable at the next "
+           "commit, settle or close)";
+  }
+  return "each commit syncs data and meta page";
 }
 
 // What an open database needs to serve sessions and cursors, and to explain its errors.
@@ -65,8 +81,9 @@ Status FromMdb(MDB_env* env, const std::string& op, int rc) {
       return Status::IOError(msg + " (map_size is " + std::to_string(MapSize(env)) +
                              " bytes; raise it with --engine_options=map_size=<bytes>)");
     case MDB_TXN_FULL:
-      return Status::IOError(msg + " (one transaction dirtied too many pages; use smaller "
-                                   "batches)");
+      return Status::IOError(msg +
+                             " (one transaction dirtied too many pages; use smaller "
+                             "batches)");
     case MDB_READERS_FULL: {
       unsigned int readers = 0;
       mdb_env_get_maxreaders(env, &readers);
@@ -262,7 +279,8 @@ class LMDBSession : public Session {
 
 class LMDBEngine : public Engine {
  public:
-  LMDBEngine(const std::string& path, Db db, std::vector<std::pair<std::string, std::string>> config)
+  LMDBEngine(const std::string& path, Db db,
+             std::vector<std::pair<std::string, std::string>> config)
       : Engine(path), db_(db), config_(std::move(config)) {}
   ~LMDBEngine() override { Close(); }
 
@@ -282,6 +300,24 @@ class LMDBEngine : public Engine {
     mdb_txn_reset(txn);
     *session = std::make_unique<LMDBSession>(&db_, txn);
     return Status::OK();
+  }
+
+  // The map and the B+tree's shape: cheap reads of the environment's header.
+  std::vector<EngineMetric> Metrics() const override {
+    if (db_.env == nullptr) return {};
+    MDB_envinfo info;
+    MDB_stat st;
+    if (mdb_env_info(db_.env, &info) != 0 || mdb_env_stat(db_.env, &st) != 0) return {};
+    return {
+        {"map_size_bytes", static_cast<double>(info.me_mapsize), false},
+        {"pages_in_use", static_cast<double>(info.me_last_pgno + 1), false},
+        {"page_size_bytes", static_cast<double>(st.ms_psize), false},
+        {"depth", static_cast<double>(st.ms_depth), false},
+        {"branch_pages", static_cast<double>(st.ms_branch_pages), false},
+        {"leaf_pages", static_cast<double>(st.ms_leaf_pages), false},
+        {"overflow_pages", static_cast<double>(st.ms_overflow_pages), false},
+        {"entries_in_tree", static_cast<double>(st.ms_entries), false},
+    };
   }
 
   // Flushes what MDB_NOSYNC / MDB_NOMETASYNC left in the OS page cache; nothing else is pending in
@@ -415,8 +451,8 @@ Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
     map_size = RoundUp(settings.map_size, page);
     map_size_source = "--engine_options";
   } else {
-    const uint64_t expected = options.expected_bytes > (~0ull >> 3) ? (~0ull >> 3)
-                                                                    : options.expected_bytes;
+    const uint64_t expected =
+        options.expected_bytes > (~0ull >> 3) ? (~0ull >> 3) : options.expected_bytes;
     map_size = RoundUp(std::max(kMinDefaultMapSize, 4 * expected) + existing_bytes, kMiB);
     map_size_source = "default: max(1 GiB, 4 x expected_bytes=" + std::to_string(expected) + ")" +
                       (existing_bytes ? " + existing data.mdb " + std::to_string(existing_bytes)
@@ -470,9 +506,7 @@ Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
                          "): lmdb has no cache of its own; reads go through the OS page cache "
                          "of the memory map"},
       {"compression", "none"},
-      {"durability", options.sync ? "each commit fsyncs data and meta page"
-                                  : "NOSYNC|NOMETASYNC: commit does not sync (durable at "
-                                    "settle/close)"},
+      {"durability", Durability(flags)},
       {"engine_options", options.engine_options.empty() ? "(none)" : options.engine_options},
       {"library", mdb_version(nullptr, nullptr, nullptr)},
   };

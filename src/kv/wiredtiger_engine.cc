@@ -8,7 +8,6 @@
 // user always has the last word.
 #include <dlfcn.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <wiredtiger.h>
 
 #include <algorithm>
@@ -17,9 +16,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "kv/registry.h"
 
@@ -29,6 +31,11 @@ namespace {
 
 constexpr const char* kTable = "table:kvbench";
 constexpr const char* kTableFile = "file:kvbench.wt";
+// WiredTiger detects write-write conflicts only under snapshot isolation. Under its default,
+// read-committed, two concurrent batches writing the same keys both succeed and can leave a mix
+// of the two, which is not what an atomic WriteBatch promises. Snapshot isolation turns such
+// conflicts into WT_ROLLBACK, which the session retries.
+constexpr const char* kSessionConfig = "isolation=snapshot";
 constexpr const char* kSnappyExtension = "libwiredtiger_snappy.so";
 // Where Debian installs WiredTiger's compressor extensions, used when the directory of the loaded
 // library cannot be found (static link, or dladdr failing).
@@ -115,8 +122,9 @@ int RetryOnRollback(ErrorCapture* capture, Op op) {
   return ret;
 }
 
-const char* RollbackNote(int ret) {
-  return ret == WT_ROLLBACK ? "(gave up after 100 attempts)" : "";
+std::string RollbackNote(int ret) {
+  if (ret != WT_ROLLBACK) return "";
+  return "(gave up after " + std::to_string(kMaxRollbackAttempts) + " attempts)";
 }
 
 // WiredTiger does not copy the buffer: the Slice must outlive the operation that uses the item.
@@ -143,6 +151,13 @@ class WTCursor : public Cursor {
 
   Status Seek(const Slice& target) override {
     ErrorCapture capture;
+    if (target.empty()) {
+      // WiredTiger rejects an empty search key; every key is >= "", and next() on an unpositioned
+      // cursor returns the first.
+      int ret = cursor_->reset(cursor_);
+      if (ret == 0) ret = cursor_->next(cursor_);
+      return Load(&capture, "cursor next", ret);
+    }
     WT_ITEM k = ToItem(target);
     int exact = 0;
     int ret = RetryOnRollback(&capture, [&] {
@@ -184,6 +199,11 @@ class WTCursor : public Cursor {
   WT_ITEM value_ = {};
 };
 
+Status EmptyKeyError(const char* op) {
+  return Status::InvalidArgument(std::string("wiredtiger: ") + op +
+                                 ": wiredtiger does not store empty keys");
+}
+
 // NewCursor cannot return a Status, so a cursor WiredTiger failed to open reports it at Seek.
 class FailedCursor : public Cursor {
  public:
@@ -207,6 +227,7 @@ class WTSession : public Session {
   }
 
   Status Put(const Slice& key, const Slice& value) override {
+    if (key.empty()) return EmptyKeyError("put");
     ErrorCapture capture;
     WT_ITEM k = ToItem(key), v = ToItem(value);
     const int ret = RetryOnRollback(&capture, [&] {
@@ -218,6 +239,7 @@ class WTSession : public Session {
   }
 
   Status Get(const Slice& key, std::string* value) override {
+    if (key.empty()) return Status::NotFound();  // WiredTiger stores no empty key
     ErrorCapture capture;
     WT_ITEM k = ToItem(key);
     int ret = RetryOnRollback(&capture, [&] {
@@ -237,6 +259,7 @@ class WTSession : public Session {
   }
 
   Status Delete(const Slice& key) override {
+    if (key.empty()) return Status::OK();  // WiredTiger stores no empty key
     ErrorCapture capture;
     WT_ITEM k = ToItem(key);
     int ret = RetryOnRollback(&capture, [&] {
@@ -248,6 +271,9 @@ class WTSession : public Session {
   }
 
   Status Write(const WriteBatch& batch) override {
+    for (const auto& e : batch.ops()) {
+      if (e.type == BatchOp::Type::kPut && e.key.empty()) return EmptyKeyError("write batch");
+    }
     ErrorCapture capture;
     const char* op = "begin_transaction";
     const int ret = RetryOnRollback(&capture, [&] {
@@ -255,6 +281,7 @@ class WTSession : public Session {
       int r = session_->begin_transaction(session_, nullptr);
       if (r != 0) return r;
       for (const auto& e : batch.ops()) {
+        if (e.key.empty()) continue;  // a delete (puts were checked): no empty key exists
         WT_ITEM k = ToItem(Slice(e.key));
         WT_ITEM v = ToItem(Slice(e.value));
         cursor_->set_key(cursor_, &k);
@@ -314,7 +341,7 @@ class WTEngine : public Engine {
   Status NewSession(std::unique_ptr<Session>* session) override {
     ErrorCapture capture;
     WT_SESSION* s = nullptr;
-    int ret = conn_->open_session(conn_, nullptr, nullptr, &s);
+    int ret = conn_->open_session(conn_, nullptr, kSessionConfig, &s);
     if (ret != 0) return capture.ToStatus("open_session", ret, nullptr);
     WT_CURSOR* c = nullptr;
     ret = s->open_cursor(s, kTable, nullptr, nullptr, &c);
@@ -325,6 +352,33 @@ class WTEngine : public Engine {
     }
     *session = std::make_unique<WTSession>(s, c);
     return Status::OK();
+  }
+
+  std::vector<EngineMetric> Metrics() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (internal_ == nullptr) return {};
+    WT_CURSOR* c = nullptr;
+    if (internal_->open_cursor(internal_, "statistics:", nullptr, nullptr, &c) != 0) return {};
+    auto stat = [c](int key) {
+      const char* desc = nullptr;
+      const char* pvalue = nullptr;
+      int64_t value = 0;
+      c->set_key(c, key);
+      if (c->search(c) != 0 || c->get_value(c, &desc, &pvalue, &value) != 0) return 0.0;
+      return static_cast<double>(value);
+    };
+    std::vector<EngineMetric> m = {
+        {"cache_bytes", stat(WT_STAT_CONN_CACHE_BYTES_INUSE), false},
+        {"cache_dirty_bytes", stat(WT_STAT_CONN_CACHE_BYTES_DIRTY), false},
+        {"eviction_clean", stat(WT_STAT_CONN_CACHE_EVICTION_CLEAN), true},
+        {"eviction_dirty", stat(WT_STAT_CONN_CACHE_EVICTION_DIRTY), true},
+        {"cache_read_bytes", stat(WT_STAT_CONN_CACHE_BYTES_READ), true},
+        {"cache_written_bytes", stat(WT_STAT_CONN_CACHE_BYTES_WRITE), true},
+        {"block_written_bytes", stat(WT_STAT_CONN_BLOCK_BYTE_WRITE), true},
+        {"log_written_bytes", stat(WT_STAT_CONN_LOG_BYTES_WRITTEN), true},
+    };
+    c->close(c);
+    return m;
   }
 
   // A checkpoint writes every dirty page and syncs the data and log files; afterwards the log
@@ -348,7 +402,7 @@ class WTEngine : public Engine {
   }
 
  private:
-  std::mutex mu_;  // guards internal_, which is a session and so not thread-safe
+  mutable std::mutex mu_;  // guards internal_, which is a session and so not thread-safe
   WT_CONNECTION* conn_;
   WT_SESSION* internal_;
   const std::vector<std::pair<std::string, std::string>> config_;
@@ -364,8 +418,7 @@ bool FileExists(const std::string& path) {
 std::string FindSnappyExtension(std::string* searched) {
   std::vector<std::string> dirs;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&wiredtiger_open), &info) != 0 &&
-      info.dli_fname != nullptr) {
+  if (dladdr(reinterpret_cast<void*>(&wiredtiger_open), &info) != 0 && info.dli_fname != nullptr) {
     const std::string lib = info.dli_fname;
     const size_t slash = lib.rfind('/');
     if (slash != std::string::npos) dirs.push_back(lib.substr(0, slash));
@@ -374,7 +427,7 @@ std::string FindSnappyExtension(std::string* searched) {
     dirs.push_back(kMultiarchLibDir);
   }
   for (const auto& dir : dirs) {
-    const std::string candidate = dir + "/" + kSnappyExtension;
+    std::string candidate = dir + "/" + kSnappyExtension;
     if (FileExists(candidate)) return candidate;
     if (!searched->empty()) searched->append(", ");
     searched->append(dir);
@@ -389,11 +442,43 @@ std::string ConnectionConfig(const EngineOptions& o, const std::string& extensio
   // WiredTiger's own threads (log, checkpoint, eviction) take sessions from this budget too.
   c += ",session_max=" + std::to_string(std::max(100, o.max_sessions + 20));
   c += ",log=(enabled=true)";
-  c += ",statistics=(none)";
-  c += o.sync ? ",transaction_sync=(enabled=true,method=fsync)" : ",transaction_sync=(enabled=false)";
+  // "fast" connection statistics feed Metrics() (cache, eviction, bytes written); they are
+  // per-connection counters, cheap next to an operation.
+  c += ",statistics=(fast)";
+  c += o.sync ? ",transaction_sync=(enabled=true,method=fsync)"
+              : ",transaction_sync=(enabled=false)";
+  // The config recorded with a result must be all there is: no settings persisted in
+  // WiredTiger.basecfg at creation, none from the WIREDTIGER_CONFIG environment variable.
+  c += ",config_base=false,use_environment=false";
   if (!extension.empty()) c += ",extensions=[\"" + extension + "\"]";
   if (!o.engine_options.empty()) c += "," + o.engine_options;
   return c;
+}
+
+// `key` (dotted for nested groups, e.g. "log.enabled") as WiredTiger reads it from `config`: the
+// last occurrence wins, so this sees through --engine_options overrides. Empty if absent.
+std::string ConfigValue(const std::string& config, const char* key) {
+  WT_CONFIG_PARSER* parser = nullptr;
+  if (wiredtiger_config_parser_open(nullptr, config.data(), config.size(), &parser) != 0) return "";
+  WT_CONFIG_ITEM item;
+  std::string value;
+  if (parser->get(parser, key, &item) == 0) {
+    value = item.type == WT_CONFIG_ITEM::WT_CONFIG_ITEM_NUM ? std::to_string(item.val)
+                                                            : std::string(item.str, item.len);
+  }
+  parser->close(parser);
+  return value;
+}
+
+std::string Durability(const std::string& conn_config) {
+  if (ConfigValue(conn_config, "log.enabled") != "true") {
+    return "log off: durable only at checkpoints (settle/close)";
+  }
+  if (ConfigValue(conn_config, "transaction_sync.enabled") != "true") {
+    return "log on; commit does not sync the log (durable at settle/close)";
+  }
+  const std::string method = ConfigValue(conn_config, "transaction_sync.method");
+  return "log on; each commit syncs the log (method=" + (method.empty() ? "fsync" : method) + ")";
 }
 
 std::string TableConfig(const std::string& compression) {
@@ -443,13 +528,14 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
   if (options.create) {
     std::error_code ec;
     std::filesystem::create_directories(options.path, ec);
-    if (ec) return Status::IOError("wiredtiger: cannot create " + options.path + ": " + ec.message());
+    if (ec)
+      return Status::IOError("wiredtiger: cannot create " + options.path + ": " + ec.message());
   } else if (!FileExists(options.path + "/WiredTiger")) {
     return Status::InvalidArgument("no wiredtiger database at " + options.path);
   }
 
-  // Snappy is needed to write a snappy table, and to read one back when reopening (recovery
-  // replays compressed pages), whatever --compression says then.
+  // Snappy is needed to write a snappy table, and to read one back when reopening whatever
+  // --compression says (a mismatch is refused below, with a better message than WiredTiger's).
   std::string searched;
   const std::string snappy = options.compression == "snappy" || !options.create
                                  ? FindSnappyExtension(&searched)
@@ -494,9 +580,9 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
     Status s = ExistingCompressor(internal, &existing);
     if (!s.ok()) return fail(s);
     if (existing != options.compression) {
-      return fail(Status::InvalidArgument(
-          "wiredtiger: the table at " + options.path + " was created with block_compressor=" +
-          existing + "; reopen it with --compression=" + existing));
+      return fail(Status::InvalidArgument("wiredtiger: the table at " + options.path +
+                                          " was created with block_compressor=" + existing +
+                                          "; reopen it with --compression=" + existing));
     }
     table_config = "(existing table) " + TableConfig(existing);
   }
@@ -505,11 +591,11 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
       {"connection_config", conn_config},
       {"table", kTable},
       {"table_config", table_config},
-      {"cache_size", std::to_string(options.cache_size)},
+      {"session_config", kSessionConfig},
+      {"cache_size", ConfigValue(conn_config, "cache_size")},
       {"compression", options.compression},
       {"snappy_extension", snappy.empty() ? "(not loaded)" : snappy},
-      {"durability", options.sync ? "log on; each commit fsyncs the log"
-                                  : "log on; commit does not sync (durable at settle/close)"},
+      {"durability", Durability(conn_config)},
       {"engine_options", options.engine_options.empty() ? "(none)" : options.engine_options},
       {"library", wiredtiger_version(nullptr, nullptr, nullptr)},
   };
