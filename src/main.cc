@@ -20,26 +20,32 @@
 DEFINE_string(benchmarks, "fillseq,readrandom",
               "Comma-separated benchmarks to run in order (see the list above); `settle` waits "
               "for background work between phases");
-DEFINE_int32(repeats, 1, "Measured runs of each benchmark; with more than one, prints mean, median, "
-                         "stddev, cv and a 95% confidence interval of ops/sec. name[X5-W2] in "
-                         "--benchmarks sets it per benchmark, as in db_bench");
+DEFINE_int32(repeats, 1,
+             "Measured runs of each benchmark; with more than one, prints mean, median, "
+             "stddev, cv and a 95% confidence interval of ops/sec. name[X5-W2] in "
+             "--benchmarks sets it per benchmark, as in db_bench");
 DEFINE_int32(warmups, 0, "Discarded runs of each benchmark before the measured ones");
-DEFINE_string(engine, "rocksdb", "Engine: rocksdb, wiredtiger, lmdb, or the references memory/null");
-DEFINE_string(db, "", "Database directory (default /tmp/kvbench-<uid>/<engine>). Emptied at start "
-                      "unless --use_existing_db; kvbench only empties directories it created");
+DEFINE_string(engine, "rocksdb",
+              "Engine: rocksdb, wiredtiger, lmdb, or the references memory/null");
+DEFINE_string(db, "",
+              "Database directory (default /tmp/kvbench-<uid>/<engine>). Emptied at start "
+              "unless --use_existing_db; kvbench only empties directories it created");
 DEFINE_bool(use_existing_db, false, "Open the existing database at --db instead of starting empty");
 DEFINE_int64(num, 1000000, "Key space: keys 0..num-1; fills write num keys in total");
-DEFINE_int64(reads, -1, "Read ops in total across threads (readrandom, readseq, fwdrange, ...); "
-                        "-1 = --num");
+DEFINE_int64(reads, -1,
+             "Read ops in total across threads (readrandom, readseq, fwdrange, ...); "
+             "-1 = --num");
 DEFINE_int64(writes, -1, "Overwrite ops in total across threads; -1 = --num");
 DEFINE_int32(key_size, 16, "Key size in bytes: big-endian key number, padded with '0'");
 DEFINE_int32(value_size, 100, "Value size in bytes");
 DEFINE_double(compression_ratio, 0.5, "Values compress to about this fraction of their size");
 DEFINE_uint64(seed, 0, "Seed for keys and values: the same seed gives the same keys and values");
-DEFINE_int32(duration, 0, "Seconds; >0 ends each benchmark at this deadline (read and overwrite "
-                          "loops then ignore their op counts)");
-DEFINE_int32(threads, 1, "Worker threads, each with its own session (a *whilewriting writer is "
-                         "one more)");
+DEFINE_int32(duration, 0,
+             "Seconds; >0 ends each benchmark at this deadline (read and overwrite "
+             "loops then ignore their op counts)");
+DEFINE_int32(threads, 1,
+             "Worker threads, each with its own session (a *whilewriting writer is "
+             "one more)");
 DEFINE_int32(seek_nexts, 10, "Entries read after each seek in fwdrange (db_bench seekrandom)");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
               "Bytes/s for the background writer of *whilewriting benchmarks; 0 = unpaced");
@@ -47,14 +53,17 @@ DEFINE_bool(histogram, false, "Print all latency percentiles, cost per op and in
 DEFINE_double(report_interval_seconds, 1.0,
               "Seconds between progress lines on stderr and interval samples; 0 = none");
 DEFINE_string(json, "", "Write the results as one JSON document to this path");
-DEFINE_int64(cache_size, 256ll << 20, "Engine cache bytes (RocksDB block cache, WiredTiger cache; "
-                                      "LMDB uses the OS page cache)");
+DEFINE_int64(cache_size, 256ll << 20,
+             "Engine cache bytes (RocksDB block cache, WiredTiger cache; "
+             "LMDB uses the OS page cache)");
 DEFINE_string(compression, "none", "none, snappy, lz4 or zstd, where the engine supports it");
 DEFINE_bool(sync, false, "Make every write durable (fsync) before it returns");
-DEFINE_string(engine_options, "", "Passed raw to the engine: a RocksDB options string, a "
-                                  "WiredTiger config string, LMDB map_size=N,flags=A|B");
-DEFINE_bool(verify, false, "Check every value read against the value the seed writes for its key "
-                           "(costs ~4% of a RocksDB fwdrange op, so off by default, as db_bench)");
+DEFINE_string(engine_options, "",
+              "Passed raw to the engine: a RocksDB options string, a "
+              "WiredTiger config string, LMDB map_size=N,flags=A|B");
+DEFINE_bool(verify, false,
+            "Check every value read against the value the seed writes for its key "
+            "(costs ~4% of a RocksDB fwdrange op, so off by default, as db_bench)");
 
 namespace {
 
@@ -67,10 +76,11 @@ int Usage(const std::string& message) {
 
 void PrintVersion() {
   const kvbench::BuildInfo& b = kvbench::GetBuildInfo();
-  std::printf("kvbench %s (git %s)\npreset: %s\ncompiler: %s %s\nbuild type: %s\nflags: %s\n"
-              "target: %s\nassertions: %s\nengines:",
-              b.kvbench_version, b.git_revision, b.preset, b.compiler_id, b.compiler_version,
-              b.build_type, b.cxx_flags, b.target_arch, b.assertions ? "on" : "off");
+  std::printf(
+      "kvbench %s (git %s)\npreset: %s\ncompiler: %s %s\nbuild type: %s\nflags: %s\n"
+      "target: %s\nassertions: %s\nengines:",
+      b.kvbench_version, b.git_revision, b.preset, b.compiler_id, b.compiler_version, b.build_type,
+      b.cxx_flags, b.target_arch, b.assertions ? "on" : "off");
   for (const auto& e : kvbench::AllEngines()) {
     std::printf(" %s%s", e.name, e.compiled_in ? "" : "(not compiled in)");
   }
@@ -94,9 +104,10 @@ void PrintHelp() {
   gflags::GetAllFlags(&flags);
   for (const auto& f : flags) {
     if (f.filename.find("main.cc") == std::string::npos) continue;
-    std::printf("  --%s (%s, default %s)\n      %s\n", f.name.c_str(), f.type.c_str(),
-                f.type == "string" ? ("\"" + f.default_value + "\"").c_str() : f.default_value.c_str(),
-                f.description.c_str());
+    std::printf(
+        "  --%s (%s, default %s)\n      %s\n", f.name.c_str(), f.type.c_str(),
+        f.type == "string" ? ("\"" + f.default_value + "\"").c_str() : f.default_value.c_str(),
+        f.description.c_str());
   }
   std::printf("  --help, --version\n");
 }
@@ -206,8 +217,8 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
     return Usage("unknown engine '" + FLAGS_engine + "' (known:" + known + ")");
   }
   if (!engine->compiled_in) {
-    return Usage("engine '" + FLAGS_engine + "' is not compiled into this kvbench: " +
-                 engine->missing);
+    return Usage("engine '" + FLAGS_engine +
+                 "' is not compiled into this kvbench: " + engine->missing);
   }
   c->engine = FLAGS_engine;
   if (FLAGS_repeats < 1) return Usage("--repeats must be >= 1");
@@ -230,9 +241,9 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   if (FLAGS_writes < -1) return Usage("--writes must be >= 0 (or -1 for --num)");
   if (FLAGS_key_size < 1 || FLAGS_key_size > 1024) return Usage("--key_size must be 1..1024");
   if (static_cast<uint64_t>(FLAGS_num) > kvbench::KeyFormat::Capacity(FLAGS_key_size)) {
-    return Usage("--key_size=" + std::to_string(FLAGS_key_size) + " is too small for --num=" +
-                 std::to_string(FLAGS_num) + ": " + std::to_string(FLAGS_key_size) +
-                 " bytes hold at most " +
+    return Usage("--key_size=" + std::to_string(FLAGS_key_size) +
+                 " is too small for --num=" + std::to_string(FLAGS_num) + ": " +
+                 std::to_string(FLAGS_key_size) + " bytes hold at most " +
                  std::to_string(kvbench::KeyFormat::Capacity(FLAGS_key_size)) + " keys");
   }
   if (FLAGS_value_size < 1 || FLAGS_value_size > (64 << 20)) {

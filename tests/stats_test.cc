@@ -66,7 +66,7 @@ TEST(HistogramTest, SmallValuesAreExact) {
 
 TEST(HistogramTest, BucketsCoverEveryValueWithBoundedWidth) {
   const std::vector<uint64_t> values = {0,    1,         255,        256,       257,
-                                       1000, 123456789, 1ull << 40, UINT64_MAX};
+                                        1000, 123456789, 1ull << 40, UINT64_MAX};
   for (uint64_t v : values) {
     uint64_t lo, hi;
     Histogram::BucketRange(Histogram::BucketOf(v), &lo, &hi);
@@ -124,7 +124,7 @@ TEST(IntervalSeriesTest, StallsShowAsSlowIntervals) {
   EXPECT_DOUBLE_EQ(s.median_ops_per_sec, 1000);
   EXPECT_DOUBLE_EQ(s.min_ops_per_sec, 100);
   EXPECT_EQ(s.below_half_median, 2);
-  EXPECT_LT(s.p99_exceeded, 1000);    // the 1st percentile sees the stall
+  EXPECT_LT(s.p99_exceeded, 1000);  // the 1st percentile sees the stall
   EXPECT_DOUBLE_EQ(s.p95_exceeded, 1000);
   EXPECT_DOUBLE_EQ(series.Summarize(1.0, true).median_ops_per_sec, 100000);
 }

@@ -1,5 +1,7 @@
 // Workload semantics: what each benchmark writes and reads, run against the memory reference
 // engine, plus the key format, the permutation and the pacer.
+#include "workload/workload.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,7 +10,6 @@
 
 #include "kv/registry.h"
 #include "test_util.h"
-#include "workload/workload.h"
 
 namespace kvbench {
 namespace {
@@ -20,8 +21,8 @@ struct Counts {
 };
 
 // Runs `fn` on `threads` workers against `engine`, as the runner does (minus timing/reporting).
-std::vector<Counts> RunWorkers(Engine* engine, WorkFn fn, const WorkloadOptions& o,
-                                    int threads, uint64_t deadline_ticks = 0) {
+std::vector<Counts> RunWorkers(Engine* engine, WorkFn fn, const WorkloadOptions& o, int threads,
+                               uint64_t deadline_ticks = 0) {
   KeyFormat keys(o.key_size);
   ValueSource values(o.seed, o.compression_ratio, o.value_size);
   std::atomic<bool> stop{false};

@@ -20,8 +20,7 @@ class ValueGenerator {
   static constexpr size_t kDefaultBufferSize = 1 << 20;
 
   // REQUIRES: 0 < compression_ratio <= 1, buffer_size >= 100.
-  ValueGenerator(uint64_t seed, double compression_ratio,
-                 size_t buffer_size = kDefaultBufferSize);
+  ValueGenerator(uint64_t seed, double compression_ratio, size_t buffer_size = kDefaultBufferSize);
 
   // The next `len` bytes of the buffer, wrapping to its start when the rest is too short.
   // REQUIRES: len <= buffer size. The Slice stays valid while the generator lives.

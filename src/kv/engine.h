@@ -24,12 +24,12 @@ namespace kvbench {
 
 // Options common to all engines. Engine-specific settings travel raw in `engine_options`.
 struct EngineOptions {
-  std::string path;             // database directory; created if missing
-  bool create = true;           // true: start a new database (the directory must be empty or
-                                // hold no database); false: open an existing one (error if none)
+  std::string path;    // database directory; created if missing
+  bool create = true;  // true: start a new database (the directory must be empty or
+                       // hold no database); false: open an existing one (error if none)
   uint64_t cache_size = 256ull << 20;  // bytes of engine cache (see docs/engines.md per engine)
   std::string compression = "none";    // none | snappy | lz4 | zstd (NotSupported where absent)
-  bool sync = false;            // true: each write is durable (fsync) before it returns
+  bool sync = false;                   // true: each write is durable (fsync) before it returns
   std::string engine_options;   // passed through raw: RocksDB options string, WiredTiger config
                                 // string, LMDB "map_size=N,flags=..." (docs/engines.md)
   int max_sessions = 64;        // upper bound on concurrently open sessions (LMDB readers)

@@ -135,7 +135,8 @@ class MemoryEngine : public Engine {
     closed_ = true;
     const std::string tmp = SnapshotPath() + ".tmp";
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) return Status::IOError("memory: cannot create " + tmp + ": " + strerror(errno));
+    if (f == nullptr)
+      return Status::IOError("memory: cannot create " + tmp + ": " + strerror(errno));
     bool ok = true;
     for (const auto& [k, v] : store_.map) {
       const uint32_t len[2] = {static_cast<uint32_t>(k.size()), static_cast<uint32_t>(v.size())};

@@ -37,36 +37,36 @@ Status OpenLMDBEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
 
 }  // namespace
 
-const std::vector<EngineInfo>& AllEngines() {
-  static const std::vector<EngineInfo> engines = {
-      {"rocksdb", "RocksDB (LSM tree)", kHaveRocksDB,
-       "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false,
+const std::vector<EngineInfo>& AllEngines(){
+    static const std::vector<EngineInfo> engines = {
+        {"rocksdb", "RocksDB (LSM tree)", kHaveRocksDB,
+         "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false,
 #if KVBENCH_HAVE_ROCKSDB
-       &OpenRocksDBEngine},
+         &OpenRocksDBEngine},
 #else
-       &OpenRocksDBEngineMissing},
+         &OpenRocksDBEngineMissing},
 #endif
-      {"wiredtiger", "WiredTiger (B-tree)", kHaveWiredTiger,
-       "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
+        {"wiredtiger", "WiredTiger (B-tree)", kHaveWiredTiger,
+         "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
 #if KVBENCH_HAVE_WIREDTIGER
-       &OpenWiredTigerEngine},
+         &OpenWiredTigerEngine},
 #else
-       &OpenWiredTigerEngineMissing},
+         &OpenWiredTigerEngineMissing},
 #endif
-      {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kHaveLMDB,
-       "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false,
+        {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kHaveLMDB,
+         "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false,
 #if KVBENCH_HAVE_LMDB
-       &OpenLMDBEngine},
+         &OpenLMDBEngine},
 #else
-       &OpenLMDBEngineMissing},
+         &OpenLMDBEngineMissing},
 #endif
-      {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
-       &OpenMemoryEngine},
-      {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
-       true, "", true, &OpenNullEngine},
-  };
-  return engines;
-}
+        {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
+         &OpenMemoryEngine},
+        {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
+         true, "", true, &OpenNullEngine},
+    };
+return engines;
+}  // namespace kvbench
 
 const EngineInfo* FindEngine(const std::string& name) {
   for (const auto& e : AllEngines()) {
@@ -80,8 +80,8 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
   const EngineInfo* info = FindEngine(name);
   if (info == nullptr) return Status::InvalidArgument("unknown engine '" + name + "'");
   if (!info->compiled_in) {
-    return Status::NotSupported("engine '" + name + "' is not compiled into this kvbench: " +
-                                info->missing);
+    return Status::NotSupported("engine '" + name +
+                                "' is not compiled into this kvbench: " + info->missing);
   }
   return info->open(options, engine);
 }
@@ -102,7 +102,8 @@ Status PrepareNewDatabase(const std::string& path, const std::string& engine) {
     }
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       fs::remove_all(entry.path(), ec);
-      if (ec) return Status::IOError("cannot remove " + entry.path().string() + ": " + ec.message());
+      if (ec)
+        return Status::IOError("cannot remove " + entry.path().string() + ": " + ec.message());
     }
     if (ec) return Status::IOError("cannot list " + path + ": " + ec.message());
   } else {
@@ -111,8 +112,7 @@ Status PrepareNewDatabase(const std::string& path, const std::string& engine) {
   }
   std::FILE* f = std::fopen(marker.c_str(), "w");
   if (f == nullptr || std::fprintf(f, "%s\n", engine.c_str()) < 0 || std::fclose(f) != 0) {
-    return Status::IOError("cannot write in --db directory " + path + ": " +
-                           std::strerror(errno));
+    return Status::IOError("cannot write in --db directory " + path + ": " + std::strerror(errno));
   }
   return Status::OK();
 }

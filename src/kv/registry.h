@@ -12,9 +12,9 @@ namespace kvbench {
 struct EngineInfo {
   const char* name;
   const char* description;
-  bool compiled_in;       // false: the library was missing at configure time
-  const char* missing;    // when !compiled_in: how to get it
-  bool reference;         // memory/null: reference engines, labelled as such in output
+  bool compiled_in;     // false: the library was missing at configure time
+  const char* missing;  // when !compiled_in: how to get it
+  bool reference;       // memory/null: reference engines, labelled as such in output
   Status (*open)(const EngineOptions& options, std::unique_ptr<Engine>* engine);
 };
 

@@ -16,8 +16,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <map>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "kv/registry.h"
@@ -83,8 +83,8 @@ class RocksSession : public Session {
   Status Write(const WriteBatch& batch) override {
     rocksdb::WriteBatch wb;
     for (const auto& op : batch.ops()) {
-      rocksdb::Status s = op.type == BatchOp::Type::kPut ? wb.Put(op.key, op.value)
-                                                         : wb.Delete(op.key);
+      rocksdb::Status s =
+          op.type == BatchOp::Type::kPut ? wb.Put(op.key, op.value) : wb.Delete(op.key);
       if (!s.ok()) return FromRocks("write batch", s);
     }
     return FromRocks("write", db_->Write(write_options_, &wb));
@@ -152,7 +152,8 @@ class RocksEngine : public Engine {
         {"user_bytes_written", num(db, "db.user_bytes_written"), true},
         {"wal_bytes_written", num(db, "db.wal_bytes_written"), true},
         // Flush (L0) plus compaction output, all levels.
-        {"flush_compaction_bytes_written", std::round(num(cf, "compaction.Sum.WriteGB") * kGiB), true},
+        {"flush_compaction_bytes_written", std::round(num(cf, "compaction.Sum.WriteGB") * kGiB),
+         true},
         {"compaction_bytes_read", std::round(num(cf, "compaction.Sum.ReadGB") * kGiB), true},
         {"write_stall_us", num(db, "db.user_write_stall_micros"), true},
         {"stall_slowdowns", num(cf, "io_stalls.total_slowdown"), true},
@@ -207,11 +208,16 @@ class RocksEngine : public Engine {
 };
 
 Status ToCompression(const std::string& name, rocksdb::CompressionType* type) {
-  if (name == "none") *type = rocksdb::kNoCompression;
-  else if (name == "snappy") *type = rocksdb::kSnappyCompression;
-  else if (name == "lz4") *type = rocksdb::kLZ4Compression;
-  else if (name == "zstd") *type = rocksdb::kZSTD;
-  else return Status::InvalidArgument("rocksdb: unknown compression '" + name + "'");
+  if (name == "none")
+    *type = rocksdb::kNoCompression;
+  else if (name == "snappy")
+    *type = rocksdb::kSnappyCompression;
+  else if (name == "lz4")
+    *type = rocksdb::kLZ4Compression;
+  else if (name == "zstd")
+    *type = rocksdb::kZSTD;
+  else
+    return Status::InvalidArgument("rocksdb: unknown compression '" + name + "'");
   return Status::OK();
 }
 

@@ -21,7 +21,7 @@ struct RunConfig {
   std::string engine = "rocksdb";
   std::vector<BenchmarkPlan> benchmarks;
   bool use_existing_db = false;
-  EngineOptions engine_options;         // path, cache, compression, sync, raw options
+  EngineOptions engine_options;  // path, cache, compression, sync, raw options
   WorkloadOptions workload;
   double report_interval_seconds = 1.0;  // 0 = no interval series, no progress lines
   bool histogram = false;                // print the full latency distribution

@@ -1,7 +1,6 @@
 #include "runner/elf_audit.h"
 
 #include <elf.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -51,9 +50,9 @@ ElfFacts InspectElf(const std::string& path) {
   for (int i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
     if (!section(i, &sh) || sh.sh_name >= names.sh_size) continue;
-    const std::string name(bytes.data() + names.sh_offset + sh.sh_name,
-                           strnlen(bytes.data() + names.sh_offset + sh.sh_name,
-                                   names.sh_size - sh.sh_name));
+    const std::string name(
+        bytes.data() + names.sh_offset + sh.sh_name,
+        strnlen(bytes.data() + names.sh_offset + sh.sh_name, names.sh_size - sh.sh_name));
     if (name == ".comment") {
       const char* p = bytes.data() + sh.sh_offset;
       for (size_t k = 0; k < sh.sh_size;) {

@@ -13,20 +13,20 @@ struct LibraryInfo {
   std::string version;  // as the loaded library reports it, or "" when it cannot say
   std::string path;     // the shared object actually loaded, or "" if linked statically
   // From the loaded file's ELF (elf_audit.h): how it was built, as far as the file tells.
-  std::string compiler;         // its .comment section, e.g. "GCC: (Debian 12.2.0-14) 12.2.0"
-  bool assertions = false;      // imports __assert_fail: assert() compiled in
-  bool debug_info = false;      // has .debug_info
+  std::string compiler;     // its .comment section, e.g. "GCC: (Debian 12.2.0-14) 12.2.0"
+  bool assertions = false;  // imports __assert_fail: assert() compiled in
+  bool debug_info = false;  // has .debug_info
 };
 
 struct Environment {
-  std::string date_utc;   // ISO 8601
+  std::string date_utc;  // ISO 8601
   std::string hostname;
-  std::string kernel;     // uname -srm
+  std::string kernel;  // uname -srm
   std::string cpu_model;
-  int cpu_cores = 0;      // online logical CPUs
-  std::string cpu_caches; // "L1d 32K, L2 1M, L3 32M"
+  int cpu_cores = 0;       // online logical CPUs
+  std::string cpu_caches;  // "L1d 32K, L2 1M, L3 32M"
   uint64_t memory_bytes = 0;
-  std::string clock;      // Clock::Description()
+  std::string clock;  // Clock::Description()
   std::vector<LibraryInfo> libraries;
   std::vector<std::string> warnings;
 

@@ -124,24 +124,26 @@ void Reporter::Add(const BenchmarkResult& r) {
     const double ops_sec = role.ops_per_sec();
     std::string msg;
     if (role.role == "reader") {
-      msg = " (" + std::to_string(role.found) + " of " + std::to_string(role.found + role.not_found) +
-            " found)";
+      msg = " (" + std::to_string(role.found) + " of " +
+            std::to_string(role.found + role.not_found) + " found)";
     }
     if (role.background) {
       msg = role.target_bytes_per_sec > 0
                 ? " (target " + FormatDouble(role.target_bytes_per_sec / 1048576.0, 2) +
-                      " MB/s, achieved " + FormatDouble(role.mb_per_sec(), 2) + " MB/s: " +
-                      (role.sustained ? "sustained" : "NOT sustained") + ")"
+                      " MB/s, achieved " + FormatDouble(role.mb_per_sec(), 2) +
+                      " MB/s: " + (role.sustained ? "sustained" : "NOT sustained") + ")"
                 : " (unpaced)";
     }
-    std::printf("%-21s: %11.3f micros/op %9.0f ops/sec %8.3f seconds %10llu operations; %6.1f MB/s%s%s\n",
-                name.c_str(), ops_sec > 0 ? 1e6 / ops_sec : 0.0, ops_sec, role.seconds,
-                static_cast<unsigned long long>(role.ops), role.mb_per_sec(), msg.c_str(),
-                reference_engine_ ? " [reference engine]" : "");
+    std::printf(
+        "%-21s: %11.3f micros/op %9.0f ops/sec %8.3f seconds %10llu operations; %6.1f MB/s%s%s\n",
+        name.c_str(), ops_sec > 0 ? 1e6 / ops_sec : 0.0, ops_sec, role.seconds,
+        static_cast<unsigned long long>(role.ops), role.mb_per_sec(), msg.c_str(),
+        reference_engine_ ? " [reference engine]" : "");
     std::string lat = "    latency: ";
     for (int i = 0; i < 7; ++i) {
       if (!config_.histogram && (i == 1 || i == 2 || i == 3 || i == 6)) continue;
-      lat += std::string(kPercentileNames[i]) + " " + FormatNs(role.latency.Percentile(kPercentiles[i])) + "  ";
+      lat += std::string(kPercentileNames[i]) + " " +
+             FormatNs(role.latency.Percentile(kPercentiles[i])) + "  ";
     }
     lat += "max " + FormatNs(static_cast<double>(role.latency.max()));
     std::printf("%s\n", lat.c_str());
@@ -157,10 +159,11 @@ void Reporter::Add(const BenchmarkResult& r) {
                 c.involuntary_cs_per_op);
     if (role.stalls.intervals > 0) {
       const auto& st = role.stalls;
-      std::printf("    intervals: %d, median %.0f ops/s, 95%% exceed %.0f, 99%% exceed %.0f, "
-                  "slowest %.0f, %d below half the median\n",
-                  st.intervals, st.median_ops_per_sec, st.p95_exceeded, st.p99_exceeded,
-                  st.min_ops_per_sec, st.below_half_median);
+      std::printf(
+          "    intervals: %d, median %.0f ops/s, 95%% exceed %.0f, 99%% exceed %.0f, "
+          "slowest %.0f, %d below half the median\n",
+          st.intervals, st.median_ops_per_sec, st.p95_exceeded, st.p99_exceeded, st.min_ops_per_sec,
+          st.below_half_median);
     }
   }
   if (!r.engine_metrics.empty()) {
@@ -191,11 +194,12 @@ void Reporter::AddSummary(const std::vector<BenchmarkResult>& repeats) {
     const SampleSummary& s = rs.ops_per_sec;
     std::string name = rs.benchmark + " [X" + std::to_string(s.n) + "]";
     if (repeats[0].roles.size() > 1) name += " [" + rs.role + "]";
-    std::printf("%-21s: %9.0f ops/sec mean, 95%% CI %.0f..%.0f (+-%.1f%%), median %.0f, "
-                "stddev %.0f, cv %.2f%%, min %.0f, max %.0f\n",
-                name.c_str(), s.mean, s.ci95_low, s.ci95_high,
-                s.mean > 0 ? 100.0 * (s.ci95_high - s.mean) / s.mean : 0.0, s.median, s.stddev,
-                100.0 * s.cv, s.min, s.max);
+    std::printf(
+        "%-21s: %9.0f ops/sec mean, 95%% CI %.0f..%.0f (+-%.1f%%), median %.0f, "
+        "stddev %.0f, cv %.2f%%, min %.0f, max %.0f\n",
+        name.c_str(), s.mean, s.ci95_low, s.ci95_high,
+        s.mean > 0 ? 100.0 * (s.ci95_high - s.mean) / s.mean : 0.0, s.median, s.stddev,
+        100.0 * s.cv, s.min, s.max);
     summaries_.push_back(rs);
   }
   std::fflush(stdout);
@@ -286,12 +290,14 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
       j.BeginObject("latency_ns");
       j.Int("count", role.latency.count()).Num("mean", role.latency.mean());
       j.Int("min", role.latency.min());
-      for (int i = 0; i < 7; ++i) j.Num(kPercentileNames[i], role.latency.Percentile(kPercentiles[i]));
+      for (int i = 0; i < 7; ++i)
+        j.Num(kPercentileNames[i], role.latency.Percentile(kPercentiles[i]));
       j.Int("max", role.latency.max());
       j.EndObject();
       const auto& c = role.cost;
       j.BeginObject("cost");
-      j.Num("cpu_user_us_per_op", c.cpu_user_us_per_op).Num("cpu_sys_us_per_op", c.cpu_sys_us_per_op);
+      j.Num("cpu_user_us_per_op", c.cpu_user_us_per_op)
+          .Num("cpu_sys_us_per_op", c.cpu_sys_us_per_op);
       j.Num("thread_cpu_us_per_op", role.thread_cpu_us_per_op());
       if (c.have_io) {
         j.Num("storage_read_kb_per_op", c.storage_read_kb_per_op);
@@ -303,7 +309,8 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
       j.Num("involuntary_cs_per_op", c.involuntary_cs_per_op);
       j.EndObject();
       j.BeginObject("intervals");
-      j.Int("count", role.stalls.intervals).Num("median_ops_per_sec", role.stalls.median_ops_per_sec);
+      j.Int("count", role.stalls.intervals)
+          .Num("median_ops_per_sec", role.stalls.median_ops_per_sec);
       j.Num("p95_exceeded_ops_per_sec", role.stalls.p95_exceeded);
       j.Num("p99_exceeded_ops_per_sec", role.stalls.p99_exceeded);
       j.Num("min_ops_per_sec", role.stalls.min_ops_per_sec);

@@ -17,12 +17,12 @@ struct RoleResult {
   int threads = 0;
   bool background = false;  // the paced writer of a *whilewriting benchmark
   uint64_t ops = 0, bytes = 0, found = 0, not_found = 0, entries = 0;
-  double seconds = 0;       // from the start barrier to this role's last thread finishing
-  Histogram latency;        // merged over the role's threads, ns
+  double seconds = 0;  // from the start barrier to this role's last thread finishing
+  Histogram latency;   // merged over the role's threads, ns
   IntervalSeries series;
-  StallSummary stalls;      // from `series`, ops/s
-  ResourceCost cost;        // process-wide counters over the benchmark, divided by this role's ops
-  double thread_cpu_seconds = 0;  // CPU of this role's own threads only (no engine background)
+  StallSummary stalls;  // from `series`, ops/s
+  ResourceCost cost;    // process-wide counters over the benchmark, divided by this role's ops
+  double thread_cpu_seconds = 0;    // CPU of this role's own threads only (no engine background)
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
   bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
@@ -36,7 +36,7 @@ struct BenchmarkResult {
   std::string name;
   int repeat = 1, repeats = 1;  // this run is repeat `repeat` of `repeats` measured runs
   bool warmup = false;          // a discarded warm-up run (printed, not recorded)
-  std::string count_note;   // e.g. "1000000 reads total over 4 threads"
+  std::string count_note;       // e.g. "1000000 reads total over 4 threads"
   double seconds = 0;
   std::vector<RoleResult> roles;
   uint64_t db_size_bytes = 0;

@@ -1,7 +1,5 @@
 // The benchmark runner: opens the engine, runs each benchmark's threads behind a start barrier,
 // samples their counters once per interval, and hands the results to the reporters.
-#include "runner/config.h"
-
 #include <signal.h>
 #include <time.h>
 
@@ -13,6 +11,7 @@
 
 #include "common/random.h"
 #include "kv/registry.h"
+#include "runner/config.h"
 #include "runner/environment.h"
 #include "runner/report.h"
 #include "runner/result.h"
@@ -125,8 +124,8 @@ Status Runner::OpenEngine(bool create) {
   EngineOptions eo = config_.engine_options;
   eo.create = create;
   eo.max_sessions = config_.workload.threads + 1;
-  eo.expected_bytes = config_.workload.num *
-                      static_cast<uint64_t>(config_.workload.key_size + config_.workload.value_size);
+  eo.expected_bytes = config_.workload.num * static_cast<uint64_t>(config_.workload.key_size +
+                                                                   config_.workload.value_size);
   Status s = create ? PrepareNewDatabase(eo.path, config_.engine)
                     : CheckExistingDatabase(eo.path, config_.engine);
   if (!s.ok()) return s;
@@ -237,7 +236,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
 
   // Sample every role once per interval until the main workers are done.
   const double interval = config_.report_interval_seconds;
-  const uint64_t main_total = std::string(spec.count) == "num" ? wo.num
+  const uint64_t main_total = std::string(spec.count) == "num"     ? wo.num
                               : std::string(spec.count) == "reads" ? wo.TotalReads()
                                                                    : wo.TotalWrites();
   uint64_t last_sample_ns = start_ns;

@@ -18,8 +18,8 @@ namespace kvbench {
 class Histogram {
  public:
   static constexpr int kSubBits = 8;
-  static constexpr int kSub = 1 << kSubBits;         // exact values below this
-  static constexpr int kHalf = kSub / 2;             // sub-buckets per power of two above
+  static constexpr int kSub = 1 << kSubBits;  // exact values below this
+  static constexpr int kHalf = kSub / 2;      // sub-buckets per power of two above
   static constexpr int kBuckets = kSub + (64 - kSubBits) * kHalf;
 
   Histogram() { Clear(); }

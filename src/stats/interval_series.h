@@ -20,12 +20,12 @@ struct Interval {
 };
 
 struct StallSummary {
-  int intervals = 0;               // intervals counted (complete ones, see below)
-  double median_ops_per_sec = 0;   // median interval rate
-  double p95_exceeded = 0;         // rate that 95% of intervals exceed (5th percentile)
-  double p99_exceeded = 0;         // rate that 99% of intervals exceed (1st percentile)
-  double min_ops_per_sec = 0;      // slowest interval
-  int below_half_median = 0;       // intervals slower than half the median
+  int intervals = 0;              // intervals counted (complete ones, see below)
+  double median_ops_per_sec = 0;  // median interval rate
+  double p95_exceeded = 0;        // rate that 95% of intervals exceed (5th percentile)
+  double p99_exceeded = 0;        // rate that 99% of intervals exceed (1st percentile)
+  double min_ops_per_sec = 0;     // slowest interval
+  int below_half_median = 0;      // intervals slower than half the median
 };
 
 class IntervalSeries {

@@ -38,14 +38,20 @@ ResourceSnapshot ResourceSnapshot::Take() {
     s.involuntary_cs = static_cast<uint64_t>(ru.ru_nivcsw);
   }
   s.have_io = ReadProcKeyValues("/proc/self/io", [&s](const char* k, uint64_t v) {
-    if (!std::strcmp(k, "read_bytes")) s.storage_read_bytes = v;
-    else if (!std::strcmp(k, "write_bytes")) s.storage_write_bytes = v;
-    else if (!std::strcmp(k, "rchar")) s.syscall_read_bytes = v;
-    else if (!std::strcmp(k, "wchar")) s.syscall_write_bytes = v;
+    if (!std::strcmp(k, "read_bytes"))
+      s.storage_read_bytes = v;
+    else if (!std::strcmp(k, "write_bytes"))
+      s.storage_write_bytes = v;
+    else if (!std::strcmp(k, "rchar"))
+      s.syscall_read_bytes = v;
+    else if (!std::strcmp(k, "wchar"))
+      s.syscall_write_bytes = v;
   });
   ReadProcKeyValues("/proc/self/status", [&s](const char* k, uint64_t v) {
-    if (!std::strcmp(k, "VmRSS")) s.rss_bytes = v * 1024;
-    else if (!std::strcmp(k, "VmHWM")) s.peak_rss_bytes = v * 1024;
+    if (!std::strcmp(k, "VmRSS"))
+      s.rss_bytes = v * 1024;
+    else if (!std::strcmp(k, "VmHWM"))
+      s.peak_rss_bytes = v * 1024;
   });
   return s;
 }
@@ -61,10 +67,14 @@ ResourceCost CostPerOp(const ResourceSnapshot& a, const ResourceSnapshot& b, uin
   c.involuntary_cs_per_op = static_cast<double>(b.involuntary_cs - a.involuntary_cs) / n;
   c.have_io = a.have_io && b.have_io;
   if (c.have_io) {
-    c.storage_read_kb_per_op = static_cast<double>(b.storage_read_bytes - a.storage_read_bytes) / 1024 / n;
-    c.storage_write_kb_per_op = static_cast<double>(b.storage_write_bytes - a.storage_write_bytes) / 1024 / n;
-    c.syscall_read_kb_per_op = static_cast<double>(b.syscall_read_bytes - a.syscall_read_bytes) / 1024 / n;
-    c.syscall_write_kb_per_op = static_cast<double>(b.syscall_write_bytes - a.syscall_write_bytes) / 1024 / n;
+    c.storage_read_kb_per_op =
+        static_cast<double>(b.storage_read_bytes - a.storage_read_bytes) / 1024 / n;
+    c.storage_write_kb_per_op =
+        static_cast<double>(b.storage_write_bytes - a.storage_write_bytes) / 1024 / n;
+    c.syscall_read_kb_per_op =
+        static_cast<double>(b.syscall_read_bytes - a.syscall_read_bytes) / 1024 / n;
+    c.syscall_write_kb_per_op =
+        static_cast<double>(b.syscall_write_bytes - a.syscall_write_bytes) / 1024 / n;
   }
   return c;
 }

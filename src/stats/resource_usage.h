@@ -7,13 +7,13 @@
 namespace kvbench {
 
 struct ResourceSnapshot {
-  double user_us = 0, sys_us = 0;         // getrusage(RUSAGE_SELF) CPU time
+  double user_us = 0, sys_us = 0;  // getrusage(RUSAGE_SELF) CPU time
   uint64_t voluntary_cs = 0, involuntary_cs = 0;
   // /proc/self/io: bytes this process caused to be read from / sent to the storage layer
   // (read_bytes / write_bytes) and passed through read/write syscalls (rchar / wchar).
   uint64_t storage_read_bytes = 0, storage_write_bytes = 0;
   uint64_t syscall_read_bytes = 0, syscall_write_bytes = 0;
-  bool have_io = false;                    // /proc/self/io was readable
+  bool have_io = false;                        // /proc/self/io was readable
   uint64_t rss_bytes = 0, peak_rss_bytes = 0;  // VmRSS / VmHWM from /proc/self/status
 
   static ResourceSnapshot Take();

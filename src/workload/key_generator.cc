@@ -21,7 +21,8 @@ uint64_t KeyFormat::Decode(const Slice& key) const {
 
 ValueSource::ValueSource(uint64_t seed, double compression_ratio, int value_size)
     : gen_(seed, compression_ratio,
-           std::max<size_t>(ValueGenerator::kDefaultBufferSize, 2 * static_cast<size_t>(value_size))),
+           std::max<size_t>(ValueGenerator::kDefaultBufferSize,
+                            2 * static_cast<size_t>(value_size))),
       seed_(seed),
       value_size_(value_size),
       span_(gen_.buffer().size() - static_cast<size_t>(value_size) + 1) {}

@@ -3,9 +3,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 
 #include "common/clock.h"
 
@@ -25,8 +24,7 @@ class SystemClock : public PacerClock {
       prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
       slack_set = true;
     }
-    const timespec ts{static_cast<time_t>(t / 1000000000ull),
-                      static_cast<long>(t % 1000000000ull)};
+    const timespec ts{static_cast<time_t>(t / 1000000000ull), static_cast<long>(t % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
   }

@@ -8,8 +8,8 @@ namespace kvbench {
 
 const std::vector<BenchmarkSpec>& AllBenchmarks() {
   static const std::vector<BenchmarkSpec> table = {
-      {"fillseq", "write keys 0..num-1 in ascending order; threads split the range", true,
-       "writer", "num", &FillSeq, nullptr},
+      {"fillseq", "write keys 0..num-1 in ascending order; threads split the range", true, "writer",
+       "num", &FillSeq, nullptr},
       {"fillrandom",
        "write every key 0..num-1 exactly once in a seeded random order (a permutation)", true,
        "writer", "num", &FillRandom, nullptr},
@@ -19,7 +19,9 @@ const std::vector<BenchmarkSpec>& AllBenchmarks() {
        false, "reader", "reads", &ReadRandom, nullptr},
       {"readseq", "read --reads entries in key order with a cursor; thread i starts at key i*num/T",
        false, "reader", "reads", &ReadSeq, nullptr},
-      {"fwdrange", "--reads times: seek to a uniform random key, then read --seek_nexts entries with Next (db_bench seekrandom)",
+      {"fwdrange",
+       "--reads times: seek to a uniform random key, then read --seek_nexts entries with Next "
+       "(db_bench seekrandom)",
        false, "reader", "reads", &FwdRange, nullptr},
       {"readwhilewriting",
        "readrandom on --threads readers plus one writer paced at --benchmark_write_rate_limit",
@@ -27,8 +29,8 @@ const std::vector<BenchmarkSpec>& AllBenchmarks() {
       {"fwdrangewhilewriting",
        "fwdrange on --threads readers plus one writer paced at --benchmark_write_rate_limit", false,
        "reader", "reads", &FwdRange, &PacedWriter},
-      {"settle", "wait for the engine's background work (flush, compaction, checkpoint)", false,
-       "", "", nullptr, nullptr},
+      {"settle", "wait for the engine's background work (flush, compaction, checkpoint)", false, "",
+       "", nullptr, nullptr},
   };
   return table;
 }

@@ -22,9 +22,9 @@
 namespace kvbench {
 
 struct WorkloadOptions {
-  uint64_t num = 1000000;      // key space: keys 0..num-1
-  int64_t reads = -1;          // total read ops; -1 = num
-  int64_t writes = -1;         // total overwrite ops; -1 = num
+  uint64_t num = 1000000;  // key space: keys 0..num-1
+  int64_t reads = -1;      // total read ops; -1 = num
+  int64_t writes = -1;     // total overwrite ops; -1 = num
   int key_size = 16;
   int value_size = 100;
   double compression_ratio = 0.5;
@@ -112,12 +112,12 @@ using WorkFn = void (*)(Worker& w);
 // One benchmark name and what it runs.
 struct BenchmarkSpec {
   const char* name;
-  const char* description;     // one line for --help
-  bool fresh_db;               // starts from an empty database unless --use_existing_db
-  const char* role;            // "writer" or "reader": what the --threads workers do
-  const char* count;           // which count the workers' loop uses: "num", "reads", "writes"
-  WorkFn work;                 // run by each of the --threads workers; nullptr for `settle`
-  WorkFn background;           // *whilewriting: the paced writer (one extra thread), else null
+  const char* description;  // one line for --help
+  bool fresh_db;            // starts from an empty database unless --use_existing_db
+  const char* role;         // "writer" or "reader": what the --threads workers do
+  const char* count;        // which count the workers' loop uses: "num", "reads", "writes"
+  WorkFn work;              // run by each of the --threads workers; nullptr for `settle`
+  WorkFn background;        // *whilewriting: the paced writer (one extra thread), else null
 };
 
 // The benchmark table, in --help order.

@@ -113,7 +113,7 @@ void ReadSeq(Worker& w) {
   Status s = c->Seek(Slice(key, w.keys.size()));
   bool wrapped_empty = false;
   while (s.ok() && n > 0) {
-    if (!c->Valid()) {  // end of data: wrap to the first key
+    if (!c->Valid()) {            // end of data: wrap to the first key
       if (wrapped_empty) return;  // empty database: nothing to read
       w.keys.Encode(0, key);
       s = c->Seek(Slice(key, w.keys.size()));
