@@ -10,63 +10,45 @@ namespace kvbench {
 
 namespace {
 
-#if KVBENCH_HAVE_ROCKSDB
-constexpr bool kHaveRocksDB = true;
-#else
-constexpr bool kHaveRocksDB = false;
-Status OpenRocksDBEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
+// The entry point of an engine left out at configure time; OpenEngine reports it by name first.
+Status NotCompiledIn(const EngineOptions&, std::unique_ptr<Engine>*) {
   return Status::NotSupported("not compiled in");
 }
+
+#if KVBENCH_HAVE_ROCKSDB
+constexpr auto kOpenRocksDB = &OpenRocksDBEngine;
+#else
+constexpr auto kOpenRocksDB = &NotCompiledIn;
 #endif
 #if KVBENCH_HAVE_WIREDTIGER
-constexpr bool kHaveWiredTiger = true;
+constexpr auto kOpenWiredTiger = &OpenWiredTigerEngine;
 #else
-constexpr bool kHaveWiredTiger = false;
-Status OpenWiredTigerEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
-  return Status::NotSupported("not compiled in");
-}
+constexpr auto kOpenWiredTiger = &NotCompiledIn;
 #endif
 #if KVBENCH_HAVE_LMDB
-constexpr bool kHaveLMDB = true;
+constexpr auto kOpenLMDB = &OpenLMDBEngine;
 #else
-constexpr bool kHaveLMDB = false;
-Status OpenLMDBEngineMissing(const EngineOptions&, std::unique_ptr<Engine>*) {
-  return Status::NotSupported("not compiled in");
-}
+constexpr auto kOpenLMDB = &NotCompiledIn;
 #endif
 
 }  // namespace
 
-const std::vector<EngineInfo>& AllEngines(){
-    static const std::vector<EngineInfo> engines = {
-        {"rocksdb", "RocksDB (LSM tree)", kHaveRocksDB,
-         "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false,
-#if KVBENCH_HAVE_ROCKSDB
-         &OpenRocksDBEngine},
-#else
-         &OpenRocksDBEngineMissing},
-#endif
-        {"wiredtiger", "WiredTiger (B-tree)", kHaveWiredTiger,
-         "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
-#if KVBENCH_HAVE_WIREDTIGER
-         &OpenWiredTigerEngine},
-#else
-         &OpenWiredTigerEngineMissing},
-#endif
-        {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kHaveLMDB,
-         "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false,
-#if KVBENCH_HAVE_LMDB
-         &OpenLMDBEngine},
-#else
-         &OpenLMDBEngineMissing},
-#endif
-        {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
-         &OpenMemoryEngine},
-        {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
-         true, "", true, &OpenNullEngine},
-    };
-return engines;
-}  // namespace kvbench
+const std::vector<EngineInfo>& AllEngines() {
+  static const std::vector<EngineInfo> engines = {
+      {"rocksdb", "RocksDB (LSM tree)", kOpenRocksDB != &NotCompiledIn,
+       "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenRocksDB},
+      {"wiredtiger", "WiredTiger (B-tree)", kOpenWiredTiger != &NotCompiledIn,
+       "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
+       kOpenWiredTiger},
+      {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kOpenLMDB != &NotCompiledIn,
+       "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenLMDB},
+      {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
+       &OpenMemoryEngine},
+      {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)", true,
+       "", true, &OpenNullEngine},
+  };
+  return engines;
+}
 
 const EngineInfo* FindEngine(const std::string& name) {
   for (const auto& e : AllEngines()) {
