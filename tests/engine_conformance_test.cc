@@ -231,6 +231,33 @@ TEST_P(Conformance, OneSessionPerThreadConcurrently) {
             static_cast<size_t>(kThreads * kPerThread));
 }
 
+// The runner's pattern: sessions are opened on the main thread, then each is attached to and
+// used by its own worker thread.
+TEST_P(Conformance, SessionsOpenedOnOneThreadWorkOnTheirWorkers) {
+  constexpr int kThreads = 3, kPerThread = 500;
+  std::vector<std::unique_ptr<Session>> sessions(kThreads);
+  for (auto& s : sessions) ASSERT_TRUE(engine_->NewSession(&s).ok());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Session* s = sessions[t].get();
+      s->AttachToThread();
+      std::string v;
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string k = Key(t * kPerThread + i);
+        if (!s->Put(k, k).ok()) ++failures;
+        if (!s->Get(k, &v).ok() || v != k) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  sessions.clear();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(ScanKeys("", kThreads * kPerThread + 10).size(),
+            static_cast<size_t>(kThreads * kPerThread));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEngines, Conformance, ::testing::ValuesIn(StorageEngines()),
                          [](const auto& info) { return info.param; });
 

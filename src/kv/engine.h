@@ -89,6 +89,10 @@ class Session {
   virtual Status Write(const WriteBatch& batch) = 0;
   // A new cursor, unpositioned. At most one cursor per session is open at a time.
   virtual std::unique_ptr<Cursor> NewCursor() = 0;
+  // Called once on the thread that will use this session, before its first operation: sessions
+  // may be opened on another thread. Engines with thread-local state set it up here (RocksDB's
+  // perf level).
+  virtual void AttachToThread() {}
 };
 
 // One engine-internal figure. Cumulative ones (bytes written so far) are reported as the change

@@ -9,6 +9,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/table.h>
 #include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
@@ -71,6 +72,10 @@ class RocksCursor : public Cursor {
 class RocksSession : public Session {
  public:
   RocksSession(rocksdb::DB* db, bool sync) : db_(db) { write_options_.sync = sync; }
+  // RocksDB's perf level is per thread and starts at kEnableCount, which bumps perf_context
+  // counters (a thread-local lookup each) on every key comparison: ~4% of a readrandom op.
+  // db_bench sets kDisable in every benchmark thread (its --perf_level default); so does kvbench.
+  void AttachToThread() override { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
   Status Put(const Slice& key, const Slice& value) override {
     return FromRocks("put", db_->Put(write_options_, ToRocks(key), ToRocks(value)));
   }
@@ -129,6 +134,7 @@ class RocksEngine : public Engine {
     add("target_file_size_base", std::to_string(options_.target_file_size_base));
     add("max_bytes_for_level_base", std::to_string(options_.max_bytes_for_level_base));
     add("enable_pipelined_write", options_.enable_pipelined_write ? "true" : "false");
+    add("perf_level", "disable (per worker thread, as db_bench's default)");
     add("wal", "enabled");
     add("write_sync", sync_ ? "true" : "false");
     add("engine_options", raw_.empty() ? "(none)" : raw_);

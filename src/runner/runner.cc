@@ -206,6 +206,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
     for (size_t i = 0; i < r.workers.size(); ++i) {
       threads.emplace_back([&, rp = &r, i] {
         Worker& w = *rp->workers[i];
+        w.session->AttachToThread();
         barrier.Wait();
         const uint64_t cpu0 = ThreadCpuNanos();
         rp->fn(w);
