@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import subprocess
+import statistics
 import sys
 import tempfile
 import unittest
@@ -112,6 +113,19 @@ class DbBenchParserTest(unittest.TestCase):
             self.assertIn(flag, k)
         self.assertIn("--benchmarks=fillseq,flush,waitforcompaction,seekrandom", d)
         self.assertIn("--benchmarks=fillseq,settle,fwdrange", k)
+
+    def test_summary_ratio_of_medians_and_paired_ratios(self) -> None:
+        # Round 3 is slow for both tools (drift): the paired ratio cancels it, the medians do not.
+        db = [100.0, 110.0, 50.0, 105.0, 95.0]
+        kv = [97.0, 110.0, 49.0, 100.0, 98.0]
+        row = compare_dbbench.summarize(db, kv)
+        self.assertEqual(row["db_median"], 100.0)
+        self.assertEqual(row["kv_median"], 98.0)
+        self.assertAlmostEqual(row["ratio"], 0.98)
+        self.assertAlmostEqual(row["paired_median"], 0.98)
+        self.assertAlmostEqual(row["paired_min"], 100.0 / 105.0)
+        self.assertAlmostEqual(row["paired_max"], 98.0 / 95.0)
+        self.assertAlmostEqual(row["db_cv"], statistics.stdev(db) / statistics.mean(db))
 
 
 if __name__ == "__main__":
