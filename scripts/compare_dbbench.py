@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import statistics
@@ -97,23 +98,50 @@ def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[
             if r["benchmark"] in benchmarks}
 
 
+def default_kvbench() -> str:
+    """build/<the host's native gcc preset>/src/kvbench, as scripts/test.sh builds it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    preset = subprocess.run([os.path.join(here, "host-preset.sh"), "gcc"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    return os.path.join(os.path.dirname(here), "build", preset, "src", "kvbench")
+
+
 def cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
 def summarize(db: list[float], kv: list[float]) -> dict[str, float]:
     """One benchmark's figures: each tool's median and CV, the ratio of the medians (the parity
-    criterion) and the per-round paired ratios kv[i]/db[i] (runs made back to back)."""
+    criterion) with a bootstrap 95% interval, and the per-round paired ratios kv[i]/db[i] (runs
+    made back to back)."""
     paired = [k / d for k, d in zip(kv, db)]
+    low, high = ratio_interval(db, kv)
     return {"db_median": statistics.median(db), "db_cv": cv(db),
             "kv_median": statistics.median(kv), "kv_cv": cv(kv),
-            "ratio": statistics.median(kv) / statistics.median(db),
+            "ratio": statistics.median(kv) / statistics.median(db), "ci_low": low, "ci_high": high,
             "paired_median": statistics.median(paired), "paired_min": min(paired),
             "paired_max": max(paired)}
 
 
+def ratio_interval(db: list[float], kv: list[float], rounds: int = 4000) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of median(kv)/median(db), resampling each tool's runs
+    independently; seeded, so the same runs always give the same interval."""
+    rng = random.Random(0)
+    ratios = sorted(statistics.median(rng.choices(kv, k=len(kv))) /
+                    statistics.median(rng.choices(db, k=len(db))) for _ in range(rounds))
+    return ratios[int(0.025 * rounds)], ratios[int(0.975 * rounds) - 1]
+
+
+def verdict(row: dict[str, float], target: float) -> str:
+    """Whether the runs show kvbench at >= target x db_bench, show it below, or cannot tell."""
+    if row["ci_low"] >= target:
+        return "meets"
+    if row["ci_high"] < target:
+        return "below"
+    return "unresolved"
+
+
 def main() -> int:
-    here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num", type=int, default=1000000)
@@ -123,14 +151,14 @@ def main() -> int:
     parser.add_argument("--kvbench", default=None, help="default: build/<host gcc preset>/src/kvbench")
     parser.add_argument("--db_bench", default=shutil.which("db_bench") or "db_bench")
     parser.add_argument("--workdir", default=None, help="where the databases go (default: a temp dir)")
+    parser.add_argument("--target", type=float, default=0.97,
+                        help="the ratio each verdict is judged against (default 0.97)")
     parser.add_argument("--min_ratio", type=float, default=0.0,
                         help="exit 1 if any kvbench/db_bench median ratio is below this")
     args = parser.parse_args()
 
     if args.kvbench is None:
-        preset = subprocess.run([os.path.join(here, "host-preset.sh"), "gcc"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        args.kvbench = os.path.join(os.path.dirname(here), "build", preset, "src", "kvbench")
+        args.kvbench = default_kvbench()
     benchmarks = [b for b in args.benchmarks.split(",") if b]
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown or args.runs < 1 or args.num < 1:
@@ -179,17 +207,22 @@ def main() -> int:
 
     print()
     print(f"{'benchmark':12s} {'db_bench ops/s':>15s} {'cv':>6s} {'kvbench ops/s':>15s} "
-          f"{'cv':>6s} {'ratio':>7s}  {'paired ratios: median [min, max]':s}")
+          f"{'cv':>6s} {'ratio':>7s} {'95% interval':>15s} {'vs ' + str(args.target):>11s}  "
+          "paired: median [min, max]")
     worst = float("inf")
     for b in benchmarks:
         row = summarize(results["db_bench"][b], results["kvbench"][b])
         worst = min(worst, row["ratio"])
+        interval = f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
         print(f"{b:12s} {row['db_median']:15,.0f} {row['db_cv']:6.1%} {row['kv_median']:15,.0f} "
-              f"{row['kv_cv']:6.1%} {row['ratio']:7.3f}  {row['paired_median']:.3f} "
+              f"{row['kv_cv']:6.1%} {row['ratio']:7.3f} {interval:>15s} "
+              f"{verdict(row, args.target):>11s}  {row['paired_median']:.3f} "
               f"[{row['paired_min']:.3f}, {row['paired_max']:.3f}]")
     print(f"(ratio = kvbench median / db_bench median over {args.runs} runs; cv = run-to-run "
-          "coefficient of variation;\n paired ratios = kvbench/db_bench of the two runs made back "
-          "to back in each round, which cancels drift slower than one round)")
+          "coefficient of variation;\n 95% interval = bootstrap of that ratio; 'meets' or 'below' "
+          "only when the whole interval is on one side of the target, else 'unresolved';\n "
+          "paired = kvbench/db_bench of the two runs made back to back in each round, which "
+          "cancels drift slower than one round)")
     if worst < args.min_ratio:
         print(f"compare_dbbench: a ratio is below --min_ratio={args.min_ratio}", file=sys.stderr)
         return 1

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git python3
   clang libclang-rt-14-dev clang-format
-  librocksdb-dev liblmdb-dev rocksdb-tools
+  librocksdb-dev liblmdb-dev rocksdb-tools valgrind
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev
   libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -15,6 +15,7 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, SCRIPTS)
 
 import compare_dbbench  # noqa: E402
+import dbbench_instructions  # noqa: E402
 from kvbtools import report, results, schema  # noqa: E402
 
 KVBENCH = ""
@@ -126,6 +127,50 @@ class DbBenchParserTest(unittest.TestCase):
         self.assertAlmostEqual(row["paired_min"], 100.0 / 105.0)
         self.assertAlmostEqual(row["paired_max"], 98.0 / 95.0)
         self.assertAlmostEqual(row["db_cv"], statistics.stdev(db) / statistics.mean(db))
+        self.assertLessEqual(row["ci_low"], row["ratio"])
+        self.assertGreaterEqual(row["ci_high"], row["ratio"])
+
+    def test_verdict_needs_the_whole_interval_on_one_side(self) -> None:
+        db = [100.0, 101.0, 99.0, 100.5, 99.5]
+        same = compare_dbbench.summarize(db, [x * 1.00 for x in db])
+        half = compare_dbbench.summarize(db, [x * 0.50 for x in db])
+        noisy = compare_dbbench.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
+        self.assertEqual(compare_dbbench.verdict(same, 0.97), "meets")
+        self.assertEqual(compare_dbbench.verdict(half, 0.97), "below")
+        self.assertEqual(compare_dbbench.verdict(noisy, 0.97), "unresolved")
+        # Seeded: the same runs give the same interval.
+        self.assertEqual(compare_dbbench.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
+
+
+class DbBenchInstructionsTest(unittest.TestCase):
+    def flags(self, tool: str, benchmark: str) -> list[str]:
+        return dbbench_instructions.tool_args(tool, tool, "/db", 1000000, 1 << 20, benchmark,
+                                              30000, 7, "/o.json")
+
+    def test_reads_run_on_the_existing_database_with_the_same_seed_and_counts(self) -> None:
+        d, k = self.flags("db_bench", "fwdrange"), self.flags("kvbench", "fwdrange")
+        for flag in ("--num=1000000", "--seed=7", "--reads=30000", "--writes=30000",
+                     "--use_existing_db=true", "--seek_nexts=10", "--cache_size=1048576"):
+            self.assertIn(flag, d)
+            self.assertIn(flag, k)
+        self.assertIn("--benchmarks=seekrandom", d)
+        self.assertIn("--benchmarks=fwdrange", k)
+        # Each flag given once: the sequence and use_existing_db defaults were replaced.
+        for args in (d, k):
+            names = [a.split("=", 1)[0] for a in args[1:]]
+            self.assertEqual(len(names), len(set(names)), names)
+
+    def test_fillseq_starts_empty_with_num_equal_to_ops(self) -> None:
+        d, k = self.flags("db_bench", "fillseq"), self.flags("kvbench", "fillseq")
+        self.assertIn("--num=30000", d)
+        self.assertIn("--num=30000", k)
+        self.assertIn("--use_existing_db=false", d)
+        self.assertNotIn("--use_existing_db=true", k)
+
+    def test_per_op_cost_is_the_difference_over_the_extra_ops(self) -> None:
+        # 1,000,000 instructions of start-up plus 250 per op.
+        self.assertEqual(dbbench_instructions.per_op(1000000 + 250 * 10000,
+                                                     1000000 + 250 * 30000, 10000, 30000), 250.0)
 
 
 if __name__ == "__main__":
