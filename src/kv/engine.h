@@ -119,7 +119,8 @@ class Engine {
   // Engine-internal figures the engine offers cheaply, read at the start and end of every
   // benchmark. Thread-safe. See docs/metrics.md for each engine's list.
   virtual std::vector<EngineMetric> Metrics() const { return {}; }
-  // Opens a session for the calling thread. Thread-safe.
+  // Opens a session, for one thread at a time: the thread that uses it calls AttachToThread()
+  // first if it did not open it. Thread-safe.
   virtual Status NewSession(std::unique_ptr<Session>* session) = 0;
   // Waits for background work (flushes, compactions, checkpoints) so the next phase starts from a
   // repeatable state. What it does per engine is in docs/engines.md.
