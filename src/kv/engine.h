@@ -119,8 +119,9 @@ class Engine {
   // Engine-internal figures the engine offers cheaply, read at the start and end of every
   // benchmark. Thread-safe. See docs/metrics.md for each engine's list.
   virtual std::vector<EngineMetric> Metrics() const { return {}; }
-  // Opens a session, for one thread at a time: the thread that uses it calls AttachToThread()
-  // first if it did not open it. Thread-safe.
+  // Opens a session, used by one thread at a time; that thread calls AttachToThread() before its
+  // first operation (without it the session works, but may not be tuned for the thread).
+  // Thread-safe.
   virtual Status NewSession(std::unique_ptr<Session>* session) = 0;
   // Waits for background work (flushes, compactions, checkpoints) so the next phase starts from a
   // repeatable state. What it does per engine is in docs/engines.md.
