@@ -30,34 +30,38 @@ uint64_t MemtableGetsCounted(Engine* engine, bool attach) {
   return counted;
 }
 
+class RocksDBEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EngineOptions o;
+    o.path = dir_.path();
+    o.cache_size = 8 << 20;
+    ASSERT_TRUE(OpenEngine("rocksdb", o, &engine_).ok());
+  }
+  void TearDown() override {
+    if (engine_) {
+      EXPECT_TRUE(engine_->Close().ok());
+    }
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<Engine> engine_;
+};
+
 // db_bench runs every benchmark thread at perf level kDisable; RocksDB's default, kEnableCount,
 // costs ~4% of a readrandom op. A session attached to its thread must turn counting off.
-TEST(RocksDBEngine, AttachedSessionDisablesPerfCounting) {
-  test::TempDir dir;
-  EngineOptions o;
-  o.path = dir.path();
-  o.cache_size = 8 << 20;
-  std::unique_ptr<Engine> engine;
-  ASSERT_TRUE(OpenEngine("rocksdb", o, &engine).ok());
+TEST_F(RocksDBEngine, AttachedSessionDisablesPerfCounting) {
   // The control: without the hook RocksDB counts, so the assertion below can fail.
-  EXPECT_EQ(MemtableGetsCounted(engine.get(), false), 1u);
-  EXPECT_EQ(MemtableGetsCounted(engine.get(), true), 0u);
-  EXPECT_TRUE(engine->Close().ok());
+  EXPECT_EQ(MemtableGetsCounted(engine_.get(), false), 1u);
+  EXPECT_EQ(MemtableGetsCounted(engine_.get(), true), 0u);
 }
 
-TEST(RocksDBEngine, ConfigRecordsPerfLevel) {
-  test::TempDir dir;
-  EngineOptions o;
-  o.path = dir.path();
-  o.cache_size = 8 << 20;
-  std::unique_ptr<Engine> engine;
-  ASSERT_TRUE(OpenEngine("rocksdb", o, &engine).ok());
+TEST_F(RocksDBEngine, ConfigRecordsPerfLevel) {
   bool found = false;
-  for (const auto& [k, v] : engine->Config()) {
+  for (const auto& [k, v] : engine_->Config()) {
     if (k == "perf_level") found = v.rfind("disable", 0) == 0;
   }
   EXPECT_TRUE(found);
-  EXPECT_TRUE(engine->Close().ok());
 }
 
 }  // namespace
