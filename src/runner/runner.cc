@@ -378,7 +378,8 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
 }
 
 int Runner::Run() {
-  // First, before any thread exists (see SignalWatcher).
+  // First, before any thread exists (see SignalWatcher). Never destroyed: its thread may be in
+  // sigwait when the process exits. kvbench runs one Runner per process, the one it calls.
   static SignalWatcher* const watcher = new SignalWatcher([this](int sig) { Interrupt(sig); });
   (void)watcher;
   Clock::Init();
