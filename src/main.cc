@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -199,14 +198,14 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-// A count of at most `max` written as plain decimal digits (no sign, no spaces); -1 otherwise,
-// including when it would not fit.
+// A count written as plain decimal digits (no sign, no spaces): its value if at most `max`, -2 if
+// larger, -1 if it is not plain digits.
 long ParseSmallCount(const std::string& digits, long max) {
-  if (digits.empty() || digits.size() > 9) return digits.empty() ? -1 : -2;
+  if (digits.empty()) return -1;
   long n = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return -1;
-    n = n * 10 + (c - '0');
+    if (n <= max) n = n * 10 + (c - '0');  // stops growing past max: no overflow
   }
   return n <= max ? n : -2;
 }
@@ -227,7 +226,6 @@ bool ParseRepeatSuffix(const std::string& item, kvbench::BenchmarkPlan* plan, st
     size_t end = inner.find('-', start);
     if (end == std::string::npos) end = inner.size();
     const std::string part = inner.substr(start, end - start);
-    // -1: not digits; -2: digits, but more than kMaxRepeats (or too many to parse).
     const long n = part.empty() ? -1 : ParseSmallCount(part.substr(1), kMaxRepeats);
     const char kind = part.empty() ? '\0' : part[0];
     const bool repeat = kind == 'X' || kind == 'x', warmup = kind == 'W' || kind == 'w';
