@@ -11,7 +11,11 @@ find_package(gflags REQUIRED)
 
 foreach(_l xxHash LZ4 Zstd Snappy)
   find_package(${_l})
-  if(NOT ${_l}_FOUND)
+  string(TOUPPER ${_l} _L)
+  if(NOT ${_l}_FOUND AND KVBENCH_${_L}_PREFIX)
+    message(FATAL_ERROR "${_l} not found under ${KVBENCH_${_L}_PREFIX} (include/ and lib/ "
+                        "from KVBENCH_${_L}_SOURCE_DIR or KVBENCH_${_L}_ROOT)")
+  elseif(NOT ${_l}_FOUND)
     message(FATAL_ERROR "${_l} is required: install ${${_l}_DEBIAN_PACKAGE} (scripts/install-deps.sh)")
   endif()
 endforeach()

@@ -103,9 +103,11 @@ function(kvbench_dep_recipe dep dir marker out_project out_args)
       -DROCKSDB_BUILD_SHARED=OFF -DFAIL_ON_WARNINGS=OFF -DUSE_RTTI=ON)
   elseif(dep STREQUAL "WIREDTIGER")
     set(_proj "${dir}")
-    list(APPEND _args -DENABLE_STATIC=ON -DENABLE_SHARED=OFF -DHAVE_DIAGNOSTIC=0
-      -DHAVE_UNITTEST=0 -DENABLE_PYTHON=0 -DENABLE_LZ4=1 -DENABLE_SNAPPY=1 -DENABLE_ZSTD=1
-      -DENABLE_ZLIB=1 -DENABLE_STRICT=0 -DCMAKE_BUILD_TYPE=Release)
+    # Untested (no WiredTiger tree was at hand): the option names of WiredTiger 10/11's CMake.
+    # Snappy is built in, as a static library cannot load the extension beside a shared one.
+    list(APPEND _args -DENABLE_STATIC=ON -DENABLE_SHARED=OFF -DHAVE_DIAGNOSTIC=OFF
+      -DHAVE_UNITTEST=OFF -DENABLE_PYTHON=OFF -DENABLE_STRICT=OFF -DWT_STANDALONE_BUILD=ON
+      -DENABLE_SNAPPY=ON -DHAVE_BUILTIN_EXTENSION_SNAPPY=ON -DCC_OPTIMIZE_LEVEL=-O2)
   else()
     string(TOLOWER ${dep} _l)
     set(_proj "${PROJECT_SOURCE_DIR}/cmake/deps/${_l}")
@@ -137,6 +139,7 @@ function(kvbench_dep_from_source dep)
     string(APPEND recipe " ${_h}")
   endif()
   string(REPLACE ";" " " args_str "${args}")
+  string(REPLACE "${dir}" "<source_dir>" args_str "${args_str}")
   set(key
 "library=${lower}
 version=${version}
