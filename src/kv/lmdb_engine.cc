@@ -286,9 +286,7 @@ class LMDBEngine : public Engine {
 
   std::string Name() const override { return "lmdb"; }
   std::string Version() const override {
-    int major = 0, minor = 0, patch = 0;
-    mdb_version(&major, &minor, &patch);
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    return LMDBLibrary().version;
   }
   std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
 
@@ -431,6 +429,12 @@ int LMDBMaxKeySize() {
     return n;
   }();
   return max_key;
+}
+
+EngineLibraryFacts LMDBLibrary() {
+  int major = 0, minor = 0, patch = 0;
+  mdb_version(&major, &minor, &patch);
+  return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};
 }
 
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
