@@ -75,18 +75,21 @@ def parse_source_args(items: list[str]) -> dict[str, str]:
 
 def fetch(dep: str, version: str) -> str:
     """A source tree of dep at version, fetched once with scripts/get-sources.sh into
-    build/kvb/sources/<dep>-<version>."""
+    build/kvb/sources/<dep>-<version> (the script prints the tree's path as its last line)."""
     dest = os.path.join(ROOT, "build", "kvb", "sources", f"{dep}-{version}")
     script = os.path.join(ROOT, "scripts", "get-sources.sh")
-    if not os.path.isdir(dest) or not os.listdir(dest):
-        if not os.path.exists(script):
-            raise ResultError(f"{dep}@{version}: scripts/get-sources.sh is not in this tree "
-                              "(it comes with the source-build branch); give --source "
-                              f"{dep}=DIR instead")
-        progress(f"fetching {dep} {version} source into {os.path.relpath(dest, ROOT)}")
-        p = subprocess.run([script, dep, version, dest], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-        if p.returncode != 0:
-            raise ResultError(f"scripts/get-sources.sh {dep} {version} failed:\n"
-                              f"{p.stdout.strip()[-2000:]}")
-    return dest
+    if not os.path.exists(script):
+        if os.path.isdir(dest) and os.listdir(dest):
+            return dest
+        raise ResultError(f"{dep}@{version}: scripts/get-sources.sh is not in this tree "
+                          "(it comes with the source-build branch); give the tree with "
+                          f"--source instead")
+    progress(f"fetching {dep} {version} source (scripts/get-sources.sh) into "
+             f"{os.path.relpath(dest, ROOT)}")
+    p = subprocess.run([script, dep, version, dest], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise ResultError(f"scripts/get-sources.sh {dep} {version} failed ({p.returncode}):\n"
+                          f"{(p.stderr or p.stdout).strip()[-2000:]}")
+    lines = [x.strip() for x in p.stdout.splitlines() if x.strip()]
+    return lines[-1] if lines and os.path.isdir(lines[-1]) else dest
