@@ -94,10 +94,12 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
         print(f"kvb {kind}: error: a run failed: {e}", file=sys.stderr)
         return 1
     sides = [load_side(s.label, files[s.label]) for s in series]
+    mismatches = check_library_versions(sides, meta.get("expect", {}))
     c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
                       metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
     text = compare.format_comparison(c, control="" if args.no_control else "control")
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
+    text += "".join(f"\nWARNING: {m}" for m in mismatches)
     print(text)
     print(times)
     with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
@@ -108,17 +110,50 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines}
                      for b in builds}
     doc["failed_builds"] = failed
+    doc["library_version_mismatches"] = mismatches
     compare.write_json(os.path.join(outdir, f"{kind}.json"), doc)
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
     return 0
 
 
-def from_source_defines(items: list[str], source_args: list[str]) -> tuple[dict[str, str], str]:
-    """--from-source DEP[@VERSION],... -> CMake defines and a tag suffix -dep-version..."""
+def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
+    """The versions of `dep` a run says it used: kvbench_micro's context keys, or kvbench's
+    context.libraries (the shared objects actually loaded)."""
+    out = set()
+    for key in (f"{dep}_library_version", f"{dep}_version"):
+        if isinstance(ctx.get(key), str):
+            out.add(ctx[key])
+    for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
+        if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
+            out.add(str(lib.get("version", "")))
+    return out
+
+
+def check_library_versions(sides: list[Any],
+                           expect: dict[str, list[list[str]]]) -> list[str]:
+    """Messages for sides whose runs report a version of the library other than the one their
+    source tree declares (e.g. CMake fell back to the system's library)."""
+    out = []
+    for s in sides:
+        if s.label not in expect:
+            continue
+        for dep, version in expect[s.label]:
+            seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
+            if seen and not any(v.split(" ")[0] == version for v in seen):
+                out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
+                           f"{version}: the build did not use that tree")
+    return out
+
+
+def from_source_defines(items: list[str], source_args: list[str]
+                        ) -> tuple[dict[str, str], str, list[list[str]]]:
+    """--from-source DEP[@VERSION],... -> CMake defines, a tag suffix -dep-version... and the
+    [dep, version] pairs found in the trees."""
     given = sources.parse_source_args(source_args)
     defines: dict[str, str] = {}
     suffix = ""
+    versions: list[list[str]] = []
     for item in items:
         dep, _, version = item.partition("@")
         dep = runner.check_dep(dep)
@@ -135,7 +170,8 @@ def from_source_defines(items: list[str], source_args: list[str]) -> tuple[dict[
         k, v = runner.source_define(dep, d)
         defines[k] = v
         suffix += f"-{dep}-{found}"
-    return defines, suffix
+        versions.append([dep, found])
+    return defines, suffix, versions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -159,13 +195,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
         raise ResultError("none of the presets can be built on this host")
-    defines, suffix = from_source_defines(
+    defines, suffix, versions = from_source_defines(
         [x for x in args.from_source.split(",") if x], args.source)
     plan = make_plan(args, args.micro, "/4096$")
     series = [Series(p.name, Build(p.name, p.name, p.name + suffix, dict(defines)))
               for p in presets]
     meta = {"command": "matrix", "presets": names, "skipped": dict(skipped),
-            "from_source": args.from_source, "repeats": args.repeats}
+            "from_source": args.from_source, "repeats": args.repeats,
+            "expect": {s.label: versions for s in series}}
+    meta["expect"]["control"] = versions
     return run_series("matrix", "+".join(p.name for p in presets) + suffix, series, plan,
                       args, meta)
 

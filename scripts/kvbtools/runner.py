@@ -191,7 +191,18 @@ def do_build(b: Build, micro: bool, step: str = "") -> float:
     progress(f"{step}building {b.label} ({b.preset}) in {os.path.relpath(b.dir, ROOT)}"
              + "".join(f" -D{k}={v}" for k, v in sorted(b.defines.items())))
     t0 = time.monotonic()
+    start = os.path.getsize(log) if os.path.exists(log) else 0
     run_logged(b.configure_cmd(), log, cwd=ROOT)
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    if "Manually-specified variables were not used" in text:
+        unused = [k for k in b.defines
+                  if re.search(rf"^\s+{re.escape(k)}\s*$", text.split(
+                      "Manually-specified variables were not used", 1)[1], re.M)]
+        if unused:
+            raise BuildError(f"CMake ignored {', '.join(unused)}: this kvbench tree cannot build "
+                             "libraries from source or a prefix (the src-build work is not in it)")
     run_logged(b.build_cmd(micro), log, cwd=ROOT)
     return time.monotonic() - t0
 

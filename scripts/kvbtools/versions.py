@@ -72,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
         k, v = (runner.root_define if is_prefix else runner.source_define)(dep, d)
         series.append(Series(label, Build(label, args.preset, tag, {k: v})))
     meta = {"command": "versions", "dep": dep, "preset": args.preset,
-            "versions": labels, "repeats": args.repeats}
+            "versions": labels, "repeats": args.repeats,
+            "expect": {lab: [[dep, lab.split(" ")[1]]] for lab in labels}}
+    meta["expect"]["control"] = meta["expect"][labels[0]]
     return matrix.run_series("versions", f"{args.preset}-{dep}-" + "-vs-".join(
         lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, args, meta)
 
