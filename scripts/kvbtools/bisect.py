@@ -195,7 +195,14 @@ def _describe(values: list[float], scale: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.step:
-        return step(args.step)
+        # git bisect run reads 1..127 (but 125) as "bad": an error of kvb itself must abort
+        # the bisection (exit > 127) instead of blaming the commit.
+        try:
+            return step(args.step)
+        except Exception as e:  # noqa: BLE001
+            print(f"kvb bisect --step: internal error, aborting the bisection: "
+                  f"{type(e).__name__}: {e}", file=sys.stderr)
+            return 128
     for name in ("repo", "good", "bad"):
         if not getattr(args, name):
             raise ResultError(f"--{name} is required")
