@@ -175,7 +175,8 @@ def step(state_path: str) -> int:
     v = _judge(state, values)
     _record(state, _entry(commit, "step", values, v))
     progress(f"  {commit[:12]}: ratio {v.ratio:.3f}, {v.word}"
-             + (f" (p={v.test.p:.4f})" if v.test else "") + f" -> {'bad' if v.regression else 'good'}")
+             + (f" (p={v.test.p:.4f})" if v.test else "")
+             + f" -> {'bad' if v.regression else 'good'}")
     return BAD if v.regression else GOOD
 
 
@@ -247,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
                     min_time=args.min_time, engines=[engine], workloads=args.bench or "",
                     num=args.num)
         state.update(mode="kvbench", dep=dep, preset=args.preset, engine="" if micro else engine,
-                     plan=plan.__dict__, bench_key=args.micro if micro else f"{engine} {args.bench}")
+                     plan=plan.__dict__,
+                     bench_key=args.micro if micro else f"{engine} {args.bench}")
     outdir = runner.new_results_dir(
         "bisect", f"{os.path.basename(repo)}-{good[:8]}..{bad[:8]}", args.results_dir)
     tmp = tempfile.mkdtemp(prefix="kvb-bisect.")

@@ -77,8 +77,9 @@ class Comparison:
         return [c for c in self.cells if c.verdict.regression]
 
 
-def build(sides: list[Side], *, threshold: float, alpha: float, metric_keys: list[str] | None = None,
-          bench_filter: str | None = None) -> Comparison:
+def build(sides: list[Side], *, threshold: float, alpha: float,
+          metric_keys: list[str] | None = None, bench_filter: str | None = None) -> Comparison:
+    """Aligns the sides by (benchmark, metric) and judges every other side against the first."""
     kinds = {s.kind for s in sides}
     if len(kinds) > 1:
         raise ResultError("cannot compare kvbench results with Google Benchmark results: "
