@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +146,9 @@ def load_side(label: str, paths: list[str]) -> Side:
         if side.kind and kind != side.kind:
             raise ResultError(f"{path}: a {kind} file pooled with {side.kind} files")
         side.kind = kind
+        if kind == "kvbench" and doc.get("complete") is False:
+            print(f"kvb: warning: {path} is an incomplete run: {doc.get('error', '')}",
+                  file=sys.stderr)
         try:
             (_add_kvbench if kind == "kvbench" else _add_gbench)(side, doc)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
