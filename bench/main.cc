@@ -126,6 +126,17 @@ void AddContext(const Options& o) {
   benchmark::AddCustomContext("kvbench_assertions", b.assertions ? "on" : "off");
   benchmark::AddCustomContext("kvbench_micro_code_alignment",
                               "benchmark functions and crc32c kernels start on 64-byte boundaries");
+  // Where each library came from (docs/presets.md): "<name>_origin" = "system <Debian package>",
+  // "prefix <dir>" or "source <dir> (<compiler>: <flags>)".
+  for (const auto& l : LibraryOrigins()) {
+    std::string v = l.origin;
+    if (*l.package) v += std::string(" ") + l.package;
+    if (v == "prefix") v += std::string(" ") + l.prefix;
+    if (*l.source_dir) {
+      v += std::string(" ") + l.source_dir + " " + l.version + " (" + l.compiler + ": " + l.flags + ")";
+    }
+    benchmark::AddCustomContext(std::string(l.name) + "_origin", v);
+  }
   AddCrc32cContext();
   AddXxhashContext();
   AddLz4Context();

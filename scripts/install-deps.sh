@@ -4,10 +4,10 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3
+  build-essential cmake ninja-build pkg-config git python3 ccache
   clang libclang-rt-14-dev clang-format
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
-  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev
+  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
   libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)

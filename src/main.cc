@@ -15,6 +15,7 @@
 #include "common/build_info.h"
 #include "kv/registry.h"
 #include "runner/config.h"
+#include "runner/environment.h"
 #include "workload/key_generator.h"
 
 DEFINE_string(benchmarks, "fillseq,readrandom",
@@ -84,7 +85,13 @@ void PrintVersion() {
   for (const auto& e : kvbench::AllEngines()) {
     std::printf(" %s%s", e.name, e.compiled_in ? "" : "(not compiled in)");
   }
-  std::printf("\n");
+  std::printf("\nlibraries:\n");
+  // The same audit as the run header: origin, version, the file loaded and how it was built.
+  for (const auto& l : kvbench::Environment::Collect().libraries) {
+    if (l.version.empty() && l.path.empty() && l.origin.empty()) continue;
+    std::printf("  %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
+                kvbench::DescribeLibrary(l).c_str());
+  }
 }
 
 void PrintHelp() {

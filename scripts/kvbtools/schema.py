@@ -35,7 +35,9 @@ REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
               "compiler_id": str, "compiler_version": str, "cxx_flags": str, "arch_flags": str,
               "target_arch": str, "assertions": bool},
     "library": {"name": str, "version": str, "path": str, "compiler": str, "assertions": bool,
-                "debug_info": bool},
+                "debug_info": bool, "origin": str, "linked_file": str, "package": str,
+                "prefix": str, "source_dir": str, "build_compiler": str, "build_flags": str,
+                "notes": str},
     "engine": {"name": str, "version": str, "reference": bool, "config": dict},
     "workload": {"num": int, "reads": int, "writes": int, "key_size": int, "value_size": int,
                  "threads": int, "seed": int, "duration_seconds": (int, float),
@@ -110,6 +112,9 @@ def validate(doc: Any) -> list[str]:
             _check(ctx[name], name, f"$.context.{name}", errors)
     for i, lib in enumerate(ctx.get("libraries", [])):
         _check(lib, "library", f"$.context.libraries[{i}]", errors)
+        if isinstance(lib, dict) and lib.get("origin") not in (None, "system", "prefix", "source"):
+            errors.append(f"$.context.libraries[{i}].origin: {lib.get('origin')!r} is not "
+                          "system, prefix or source")
     for i, r in enumerate(doc["results"]):
         w = f"$.results[{i}]"
         _check(r, "result", w, errors)

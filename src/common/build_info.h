@@ -1,6 +1,8 @@
 // How this kvbench binary was built, fixed at configure time.
 #pragma once
 
+#include <vector>
+
 namespace kvbench {
 
 struct BuildInfo {
@@ -17,5 +19,22 @@ struct BuildInfo {
 };
 
 const BuildInfo& GetBuildInfo();
+
+// Where a library kvbench links came from, as configured (cmake/KvbenchSourceDeps.cmake). Fields
+// that do not apply to the origin are "".
+struct LibraryOrigin {
+  const char* name;         // "lz4", "zstd", "xxhash", "rocksdb", "wiredtiger", "lmdb", "snappy"
+  const char* origin;       // "system" (Debian package), "prefix" (KVBENCH_<DEP>_ROOT) or "source"
+  const char* linked_file;  // the file named on the link line
+  const char* package;      // system: the Debian package owning it and its version
+  const char* prefix;       // prefix, source: the installed tree kvbench took it from
+  const char* version;      // source: the version its headers declare
+  const char* source_dir;   // source: the tree it was built from
+  const char* compiler;     // source: compiler id and version, e.g. "GNU 12.2.0"
+  const char* flags;        // source: every flag it was compiled with
+};
+
+// Every library above that this build links, in that order.
+const std::vector<LibraryOrigin>& LibraryOrigins();
 
 }  // namespace kvbench

@@ -286,9 +286,7 @@ class LMDBEngine : public Engine {
 
   std::string Name() const override { return "lmdb"; }
   std::string Version() const override {
-    int major = 0, minor = 0, patch = 0;
-    mdb_version(&major, &minor, &patch);
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    return LMDBLibrary().version;
   }
   std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
 
@@ -419,6 +417,12 @@ Status ParseEngineOptions(const std::string& raw, LMDBSettings* out) {
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
 }  // namespace
+
+EngineLibraryFacts LMDBLibrary() {
+  int major = 0, minor = 0, patch = 0;
+  mdb_version(&major, &minor, &patch);
+  return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};
+}
 
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (options.compression != "none") return Status::NotSupported("lmdb does not compress values");

@@ -50,6 +50,19 @@ const std::vector<EngineInfo>& AllEngines() {
   return engines;
 }
 
+EngineLibraryFacts EngineLibrary(const std::string& name) {
+#if KVBENCH_HAVE_ROCKSDB
+  if (name == "rocksdb") return RocksDBLibrary();
+#endif
+#if KVBENCH_HAVE_WIREDTIGER
+  if (name == "wiredtiger") return WiredTigerLibrary();
+#endif
+#if KVBENCH_HAVE_LMDB
+  if (name == "lmdb") return LMDBLibrary();
+#endif
+  return {};
+}
+
 const EngineInfo* FindEngine(const std::string& name) {
   for (const auto& e : AllEngines()) {
     if (name == e.name) return &e;

@@ -37,11 +37,23 @@ Status PrepareNewDatabase(const std::string& path, const std::string& engine);
 // OK if `path` holds a kvbench database written by `engine`; otherwise says what is there.
 Status CheckExistingDatabase(const std::string& path, const std::string& engine);
 
+// What an engine's linked library says about itself without opening a database, for the build
+// audit: its version, and notes on its build (rocksdb: whether it takes the hardware crc32c path,
+// "crc32c: Supported on x86"). Empty for a name that is not a compiled-in engine.
+struct EngineLibraryFacts {
+  std::string version;
+  std::string notes;
+};
+EngineLibraryFacts EngineLibrary(const std::string& name);
+
 // Per-engine entry points, defined in each adapter file.
 Status OpenMemoryEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
 Status OpenNullEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
 Status OpenRocksDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+EngineLibraryFacts RocksDBLibrary();
 Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+EngineLibraryFacts WiredTigerLibrary();
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+EngineLibraryFacts LMDBLibrary();
 
 }  // namespace kvbench

@@ -13,6 +13,10 @@
 #include <rocksdb/table.h>
 #include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
+// RocksDB 8 moved the Cache class (GetCapacity) out of cache.h; 7.x has no advanced_cache.h.
+#if ROCKSDB_MAJOR >= 8
+#include <rocksdb/advanced_cache.h>
+#endif
 
 #include <chrono>
 #include <cmath>
@@ -237,6 +241,11 @@ Status ToCompression(const std::string& name, rocksdb::CompressionType* type) {
 }
 
 }  // namespace
+
+EngineLibraryFacts RocksDBLibrary() {
+  return {rocksdb::GetRocksVersionAsString(true),
+          "crc32c: " + rocksdb::crc32c::IsFastCrc32Supported()};
+}
 
 Status OpenRocksDBEngine(const EngineOptions& eo, std::unique_ptr<Engine>* engine) {
   namespace fs = std::filesystem;

@@ -332,9 +332,7 @@ class WTEngine : public Engine {
 
   std::string Name() const override { return "wiredtiger"; }
   std::string Version() const override {
-    int major = 0, minor = 0, patch = 0;
-    wiredtiger_version(&major, &minor, &patch);
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    return WiredTigerLibrary().version;
   }
   std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
 
@@ -515,6 +513,12 @@ Status ExistingCompressor(WT_SESSION* session, std::string* compressor) {
 }
 
 }  // namespace
+
+EngineLibraryFacts WiredTigerLibrary() {
+  int major = 0, minor = 0, patch = 0;
+  wiredtiger_version(&major, &minor, &patch);
+  return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};
+}
 
 Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (options.compression == "lz4" || options.compression == "zstd") {

@@ -16,7 +16,21 @@ struct LibraryInfo {
   std::string compiler;     // its .comment section, e.g. "GCC: (Debian 12.2.0-14) 12.2.0"
   bool assertions = false;  // imports __assert_fail: assert() compiled in
   bool debug_info = false;  // has .debug_info
+  // Where it came from, as configured (build_info.h, LibraryOrigin): "system", "prefix" or
+  // "source", and the details that apply ("" otherwise).
+  std::string origin;
+  std::string linked_file;     // the file on the link line (a static .a for source builds)
+  std::string package;         // system: Debian package and version
+  std::string prefix;          // prefix, source: the installed tree
+  std::string source_dir;      // source: the tree it was built from
+  std::string build_compiler;  // source: compiler id and version
+  std::string build_flags;     // source: its compile flags
+  std::string notes;           // what the library itself says about its build (rocksdb: crc32c)
 };
+
+// One line describing where `lib` came from and how it was built, for the console header and
+// --version: "source /src/lz4 (GNU 12.2.0: -O2 ...; static)", "system liblz4-1:amd64 1.9.4-1 ...".
+std::string DescribeLibrary(const LibraryInfo& lib);
 
 struct Environment {
   std::string date_utc;  // ISO 8601
@@ -34,7 +48,8 @@ struct Environment {
 };
 
 // The non-engine libraries kvbench links (compression, hashing), with their runtime versions,
-// plus the file every loaded shared object of interest came from (libraries.cc).
+// plus every engine library, each with the file it was loaded from and its configured origin
+// (libraries.cc). The ELF audit is Environment::Collect's.
 std::vector<LibraryInfo> LinkedLibraries();
 
 }  // namespace kvbench

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/build_info.h"
+#include "kv/registry.h"
 #include "runner/environment.h"
 
 namespace kvbench {
@@ -52,12 +54,61 @@ std::vector<LibraryInfo> LinkedLibraries() {
       lib("xxhash", std::to_string(xxh / 10000) + "." + std::to_string(xxh / 100 % 100) + "." +
                         std::to_string(xxh % 100)),
   };
-  // Engine libraries: their versions come from the engine adapters; here, which file was loaded.
+  // Engine libraries: a shared one is listed by the file loaded (its version comes from the
+  // adapter), a static one (a source build) by its configured origin.
   for (const char* name : {"rocksdb", "wiredtiger", "lmdb", "snappy"}) {
     LibraryInfo l = lib(name, "");
-    if (!l.path.empty()) libs.push_back(std::move(l));
+    bool configured = false;
+    for (const auto& o : LibraryOrigins()) configured |= name == std::string(o.name);
+    if (!l.path.empty() || configured) libs.push_back(std::move(l));
+  }
+  for (auto& l : libs) {
+    for (const auto& o : LibraryOrigins()) {
+      if (l.name != o.name) continue;
+      l.origin = o.origin;
+      l.linked_file = o.linked_file;
+      l.package = o.package;
+      l.prefix = o.prefix;
+      l.source_dir = o.source_dir;
+      l.build_compiler = o.compiler;
+      l.build_flags = o.flags;
+      if (l.version.empty()) l.version = o.version;
+    }
+    const EngineLibraryFacts facts = EngineLibrary(l.name);
+    if (l.version.empty()) l.version = facts.version;
+    l.notes = facts.notes;
+    // A static library (a source build) is in the executable; a shared copy of the same library
+    // may still be loaded as another library's dependency, but it is not the one kvbench calls.
+    if (l.linked_file.size() > 2 && l.linked_file.compare(l.linked_file.size() - 2, 2, ".a") == 0 &&
+        !l.path.empty()) {
+      l.notes += std::string(l.notes.empty() ? "" : "; ") + "a shared copy is also loaded, as " +
+                 "another library's dependency: " + l.path;
+      l.path.clear();
+    }
   }
   return libs;
+}
+
+std::string DescribeLibrary(const LibraryInfo& l) {
+  std::string s = l.origin.empty() ? "unknown origin" : l.origin;
+  if (l.origin == "system") {
+    s += " " + (l.package.empty() ? std::string("(no Debian package owns it)") : l.package);
+  } else if (l.origin == "prefix") {
+    s += " " + l.prefix;
+  } else if (l.origin == "source") {
+    s += " " + l.source_dir + " (" + l.build_compiler + ": " + l.build_flags + ")";
+  }
+  const bool is_static = l.path.empty() && l.linked_file.size() > 2 &&
+                         l.linked_file.compare(l.linked_file.size() - 2, 2, ".a") == 0;
+  if (!l.path.empty()) {
+    s += " " + l.path;
+  } else if (is_static) {
+    s += " static " + l.linked_file;
+  }
+  if (l.assertions) s += " [assertions]";
+  if (!l.compiler.empty()) s += "  " + l.compiler;
+  if (!l.notes.empty()) s += "  [" + l.notes + "]";
+  return s;
 }
 
 }  // namespace kvbench

@@ -85,10 +85,9 @@ void Reporter::Begin(const Engine& engine) {
   std::printf("Kernel:     %s; memory %s; clock %s\n", env_.kernel.c_str(),
               FormatBytes(env_.memory_bytes).c_str(), env_.clock.c_str());
   for (const auto& l : env_.libraries) {
-    if (!l.version.empty() || !l.path.empty()) {
-      std::printf("Library:    %-10s %-8s %s%s%s\n", l.name.c_str(), l.version.c_str(),
-                  l.path.c_str(), l.assertions ? " [assertions]" : "",
-                  l.compiler.empty() ? "" : ("  " + l.compiler).c_str());
+    if (!l.version.empty() || !l.path.empty() || !l.origin.empty()) {
+      std::printf("Library:    %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
+                  DescribeLibrary(l).c_str());
     }
   }
   std::printf("Engine:     %s %s%s\n", engine_name_.c_str(), engine_version_.c_str(),
@@ -238,6 +237,10 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
   for (const auto& l : env_.libraries) {
     j.BeginObject().Str("name", l.name).Str("version", l.version).Str("path", l.path);
     j.Str("compiler", l.compiler).Bool("assertions", l.assertions).Bool("debug_info", l.debug_info);
+    j.Str("origin", l.origin).Str("linked_file", l.linked_file).Str("package", l.package);
+    j.Str("prefix", l.prefix).Str("source_dir", l.source_dir);
+    j.Str("build_compiler", l.build_compiler).Str("build_flags", l.build_flags);
+    j.Str("notes", l.notes);
     j.EndObject();
   }
   j.EndArray();

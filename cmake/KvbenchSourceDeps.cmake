@@ -1,0 +1,257 @@
+# Where each dependency comes from, and building it from source with the preset's toolchain.
+#
+# For DEP in ROCKSDB WIREDTIGER LMDB LZ4 ZSTD XXHASH:
+#   -DKVBENCH_<DEP>_SOURCE_DIR=<dir>  build it from that source tree, at configure time, with the
+#                                     compiler, target flags (KVBENCH_ARCH_FLAGS) and frame pointers
+#                                     kvbench uses, as a Release build (-O2 -DNDEBUG), static;
+#   -DKVBENCH_<DEP>_ROOT=<prefix>     use the library installed under <prefix> (include/, lib/);
+#   neither                           Debian's package, found on the system paths.
+# Source builds go to ${KVBENCH_DEPS_CACHE}/<dep>-<version>-<hash>/ (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/kvbench/deps), where <hash> covers the library, its version,
+# the source tree's identity, the compilers (id, version, path), all flags, the build type and the
+# recipe in this file; a stamp file there records that key in full, and a later configure with
+# the same key reuses the build instead of rebuilding. ccache is used when it is installed.
+#
+# Each dependency's provenance ends up in KVBENCH_<DEP>_ORIGIN (system, prefix, source) and
+# KVBENCH_<DEP>_ORIGIN_* variables that cmake/KvbenchBuildInfo.cmake compiles into the binary.
+
+set(KVBENCH_SOURCE_DEPS ROCKSDB WIREDTIGER LMDB LZ4 ZSTD XXHASH)
+if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+  set(_kvb_cache_default "$ENV{XDG_CACHE_HOME}/kvbench/deps")
+else()
+  set(_kvb_cache_default "$ENV{HOME}/.cache/kvbench/deps")
+endif()
+set(KVBENCH_DEPS_CACHE "${_kvb_cache_default}" CACHE PATH
+    "Where libraries built from source are kept, one directory per build key")
+cmake_host_system_information(RESULT _kvb_ncpu QUERY NUMBER_OF_LOGICAL_CORES)
+set(KVBENCH_DEPS_JOBS "${_kvb_ncpu}" CACHE STRING "Parallel jobs for building dependencies")
+find_program(KVBENCH_CCACHE ccache)
+mark_as_advanced(KVBENCH_CCACHE)
+foreach(_d ${KVBENCH_SOURCE_DEPS})
+  set(KVBENCH_${_d}_SOURCE_DIR "" CACHE PATH "Build ${_d} from this source tree")
+  set(KVBENCH_${_d}_ROOT "" CACHE PATH "Use ${_d} installed under this prefix")
+  if(KVBENCH_${_d}_SOURCE_DIR AND KVBENCH_${_d}_ROOT)
+    message(FATAL_ERROR "KVBENCH_${_d}_SOURCE_DIR and KVBENCH_${_d}_ROOT are both set; choose one.")
+  endif()
+endforeach()
+
+# The flags every source-built library is compiled with: kvbench's target and frame-pointer
+# flags, Release optimisation without assertions. Recorded verbatim in the build audit.
+set(KVBENCH_DEPS_C_FLAGS "${CMAKE_C_FLAGS} -fno-omit-frame-pointer")
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+  string(APPEND KVBENCH_DEPS_C_FLAGS " -mno-omit-leaf-frame-pointer")
+endif()
+string(APPEND KVBENCH_DEPS_C_FLAGS " ${KVBENCH_ARCH_FLAGS}")
+set(KVBENCH_DEPS_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${KVBENCH_DEPS_C_FLAGS}")
+set(KVBENCH_DEPS_C_FLAGS "${CMAKE_C_FLAGS} ${KVBENCH_DEPS_C_FLAGS}")
+set(KVBENCH_DEPS_RELEASE_FLAGS "-O2 -DNDEBUG")
+foreach(_v KVBENCH_DEPS_C_FLAGS KVBENCH_DEPS_CXX_FLAGS)
+  string(REGEX REPLACE " +" " " ${_v} "${${_v}}")
+  string(STRIP "${${_v}}" ${_v})
+endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/KvbenchSourceTree.cmake)
+
+# What identifies the tree's contents beyond its version number: get-sources.sh's tarball
+# checksum, else the git commit (and whether the work tree is dirty), else its path.
+function(kvbench_dep_tree_identity dir out)
+  if(EXISTS "${dir}/.kvbench-source")
+    file(STRINGS "${dir}/.kvbench-source" _s REGEX "^sha256=")
+    set(${out} "tarball ${_s}" PARENT_SCOPE)
+    return()
+  endif()
+  execute_process(COMMAND git -C "${dir}" rev-parse --show-toplevel
+    OUTPUT_VARIABLE _top OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
+  if(_rc EQUAL 0)
+    file(REAL_PATH "${_top}" _top)
+    file(REAL_PATH "${dir}" _real)
+  endif()
+  if(_rc EQUAL 0 AND _top STREQUAL _real)
+    execute_process(COMMAND git -C "${dir}" rev-parse HEAD OUTPUT_VARIABLE _head
+      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    execute_process(COMMAND git -C "${dir}" status --porcelain --untracked-files=no
+      OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_dirty)
+      string(SHA256 _dh "${_dirty}")
+      execute_process(COMMAND git -C "${dir}" diff HEAD OUTPUT_VARIABLE _diff ERROR_QUIET)
+      string(SHA256 _dd "${_diff}")
+      set(${out} "git ${_head} dirty ${_dd}" PARENT_SCOPE)
+    else()
+      set(${out} "git ${_head}" PARENT_SCOPE)
+    endif()
+    return()
+  endif()
+  file(REAL_PATH "${dir}" _real)
+  set(${out} "path ${_real}" PARENT_SCOPE)
+endfunction()
+
+# The cmake -D arguments that build <dep>: our small projects for the C libraries, the library's
+# own CMake for RocksDB and WiredTiger.
+function(kvbench_dep_recipe dep dir marker out_project out_args)
+  set(_args "")
+  if(dep STREQUAL "ROCKSDB")
+    set(_proj "${dir}")
+    if(KVBENCH_ARCH_FLAGS MATCHES "native")
+      set(_portable 0)
+    else()
+      set(_portable 1)
+    endif()
+    list(APPEND _args -DPORTABLE=${_portable} -DWITH_GFLAGS=OFF -DWITH_TESTS=OFF
+      -DWITH_ALL_TESTS=OFF -DWITH_BENCHMARK_TOOLS=OFF -DWITH_TOOLS=OFF -DWITH_CORE_TOOLS=OFF
+      -DWITH_TRACE_TOOLS=OFF -DWITH_EXAMPLES=OFF -DWITH_JNI=OFF -DWITH_LIBURING=OFF
+      -DWITH_SNAPPY=ON -DWITH_LZ4=ON -DWITH_ZSTD=ON -DWITH_ZLIB=ON -DWITH_BZ2=ON
+      -DROCKSDB_BUILD_SHARED=OFF -DFAIL_ON_WARNINGS=OFF -DUSE_RTTI=ON)
+  elseif(dep STREQUAL "WIREDTIGER")
+    set(_proj "${dir}")
+    list(APPEND _args -DENABLE_STATIC=ON -DENABLE_SHARED=OFF -DHAVE_DIAGNOSTIC=0
+      -DHAVE_UNITTEST=0 -DENABLE_PYTHON=0 -DENABLE_LZ4=1 -DENABLE_SNAPPY=1 -DENABLE_ZSTD=1
+      -DENABLE_ZLIB=1 -DENABLE_STRICT=0 -DCMAKE_BUILD_TYPE=Release)
+  else()
+    string(TOLOWER ${dep} _l)
+    set(_proj "${PROJECT_SOURCE_DIR}/cmake/deps/${_l}")
+    get_filename_component(_srcdir "${dir}/${marker}" DIRECTORY)
+    if(dep STREQUAL "LZ4" OR dep STREQUAL "ZSTD")
+      set(_srcdir "${dir}")
+    endif()
+    list(APPEND _args "-DKVBENCH_DEP_SOURCE_DIR=${_srcdir}")
+  endif()
+  set(${out_project} "${_proj}" PARENT_SCOPE)
+  set(${out_args} "${_args}" PARENT_SCOPE)
+endfunction()
+
+# kvbench_dep_from_source(<DEP>): builds it (or reuses the cached build) and sets
+# KVBENCH_<DEP>_PREFIX and the provenance variables in the caller's scope.
+function(kvbench_dep_from_source dep)
+  set(dir "${KVBENCH_${dep}_SOURCE_DIR}")
+  file(REAL_PATH "${dir}" dir)
+  kvbench_dep_check_tree(${dep} "${dir}" marker)
+  kvbench_dep_version(${dep} "${dir}" "${marker}" version)
+  kvbench_dep_tree_identity("${dir}" identity)
+  kvbench_dep_recipe(${dep} "${dir}" "${marker}" project args)
+  string(TOLOWER ${dep} lower)
+  # The recipe: the -D options above, our CMakeLists.txt for the C libraries, and a number to
+  # bump when this file changes how a library is built.
+  set(recipe "kvbench-deps-recipe-1")
+  if(project MATCHES "^${PROJECT_SOURCE_DIR}/")
+    file(SHA256 "${project}/CMakeLists.txt" _h)
+    string(APPEND recipe " ${_h}")
+  endif()
+  string(REPLACE ";" " " args_str "${args}")
+  set(key
+"library=${lower}
+version=${version}
+source_dir=${dir}
+source_identity=${identity}
+c_compiler=${CMAKE_C_COMPILER} ${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}
+cxx_compiler=${CMAKE_CXX_COMPILER} ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}
+c_flags=${KVBENCH_DEPS_C_FLAGS}
+cxx_flags=${KVBENCH_DEPS_CXX_FLAGS}
+build_type=Release ${KVBENCH_DEPS_RELEASE_FLAGS}
+arch_flags=${KVBENCH_ARCH_FLAGS}
+options=${args_str}
+recipe=${recipe}
+")
+  # The source path is not in the hash, so the same tarball unpacked elsewhere reuses the build;
+  # a git or plain tree is identified by its path through source_identity anyway.
+  string(REGEX REPLACE "source_dir=[^\n]*\n" "" hashed "${key}")
+  string(SHA256 hash "${hashed}")
+  string(SUBSTRING "${hash}" 0 12 hash)
+  set(root "${KVBENCH_DEPS_CACHE}/${lower}-${version}-${hash}")
+  set(prefix "${root}/prefix")
+  set(stamp "${root}/kvbench-build.stamp")
+  set(log "${root}/build.log")
+  set(reused FALSE)
+  if(EXISTS "${stamp}")
+    file(READ "${stamp}" old)
+    string(REGEX REPLACE "source_dir=[^\n]*\n" "" old_hashed "${old}")
+    string(REGEX REPLACE "build_seconds=[^\n]*\n" "" old_hashed "${old_hashed}")
+    if(old_hashed STREQUAL hashed)
+      set(reused TRUE)
+    endif()
+  endif()
+  if(reused)
+    message(STATUS "kvbench: ${lower} ${version} from source: reusing ${root}")
+  else()
+    message(STATUS "kvbench: building ${lower} ${version} from ${dir} into ${root} "
+                   "(log: ${log}; -j${KVBENCH_DEPS_JOBS})")
+    file(REMOVE_RECURSE "${root}")
+    file(MAKE_DIRECTORY "${root}")
+    set(launcher "")
+    if(KVBENCH_CCACHE)
+      set(launcher -DCMAKE_C_COMPILER_LAUNCHER=${KVBENCH_CCACHE}
+                   -DCMAKE_CXX_COMPILER_LAUNCHER=${KVBENCH_CCACHE})
+    endif()
+    string(TIMESTAMP t0 "%s")
+    execute_process(
+      COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${root}/build" -G "${CMAKE_GENERATOR}"
+        -DCMAKE_BUILD_TYPE=Release
+        "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
+        "-DCMAKE_C_FLAGS=${KVBENCH_DEPS_C_FLAGS}" "-DCMAKE_CXX_FLAGS=${KVBENCH_DEPS_CXX_FLAGS}"
+        "-DCMAKE_ASM_FLAGS=${KVBENCH_DEPS_C_FLAGS}"
+        "-DCMAKE_C_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+        "-DCMAKE_CXX_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+        "-DCMAKE_ASM_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+        -DCMAKE_POSITION_INDEPENDENT_CODE=ON "-DCMAKE_INSTALL_PREFIX=${prefix}"
+        -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${launcher} ${args}
+      OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
+    if(rc EQUAL 0)
+      execute_process(COMMAND ${CMAKE_COMMAND} --build "${root}/build" --parallel ${KVBENCH_DEPS_JOBS}
+        OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
+      file(APPEND "${log}.err" "${err}")
+    endif()
+    if(rc EQUAL 0)
+      execute_process(COMMAND ${CMAKE_COMMAND} --install "${root}/build"
+        OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+      file(APPEND "${log}.err" "${err}")
+    endif()
+    if(NOT rc EQUAL 0)
+      file(STRINGS "${log}.err" tail)
+      list(LENGTH tail n)
+      if(n GREATER 30)
+        math(EXPR first "${n} - 30")
+        list(SUBLIST tail ${first} 30 tail)
+      endif()
+      list(JOIN tail "\n" tail)
+      message(FATAL_ERROR "building ${lower} ${version} from ${dir} failed (${rc}); logs: "
+                          "${log}, ${log}.build, ${log}.err. Last lines:\n${tail}")
+    endif()
+    string(TIMESTAMP t1 "%s")
+    math(EXPR seconds "${t1} - ${t0}")
+    # The objects are not needed once installed (ccache keeps what a rebuild would reuse).
+    file(REMOVE_RECURSE "${root}/build")
+    file(WRITE "${stamp}" "${key}build_seconds=${seconds}\n")
+    message(STATUS "kvbench: built ${lower} ${version} in ${seconds} s")
+  endif()
+  set(KVBENCH_${dep}_PREFIX "${prefix}" PARENT_SCOPE)
+  set(KVBENCH_${dep}_ORIGIN source PARENT_SCOPE)
+  set(KVBENCH_${dep}_ORIGIN_VERSION "${version}" PARENT_SCOPE)
+  set(KVBENCH_${dep}_ORIGIN_SOURCE_DIR "${dir}" PARENT_SCOPE)
+  set(KVBENCH_${dep}_ORIGIN_BUILD_DIR "${root}" PARENT_SCOPE)
+  set(KVBENCH_${dep}_ORIGIN_COMPILER
+      "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}" PARENT_SCOPE)
+  if(dep STREQUAL "ROCKSDB" OR dep STREQUAL "WIREDTIGER")
+    set(flags "${KVBENCH_DEPS_CXX_FLAGS} ${KVBENCH_DEPS_RELEASE_FLAGS}")
+  else()
+    set(flags "${KVBENCH_DEPS_C_FLAGS} ${KVBENCH_DEPS_RELEASE_FLAGS}")
+  endif()
+  if(args MATCHES "-DPORTABLE=([01])")
+    string(APPEND flags " (PORTABLE=${CMAKE_MATCH_1})")
+  endif()
+  set(KVBENCH_${dep}_ORIGIN_FLAGS "${flags}" PARENT_SCOPE)
+endfunction()
+
+# Resolves every dependency's origin before the Find modules run: they look only in
+# KVBENCH_<DEP>_PREFIX when it is set.
+foreach(_d ${KVBENCH_SOURCE_DEPS})
+  set(KVBENCH_${_d}_PREFIX "")
+  set(KVBENCH_${_d}_ORIGIN system)
+  if(KVBENCH_${_d}_SOURCE_DIR)
+    kvbench_dep_from_source(${_d})
+  elseif(KVBENCH_${_d}_ROOT)
+    file(REAL_PATH "${KVBENCH_${_d}_ROOT}" KVBENCH_${_d}_PREFIX)
+    if(NOT IS_DIRECTORY "${KVBENCH_${_d}_PREFIX}")
+      message(FATAL_ERROR "KVBENCH_${_d}_ROOT=${KVBENCH_${_d}_ROOT} is not a directory")
+    endif()
+    set(KVBENCH_${_d}_ORIGIN prefix)
+  endif()
+endforeach()

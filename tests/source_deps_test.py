@@ -1,0 +1,138 @@
+"""Configure-level tests of -DKVBENCH_<DEP>_SOURCE_DIR / _ROOT (cmake/KvbenchSourceDeps.cmake).
+
+A directory that is not the named library must stop configuration with a message naming the file
+that was expected; a tree that is recognised yields the version its headers declare. The
+recognition runs in CMake script mode for every dependency (fast); one real configure of the
+project checks that the message reaches the user, and that SOURCE_DIR and ROOT exclude each other.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARGS: argparse.Namespace
+
+# dep -> (file a configure names when the tree is wrong, files and contents of a minimal tree
+# that is recognised, expected version).
+TREES: dict[str, tuple[str, dict[str, str], str]] = {
+    "LZ4": ("lib/lz4.h", {"lib/lz4.h": "#define LZ4_VERSION_MAJOR    1\n"
+                                       "#define LZ4_VERSION_MINOR    9\n"
+                                       "#define LZ4_VERSION_RELEASE  4\n"}, "1.9.4"),
+    "ZSTD": ("lib/zstd.h", {"lib/zstd.h": "#define ZSTD_VERSION_MAJOR    1\n"
+                                          "#define ZSTD_VERSION_MINOR    5\n"
+                                          "#define ZSTD_VERSION_RELEASE  7\n"}, "1.5.7"),
+    "XXHASH": ("xxhash.h", {"xxhash.h": "#define XXH_VERSION_MAJOR    0\n"
+                                        "#define XXH_VERSION_MINOR    8\n"
+                                        "#define XXH_VERSION_RELEASE  3\n",
+                            "xxhash.c": ""}, "0.8.3"),
+    "ROCKSDB": ("include/rocksdb/db.h", {"include/rocksdb/db.h": "",
+                                         "include/rocksdb/version.h": "#define ROCKSDB_MAJOR 9\n"
+                                                                      "#define ROCKSDB_MINOR 10\n"
+                                                                      "#define ROCKSDB_PATCH 0\n"},
+                "9.10.0"),
+    "LMDB": ("libraries/liblmdb/lmdb.h or lmdb.h",
+             {"libraries/liblmdb/lmdb.h": "#define MDB_VERSION_MAJOR\t0\n"
+                                          "#define MDB_VERSION_MINOR\t9\n"
+                                          "#define MDB_VERSION_PATCH\t31\n",
+              "libraries/liblmdb/mdb.c": ""}, "0.9.31"),
+    "WIREDTIGER": ("src/include/wiredtiger.h.in",
+                   {"src/include/wiredtiger.h.in": "", "CMakeLists.txt": "",
+                    "RELEASE_INFO": "WIREDTIGER_VERSION_MAJOR=11\nWIREDTIGER_VERSION_MINOR=2\n"
+                                    "WIREDTIGER_VERSION_PATCH=0\n"}, "11.2.0"),
+}
+
+
+def flat(text: str) -> str:
+    """CMake wraps long messages; compare them with the line breaks as spaces."""
+    return " ".join(text.split())
+
+
+def write_tree(base: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = base / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def check_tree(dep: str, directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [ARGS.cmake, f"-DDEP={dep}", f"-DDIR={directory}", "-P",
+         str(ROOT / "tests" / "check_source_tree.cmake")],
+        capture_output=True, text=True, timeout=60)
+
+
+class SourceTreeRecognition(unittest.TestCase):
+    def test_wrong_tree_names_the_expected_file(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            # Another library's tree: lz4's, which also holds an xxhash.h.
+            wrong = Path(tmp) / "not-it"
+            write_tree(wrong, {"lib/lz4.h": "", "lib/xxhash.h": "", "README.md": ""})
+            for dep, (expected, _, _) in TREES.items():
+                if dep == "LZ4":
+                    continue
+                with self.subTest(dep=dep):
+                    r = check_tree(dep, wrong)
+                    self.assertNotEqual(r.returncode, 0, r.stderr)
+                    self.assertIn(f"is not a {dep.lower()} source tree", flat(r.stderr))
+                    self.assertIn(f"expected {expected}", flat(r.stderr))
+
+    def test_recognised_tree_gives_its_version(self) -> None:
+        for dep, (_, files, version) in TREES.items():
+            with self.subTest(dep=dep), tempfile.TemporaryDirectory() as tmp:
+                write_tree(Path(tmp), files)
+                r = check_tree(dep, Path(tmp))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertTrue(r.stderr.strip().endswith(version), r.stderr)
+
+    def test_missing_directory(self) -> None:
+        r = check_tree("LZ4", Path("/nonexistent/kvbench-lz4"))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("is not a directory", flat(r.stderr))
+
+
+class ConfigureWithWrongSource(unittest.TestCase):
+    """The real project's configure, as a user runs it, stops with the message."""
+
+    def configure(self, tmp: Path, *defs: str) -> subprocess.CompletedProcess[str]:
+        cmd = [ARGS.cmake, "-S", str(ROOT), "-B", str(tmp / "build"), "-G", ARGS.generator,
+               f"-DCMAKE_C_COMPILER={ARGS.c_compiler}",
+               f"-DCMAKE_CXX_COMPILER={ARGS.cxx_compiler}",
+               f"-DKVBENCH_DEPS_CACHE={tmp / 'deps'}", "-DKVBENCH_BUILD_TESTS=OFF",
+               "-DKVBENCH_BUILD_MICRO=OFF", *defs]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "CCACHE_DISABLE": "1"})
+
+    def test_wrong_lz4_source_dir_fails_configuration(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            wrong = Path(tmp) / "zstd-tree"
+            write_tree(wrong, {"lib/zstd.h": ""})
+            r = self.configure(Path(tmp), f"-DKVBENCH_LZ4_SOURCE_DIR={wrong}")
+            self.assertNotEqual(r.returncode, 0)
+            out = flat(r.stdout + r.stderr)
+            self.assertIn(f"KVBENCH_LZ4_SOURCE_DIR={wrong} is not a lz4 source tree", out)
+            self.assertIn("expected lib/lz4.h", out)
+            self.assertFalse((Path(tmp) / "deps").exists(), "nothing may be built")
+
+    def test_source_dir_and_root_exclude_each_other(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            r = self.configure(Path(tmp), f"-DKVBENCH_XXHASH_SOURCE_DIR={tmp}",
+                               f"-DKVBENCH_XXHASH_ROOT={tmp}")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("KVBENCH_XXHASH_SOURCE_DIR and KVBENCH_XXHASH_ROOT are both set",
+                          flat(r.stdout + r.stderr))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cmake", required=True)
+    parser.add_argument("--generator", required=True)
+    parser.add_argument("--c-compiler", required=True)
+    parser.add_argument("--cxx-compiler", required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
