@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -295,10 +296,14 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     state_path = os.path.join(outdir, "state.json")
     with open(state_path, "w", encoding="utf-8") as f:
         json.dump(state, f)
+    count = int(git(repo, "rev-list", "--count", f"{good}..{bad}").stdout.strip() or "0")
+    progress(f"bisect: {count} commits after the good one; about "
+             f"{math.ceil(math.log2(max(count, 1)))} bisect step(s) to go")
     git(tree, "bisect", "start", bad, good)
+    # git's messages to the log; the steps' progress (stderr) to the user.
     with open(os.path.join(outdir, "bisect-run.log"), "w", encoding="utf-8") as log:
         p = subprocess.run(["git", "bisect", "run", sys.executable, runner.KVB, "bisect",
-                            "--step", state_path], cwd=tree, stdout=log, stderr=subprocess.STDOUT)
+                            "--step", state_path], cwd=tree, stdout=log)
     first = git(tree, "rev-parse", "--verify", "--quiet", "refs/bisect/bad", check=False)
     with open(os.path.join(outdir, "steps.jsonl"), encoding="utf-8") as f:
         entries = [json.loads(line) for line in f]
