@@ -127,7 +127,10 @@ def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
     for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
         if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
             out.add(str(lib.get("version", "")))
-    return out
+    engine = ctx.get("engine")
+    if isinstance(engine, dict) and engine.get("name") == dep:
+        out.add(str(engine.get("version", "")))
+    return {v for v in out if v}
 
 
 def check_library_versions(sides: list[Any],
