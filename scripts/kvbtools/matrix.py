@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -143,7 +144,8 @@ def check_library_versions(sides: list[Any],
             continue
         for dep, version in expect[s.label]:
             seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
-            if seen and not any(v.split(" ")[0] == version for v in seen):
+            token = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d.])")
+            if seen and not any(token.search(v) for v in seen):
                 out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
                            f"{version}: the build did not use that tree")
     return out
