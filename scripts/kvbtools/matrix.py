@@ -1,0 +1,221 @@
+"""kvb matrix: the same benchmarks built with several presets, interleaved, one table per metric.
+
+Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off.
+The runs interleave: round 1 runs every preset once, round 2 again, and so on, so drift hits
+every preset alike. The first preset is also measured a second time in every round, as an
+independent series labelled "control": identical code, so its verdict shows the noise floor
+(docs/compare.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any
+
+from kvbtools import compare, runner, sources
+from kvbtools.results import ResultError
+from kvbtools.runner import Build, BuildError, Plan, Series, progress
+from kvbtools.samples import load_side
+
+
+def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$") -> None:
+    p.add_argument("--workloads", default="fillseq,readrandom",
+                   help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
+    p.add_argument("--engines", default="rocksdb",
+                   help="comma-separated engines for KV runs (default rocksdb)")
+    p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="rounds; each series is measured once per round (default 5)")
+    p.add_argument("--min-time", type=float, default=0.1,
+                   help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
+    p.add_argument("--filter", metavar="REGEX",
+                   help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
+                        "table rows that match")
+    p.add_argument("--threshold", type=compare.parse_threshold,
+                   default=compare.parse_threshold("5%"), help="default 5%%")
+    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
+    p.add_argument("--metric", action="append", help="only these metrics (see kvb compare)")
+    p.add_argument("--no-control", action="store_true",
+                   help="do not measure the first series twice")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the builds and the run order, build and run nothing")
+    p.add_argument("--results-dir", help="parent of the run's results directory "
+                                         "(default results/)")
+
+
+def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
+    if args.repeats < 1:
+        raise ResultError("--repeats must be at least 1")
+    return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
+                min_time=args.min_time,
+                engines=[e for e in args.engines.split(",") if e],
+                workloads=args.workloads, num=args.num)
+
+
+def run_series(kind: str, what: str, series: list[Series], plan: Plan,
+               args: argparse.Namespace, meta: dict[str, Any]) -> int:
+    """Builds every distinct build, measures interleaved, prints and saves the tables."""
+    if not args.no_control and series:
+        first = series[0]
+        series = series + [Series("control", first.build)]
+    builds: list[Build] = []
+    for s in series:
+        if s.build not in builds:
+            builds.append(s.build)
+    if args.dry_run:
+        print("builds:")
+        for b in builds:
+            print(f"  {b.label}: {' '.join(b.configure_cmd())}")
+            print(f"  {' ' * len(b.label)}  {' '.join(b.build_cmd(plan.micro))}")
+        print("run order (repeat, series, engine):")
+        for r, s, e in runner.run_order(series, plan, args.repeats):
+            print(f"  {r} {s.label}" + (f" {e}" if e else ""))
+        return 0
+    outdir = runner.new_results_dir(kind, what, args.results_dir)
+    build_seconds: dict[str, float] = {}
+    failed: list[str] = []
+    for i, b in enumerate(builds, 1):
+        try:
+            build_seconds[b.label] = runner.do_build(b, plan.micro, f"[{i}/{len(builds)}] ")
+            progress(f"built {b.label} in {build_seconds[b.label]:.0f} s")
+        except BuildError as e:
+            progress(f"skipping {b.label}: build failed: {e}")
+            failed.append(b.label)
+    series = [s for s in series if s.build.label not in failed]
+    if not series or series[0].build.label in failed:
+        print(f"kvb {kind}: error: the first build failed; nothing to compare against",
+              file=sys.stderr)
+        return 1
+    try:
+        files = runner.measure_interleaved(series, plan, args.repeats, outdir)
+    except BuildError as e:
+        print(f"kvb {kind}: error: a run failed: {e}", file=sys.stderr)
+        return 1
+    sides = [load_side(s.label, files[s.label]) for s in series]
+    mismatches = check_library_versions(sides, meta.get("expect", {}))
+    c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
+                      metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
+    text = compare.format_comparison(c, control="" if args.no_control else "control")
+    times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
+    text += "".join(f"\nWARNING: {m}" for m in mismatches)
+    print(text)
+    print(times)
+    with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
+        f.write(text + "\n" + times + "\n")
+    doc = compare.to_json(c)
+    doc.update(meta)
+    doc["build_seconds"] = build_seconds
+    doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines}
+                     for b in builds}
+    doc["failed_builds"] = failed
+    doc["library_version_mismatches"] = mismatches
+    compare.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
+          "one JSON per run)")
+    return 0
+
+
+def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
+    """The versions of `dep` a run says it used: kvbench_micro's context keys, or kvbench's
+    context.libraries (the shared objects actually loaded)."""
+    out = set()
+    for key in (f"{dep}_library_version", f"{dep}_version"):
+        if isinstance(ctx.get(key), str):
+            out.add(ctx[key])
+    for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
+        if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
+            out.add(str(lib.get("version", "")))
+    engine = ctx.get("engine")
+    if isinstance(engine, dict) and engine.get("name") == dep:
+        out.add(str(engine.get("version", "")))
+    return {v for v in out if v}
+
+
+def check_library_versions(sides: list[Any],
+                           expect: dict[str, list[list[str]]]) -> list[str]:
+    """Messages for sides whose runs report a version of the library other than the one their
+    source tree declares (e.g. CMake fell back to the system's library)."""
+    out = []
+    for s in sides:
+        if s.label not in expect:
+            continue
+        for dep, version in expect[s.label]:
+            seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
+            token = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d.])")
+            if seen and not any(token.search(v) for v in seen):
+                out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
+                           f"{version}: the build did not use that tree")
+    return out
+
+
+def from_source_defines(items: list[str], source_args: list[str]
+                        ) -> tuple[dict[str, str], str, list[list[str]]]:
+    """--from-source DEP[@VERSION],... -> CMake defines, a tag suffix -dep-version... and the
+    [dep, version] pairs found in the trees."""
+    given = sources.parse_source_args(source_args)
+    defines: dict[str, str] = {}
+    suffix = ""
+    versions: list[list[str]] = []
+    for item in items:
+        dep, _, version = item.partition("@")
+        dep = runner.check_dep(dep)
+        if version:
+            d = given.get(dep) or sources.fetch(dep, version)
+        elif dep in given:
+            d = given[dep]
+        else:
+            raise ResultError(f"--from-source {dep}: give its tree with --source {dep}=DIR "
+                              f"or a version to fetch, {dep}@VERSION")
+        found = sources.detect(dep, d)
+        if version and found != version:
+            progress(f"note: {d} holds {dep} {found}, not {version}")
+        k, v = runner.source_define(dep, d)
+        defines[k] = v
+        suffix += f"-{dep}-{found}"
+        versions.append([dep, found])
+    return defines, suffix, versions
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--presets", required=True,
+                   help="comma-separated configure presets; the first is the base")
+    p.add_argument("--micro", action="store_true",
+                   help="run kvbench_micro instead of kvbench workloads")
+    p.add_argument("--from-source", default="", metavar="DEP[@VERSION],...",
+                   help="build these libraries from source with each preset's toolchain")
+    p.add_argument("--source", action="append", default=[], metavar="DEP=DIR",
+                   help="source tree for a --from-source dependency (repeat)")
+    add_plan_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    names = [n for n in args.presets.split(",") if n]
+    if not names:
+        raise ResultError("--presets is empty")
+    presets, skipped = runner.select_presets(names)
+    for name, why in skipped:
+        print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
+    if not presets:
+        raise ResultError("none of the presets can be built on this host")
+    defines, suffix, versions = from_source_defines(
+        [x for x in args.from_source.split(",") if x], args.source)
+    plan = make_plan(args, args.micro, "/4096$")
+    series = [Series(p.name, Build(p.name, p.name, p.name + suffix, dict(defines)))
+              for p in presets]
+    meta = {"command": "matrix", "presets": names, "skipped": dict(skipped),
+            "from_source": args.from_source, "repeats": args.repeats,
+            "expect": {s.label: versions for s in series}}
+    meta["expect"]["control"] = versions
+    return run_series("matrix", "+".join(p.name for p in presets) + suffix, series, plan,
+                      args, meta)
+
+
+def cmd(args: argparse.Namespace) -> int:
+    try:
+        return run(args)
+    except ResultError as e:
+        print(f"kvb matrix: error: {e}", file=sys.stderr)
+        return 2

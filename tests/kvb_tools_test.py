@@ -1,0 +1,613 @@
+#!/usr/bin/env python3
+"""Tests of kvb compare / matrix / versions / bisect and their statistics (run by ctest).
+
+The statistics are checked against textbook and published values; compare against synthetic
+documents made here with a seeded RNG (from a real kvbench document as the template) and against
+real output of kvbench and kvbench_micro; matrix and versions for their argument handling (no
+builds); bisect end to end on a generated git repository of a tiny C library.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+from itertools import combinations
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "scripts")
+KVB = os.path.join(SCRIPTS, "kvb")
+sys.path.insert(0, SCRIPTS)
+
+from kvbtools import runner, sources, stats  # noqa: E402
+
+ARGS = argparse.Namespace(kvbench="", micro="")
+
+
+def kvb(*args: str, env: dict[str, str] | None = None,
+        cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, KVB, *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=600)
+
+
+class StatsTest(unittest.TestCase):
+    def test_exact_p_of_completely_separated_samples(self) -> None:
+        # U = 0; two-sided exact p = 2 / C(10, 5) = 2/252.
+        t = stats.mann_whitney_u([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+        self.assertEqual(t.method, "exact")
+        self.assertEqual(t.u, 0)
+        self.assertAlmostEqual(t.p, 2 / 252, places=12)
+        # With 3 values a side the smallest possible p is 2/C(6,3) = 0.1: never below 0.05.
+        self.assertAlmostEqual(stats.mann_whitney_u([1, 2, 3], [4, 5, 6]).p, 0.1)
+        self.assertAlmostEqual(stats.min_p(3, 3), 0.1)
+        self.assertAlmostEqual(stats.min_p(4, 4), 2 / 70)
+
+    def test_textbook_critical_value_n5_n5(self) -> None:
+        # Tables of critical values of U (two-tailed, alpha 0.05, n1 = n2 = 5): U <= 2.
+        a = [1, 2, 3, 4, 5]
+        u2 = stats.mann_whitney_u(a, [3.5, 5.5, 6, 7, 8])  # 4 > 3.5, 5 > 3.5
+        self.assertEqual(u2.u, 2)
+        self.assertLess(u2.p, 0.05)
+        self.assertAlmostEqual(u2.p, 8 / 252)  # P(U <= 2) = (1 + 1 + 2) / 252, two-sided
+        u3 = stats.mann_whitney_u(a, [3.5, 4.5, 6, 7, 8])
+        self.assertEqual(u3.u, 3)
+        self.assertGreater(u3.p, 0.05)
+        self.assertAlmostEqual(u3.p, 14 / 252)
+
+    def test_scipy_documentation_example(self) -> None:
+        # scipy.stats.mannwhitneyu docs: males vs females, U1 = 17, exact p = 0.1111...,
+        # method="asymptotic" p = 0.11134688653314041.
+        males, females = [19, 22, 16, 29, 24], [20, 11, 17, 12]
+        exact = stats.mann_whitney_u(males, females)
+        self.assertEqual(exact.u, 17)
+        self.assertEqual(exact.method, "exact")
+        self.assertAlmostEqual(exact.p, 0.1111111111111111, places=12)
+        normal = stats.mann_whitney_u(males, females, exact=False)
+        self.assertAlmostEqual(normal.p, 0.11134688653314041, places=10)
+
+    def test_exact_distribution_matches_enumeration(self) -> None:
+        # Every split of 1..9 into 4 x's and 5 y's, U counted by brute force, against the
+        # recursion the exact test uses; then p-values of actual samples against the counts.
+        values = list(range(1, 10))
+        brute = [0] * 21
+        for xs in combinations(values, 4):
+            ys = [v for v in values if v not in xs]
+            brute[sum(1 for x in xs for y in ys if x > y)] += 1
+        self.assertEqual(list(stats._u_counts(4, 5)), brute)
+        for xs in ((1, 2, 3, 4), (1, 2, 3, 6), (2, 4, 6, 8), (1, 5, 7, 9)):
+            ys = [v for v in values if v not in xs]
+            u = sum(1 for x in xs for y in ys if x > y)
+            k = min(u, 20 - u)
+            expected = min(1.0, 2 * sum(brute[: k + 1]) / 126)
+            t = stats.mann_whitney_u(list(xs), ys)
+            self.assertEqual(t.u, u)
+            self.assertAlmostEqual(t.p, expected, places=12)
+
+    def test_tie_correction_against_the_textbook_formula(self) -> None:
+        # a = 1 2 2 3 3 3, b = 3 4 4 5 5 6. Mid-ranks: 1 | 2.5 2.5 | 5.5 x4 | 8.5 8.5 | 10.5 10.5
+        # | 12. R_a = 22.5, U_a = 22.5 - 21 = 1.5, mean 18. Tie groups 2,4,2,2: sum t^3-t = 78.
+        # var = 6*6/12 * (13 - 78/(12*11)) = 37.227272...; z = (16.5 - 0.5)/sqrt(var).
+        t = stats.mann_whitney_u([1, 2, 2, 3, 3, 3], [3, 4, 4, 5, 5, 6])
+        self.assertEqual(t.method, "normal")
+        self.assertEqual(t.u, 1.5)
+        var = 3 * (13 - 78 / 132)
+        self.assertAlmostEqual(var, 37.22727272727, places=8)
+        expected = 2 * (1 - statistics.NormalDist().cdf(16 / math.sqrt(var)))
+        self.assertAlmostEqual(t.p, expected, places=10)
+        self.assertAlmostEqual(t.p, 0.00873, places=4)
+
+    def test_identical_samples_give_p_one(self) -> None:
+        self.assertEqual(stats.mann_whitney_u([5, 5, 5], [5, 5, 5]).p, 1.0)
+
+    def test_geometric_mean(self) -> None:
+        self.assertAlmostEqual(stats.geomean([1, 4]), 2.0)
+        self.assertAlmostEqual(stats.geomean([0.5, 2.0]), 1.0)
+        self.assertAlmostEqual(stats.geomean([2, 8, 4]), 4.0)
+        self.assertTrue(math.isnan(stats.geomean([])))
+
+    def test_bootstrap_is_deterministic_for_a_seed(self) -> None:
+        rng = random.Random(3)
+        a = [100 + rng.gauss(0, 2) for _ in range(40)]
+        b = [90 + rng.gauss(0, 2) for _ in range(40)]
+        one = stats.bootstrap_ratio_ci(a, b, seed=7)
+        self.assertEqual(one, stats.bootstrap_ratio_ci(a, b, seed=7))
+        self.assertNotEqual(one, stats.bootstrap_ratio_ci(a, b, seed=8))
+        lo, hi = one
+        self.assertLess(lo, statistics.median(b) / statistics.median(a))
+        self.assertGreater(hi, statistics.median(b) / statistics.median(a))
+        self.assertLess(hi, 1.0)  # 10% slower with 2% noise: the interval excludes 1
+
+    def test_verdict_rules(self) -> None:
+        base = [100.0, 101.0, 99.0, 100.5, 99.5]
+        slower = [x * 0.9 for x in base]
+        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, "slower")
+        self.assertTrue(v.regression)
+        # Lower is better (latency): the same numbers are an improvement.
+        v = stats.verdict(base, slower, higher_is_better=False, threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, "faster")
+        self.assertFalse(v.regression)
+        # Significant but smaller than the threshold: no significant change.
+        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.15, alpha=0.05)
+        self.assertEqual(v.word, stats.NO_CHANGE)
+        # One value a side: no noise estimate, no verdict.
+        v = stats.verdict([100.0], [50.0], higher_is_better=True, threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, stats.NOISE_UNKNOWN)
+        self.assertFalse(v.regression)
+        # Three a side can never reach p < 0.05, and says so.
+        v = stats.verdict(base[:3], slower[:3], higher_is_better=True, threshold=0.05,
+                          alpha=0.05)
+        self.assertEqual(v.word, stats.NO_CHANGE)
+        self.assertIn("cannot reach", v.note)
+
+
+# ---- synthetic documents ---------------------------------------------------------------------
+
+def gbench_doc(rng: random.Random, scale: float, reps: int, preset: str) -> dict[str, Any]:
+    """Google Benchmark JSON with `reps` repetitions of two benchmarks, plus aggregate rows
+    whose absurd values must be ignored."""
+    rows: list[dict[str, Any]] = []
+    for name, gbps in (("crc32c/table/4096", 2.0), ("lz4/compress/4096", 0.8)):
+        for i in range(reps):
+            bps = gbps * 1e9 * scale * (1 + rng.gauss(0, 0.01))
+            rows.append({"name": name, "run_name": name, "run_type": "iteration",
+                         "repetitions": reps, "repetition_index": i, "threads": 1,
+                         "iterations": 1000, "real_time": 4096 / bps * 1e9,
+                         "cpu_time": 4096 / bps * 1e9, "time_unit": "ns",
+                         "bytes_per_second": bps})
+        for agg in ("mean", "median", "stddev"):
+            rows.append({"name": f"{name}_{agg}", "run_name": name, "run_type": "aggregate",
+                         "aggregate_name": agg, "real_time": 1e99, "cpu_time": 1e99,
+                         "time_unit": "ns", "bytes_per_second": 1e-99})
+    return {"context": {"kvbench_preset": preset, "input": "seed 0", "cache_mode": "hot"},
+            "benchmarks": rows}
+
+
+def kvbench_doc(template: dict[str, Any], rng: random.Random, scale: float,
+                reps: int) -> dict[str, Any]:
+    """The real document's first result repeated `reps` times, figures scaled (scale < 1:
+    slower: fewer ops/s, more latency and CPU per op) with 1% noise."""
+    doc = copy.deepcopy(template)
+    first = template["results"][0]
+    doc["results"] = []
+    for i in range(reps):
+        r = copy.deepcopy(first)
+        r["repeat"], r["repeats"] = i + 1, reps
+        for role in r["roles"]:
+            noise = 1 + rng.gauss(0, 0.01)
+            role["ops_per_sec"] = 100000.0 * scale * noise
+            role["latency_ns"]["p99"] = 2000.0 / scale * noise
+            role["cost"]["cpu_user_us_per_op"] = 5.0 / scale * noise
+            role["cost"]["cpu_sys_us_per_op"] = 1.0 / scale * noise
+        doc["results"].append(r)
+    return doc
+
+
+def load_json(path: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write(path: str, doc: Any) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
+def real_kvbench(tmp: str, *flags: str) -> str:
+    out = os.path.join(tmp, "kv.json")
+    subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/db",
+                    "--report_interval_seconds=0", f"--json={out}", *flags],
+                   check=True, capture_output=True, timeout=300)
+    return out
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="kvb-compare-test.")
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.tmp, name)
+
+    def gbench_pair(self, scale: float) -> tuple[str, str]:
+        base = write(self.path("base.json"), gbench_doc(random.Random(1), 1.0, 8, "gcc"))
+        other = write(self.path(f"other{scale}.json"),
+                      gbench_doc(random.Random(2), scale, 8, "clang"))
+        return base, other
+
+    def kvbench_pair(self, scale: float) -> tuple[str, str]:
+        template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
+        base = write(self.path("kvbase.json"), kvbench_doc(template, random.Random(1), 1.0, 7))
+        other = write(self.path(f"kvother{scale}.json"),
+                      kvbench_doc(template, random.Random(2), scale, 7))
+        return base, other
+
+    def test_gbench_identical_distribution_is_no_change_and_passes(self) -> None:
+        p = kvb("compare", *self.gbench_pair(1.0), "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("no significant change", p.stdout)
+        self.assertNotRegex(p.stdout, r"\b(slower|faster)\b")
+        self.assertIn("n", p.stdout)
+        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.0\d no significant change "
+                                   r"\(p=0\.\d+\)")
+        self.assertRegex(p.stdout, r"crc32c/table/4096\s+[12]\.\d+\s+[12]\.\d+\n")
+        # Time per iteration is shown only for benchmarks without a rate.
+        self.assertNotIn("CPU time per iteration", p.stdout)
+
+    def test_gbench_ten_percent_slower_is_slower_and_fails(self) -> None:
+        base, other = self.gbench_pair(0.9)
+        p = kvb("compare", base, other, "--threshold", "5%", "--fail-on-regression")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"lz4/compress/4096\s+0\.80\d\s+0\.71\d\n")
+        self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.89 slower \(p<0\.001\)")
+        self.assertRegex(p.stdout, r"geometric mean\s+1\.00\s+0\.90\n")
+        # Aggregate rows were not taken as measurements.
+        self.assertNotIn("e+99", p.stdout)
+        # Without --fail-on-regression the exit is 0; a 15% threshold hides a 10% change.
+        self.assertEqual(kvb("compare", base, other).returncode, 0)
+        p = kvb("compare", base, other, "--threshold", "15%", "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout)
+        # The side labels come from the presets in the context.
+        self.assertIn("values relative to gcc", kvb("compare", base, other).stdout)
+
+    def test_kvbench_identical_and_slower(self) -> None:
+        base, same = self.kvbench_pair(1.0)
+        p = kvb("compare", base, same, "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.0\d no significant change")
+        _, slow = self.kvbench_pair(0.9)
+        p = kvb("compare", base, slow, "--fail-on-regression")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        for title in ("ops/s", "p99 latency", "CPU per op"):
+            self.assertIn(title, p.stdout)
+        # Every metric is worse: ops/s lower, latency and CPU higher, all called slower.
+        self.assertEqual(p.stdout.count(" slower (p"), 3, p.stdout)
+        j = self.path("cmp.json")
+        kvb("compare", base, slow, "--json", j)
+        rows = load_json(j)["rows"]
+        self.assertTrue(all(r["regression"] for r in rows if r["metric"] in
+                            ("ops_per_sec", "p99", "cpu")))
+
+    def test_single_values_say_noise_unknown(self) -> None:
+        a = write(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
+        b = write(self.path("b1.json"), gbench_doc(random.Random(2), 0.5, 1, "clang"))
+        p = kvb("compare", a, b, "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("n=1: noise unknown", p.stdout)
+        self.assertIn("0.50", p.stdout)
+
+    def test_pooling_files_of_one_side(self) -> None:
+        files = [write(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 2 else
+                                                            0.9, 2, "x")) for i in range(4)]
+        p = kvb("compare", "--base", files[0], files[1], "--other", files[2], files[3],
+                "--label", "old", "--label", "new")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("median of 4", p.stdout)
+        self.assertIn("values relative to old", p.stdout)
+        self.assertIn("slower", p.stdout)
+
+    def test_bad_input_is_exit_2_with_a_message(self) -> None:
+        good = write(self.path("good.json"), gbench_doc(random.Random(1), 1.0, 2, "x"))
+        notjson = self.path("notjson.json")
+        with open(notjson, "w") as f:
+            f.write("{ this is not json")
+        binary = self.path("binary.json")
+        with open(binary, "wb") as f:
+            f.write(b"\xff\xfe\x00garbage\x80")
+        other_kind = write(self.path("other.json"), {"name": "something else"})
+        malformed = write(self.path("malformed.json"), {"schema": "kvbench-run",
+                                                       "schema_version": 1, "context": {},
+                                                       "results": [{}]})
+        template = load_json(real_kvbench(self.tmp, "--num=200", "--benchmarks=fillseq"))
+        kv = write(self.path("kv1.json"), template)
+        cases = {
+            notjson: "not JSON", binary: "not", other_kind: "neither a kvbench run document",
+            malformed: "malformed", self.path("missing.json"): "cannot read",
+            kv: "cannot compare kvbench results with Google Benchmark",
+        }
+        for bad, words in cases.items():
+            p = kvb("compare", good, bad)
+            self.assertEqual(p.returncode, 2, (bad, p.stdout, p.stderr))
+            self.assertIn(words, p.stderr, bad)
+            self.assertNotIn("Traceback", p.stderr)
+        p = kvb("compare", good)
+        self.assertEqual(p.returncode, 2)
+        p = kvb("compare", good, good, "--threshold", "lots")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a threshold", p.stderr)
+
+    def test_real_kvbench_output_with_repeats(self) -> None:
+        path = real_kvbench(self.tmp, "--num=2000", "--benchmarks=fillseq,readrandom[X3]")
+        p = kvb("compare", path, path, "--fail-on-regression")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 no significant change "
+                                   r"\(p=1\.000\)")
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.00 \(n=1: noise unknown\)")
+        self.assertRegex(p.stdout, r"memory readrandom \(n=3\)\s+[\d,]+\s+[\d,]+")
+
+    def test_real_kvbench_micro_output_with_repetitions(self) -> None:
+        out = self.path("micro.json")
+        subprocess.run([ARGS.micro, "--benchmark_filter=^(crc32c/table|xxh64/inline)/4096$",
+                        "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                       check=True, capture_output=True, timeout=300)
+        p = kvb("compare", out, out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 no significant change "
+                                   r"\(p=1\.000\)")
+        self.assertIn("median of 3", p.stdout)
+        self.assertIn("GB/s", p.stdout)
+        self.assertIn("cannot reach p<0.05", p.stdout)
+
+
+# ---- matrix and versions: argument handling --------------------------------------------------
+
+HOST = "arm" if runner.host_arch() == "aarch64" else "x86"
+OTHER = "x86" if HOST == "arm" else "arm"
+
+
+class MatrixVersionsArgsTest(unittest.TestCase):
+    def test_unknown_preset_lists_valid_ones(self) -> None:
+        p = kvb("matrix", "--presets", f"{HOST}-gcc-native,no-such-preset", "--micro")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown preset no-such-preset", p.stderr)
+        self.assertIn(f"{HOST}-clang-portable", p.stderr)
+
+    def test_preset_of_another_architecture_is_skipped(self) -> None:
+        p = kvb("matrix", "--presets", f"{OTHER}-gcc-native,{HOST}-gcc-native", "--micro",
+                "--dry-run", "--repeats", "2")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"skipping preset {OTHER}-gcc-native: its architecture", p.stderr)
+        self.assertNotIn(f"{OTHER}-gcc-native", p.stdout)
+        p = kvb("matrix", "--presets", f"{OTHER}-gcc-native", "--micro")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("none of the presets can be built", p.stderr)
+
+    def test_preset_whose_compiler_is_missing_is_skipped(self) -> None:
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, PATH=empty)
+            p = kvb("matrix", "--presets", f"{HOST}-clang-native", "--micro", env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"skipping preset {HOST}-clang-native: compiler clang, clang++ not found",
+                      p.stderr)
+
+    def test_runs_interleave_with_a_control_series(self) -> None:
+        p = kvb("matrix", "--presets", f"{HOST}-gcc-native,{HOST}-gcc-portable", "--micro",
+                "--repeats", "2", "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        order = p.stdout.split("run order (repeat, series, engine):\n")[1].split("\n")
+        g, q = f"{HOST}-gcc-native", f"{HOST}-gcc-portable"
+        c = "control"
+        self.assertEqual([x.strip() for x in order if x.strip()],
+                         [f"1 {g}", f"1 {q}", f"1 {c}", f"2 {g}", f"2 {q}", f"2 {c}"])
+        self.assertIn(f"-B {ROOT}/build/kvb/{g} -DKVBENCH_BUILD_TESTS=OFF", p.stdout)
+        self.assertIn("--target kvbench_micro", p.stdout)
+
+    def test_from_source_needs_a_tree(self) -> None:
+        p = kvb("matrix", "--presets", f"{HOST}-gcc-native", "--from-source", "lz4", "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--source lz4=DIR", p.stderr)
+        p = kvb("matrix", "--presets", f"{HOST}-gcc-native", "--from-source", "snappy")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown dependency 'snappy'", p.stderr)
+
+    def test_unknown_dep_and_wrong_source_tree(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = kvb("versions", "--dep", "leveldb", "--source", tmp, tmp)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("unknown dependency 'leveldb'", p.stderr)
+            self.assertIn("rocksdb", p.stderr)
+            with open(os.path.join(tmp, "README"), "w") as f:
+                f.write("not lz4\n")
+            p = kvb("versions", "--dep", "lz4", "--source", tmp, "--dry-run")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(f"{tmp} is not a lz4 source tree: no lib/lz4.h", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+            # An xxhash tree given as lz4 is refused too.
+            with open(os.path.join(tmp, "xxhash.h"), "w") as f:
+                f.write("#define XXH_VERSION_MAJOR 0\n#define XXH_VERSION_MINOR 8\n"
+                        "#define XXH_VERSION_RELEASE 3\n")
+            self.assertEqual(kvb("versions", "--dep", "lz4", "--source", tmp,
+                                 "--dry-run").returncode, 2)
+            self.assertEqual(sources.detect("xxhash", tmp), "0.8.3")
+
+    def test_versions_are_labelled_by_the_headers(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            trees = []
+            for v in ("1.9.4", "1.10.0"):
+                d = os.path.join(tmp, v)
+                os.makedirs(os.path.join(d, "lib"))
+                a, b, c = v.split(".")
+                with open(os.path.join(d, "lib", "lz4.h"), "w") as f:
+                    f.write(f"#define LZ4_VERSION_MAJOR    {a}    /* for breaking interface "
+                            f"changes  */\n#define LZ4_VERSION_MINOR   {b}\n"
+                            f"#define LZ4_VERSION_RELEASE  {c}\n")
+                trees.append(d)
+            p = kvb("versions", "--dep", "lz4", "--source", *trees, "--repeats", "3",
+                    "--preset", f"{HOST}-gcc-native", "--dry-run")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"lz4 1.9.4: cmake --preset {HOST}-gcc-native -B "
+                          f"{ROOT}/build/kvb/{HOST}-gcc-native-lz4-1.9.4", p.stdout)
+            self.assertIn(f"-DKVBENCH_LZ4_SOURCE_DIR={trees[1]}", p.stdout)
+            self.assertIn("3 control", p.stdout)
+
+
+    def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
+        from kvbtools import matrix
+        from kvbtools.samples import Side
+        micro = Side("lz4 1.10.0", contexts=[{"lz4_library_version": "1.9.4"}])
+        kv = Side("rocksdb 9.10.0", contexts=[{"libraries": [
+            {"name": "rocksdb", "version": ""}], "engine": {"name": "rocksdb",
+                                                           "version": "9.10.0"}}])
+        expect = {"lz4 1.10.0": [["lz4", "1.10.0"]], "rocksdb 9.10.0": [["rocksdb", "9.10.0"]]}
+        self.assertEqual(matrix.check_library_versions([micro, kv], expect),
+                         ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
+                          "use that tree"])
+
+
+# ---- bisect ----------------------------------------------------------------------------------
+
+LIB_FAST = """#include <stddef.h>
+#include <stdint.h>
+uint64_t lib_sum(const unsigned char *p, size_t n) {
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
+  return s;
+}
+"""
+# Six passes through a volatile accumulator: at least 6x the work of LIB_FAST (a 60% threshold
+# then leaves room for a shared machine's CPU-time swings, seen up to 2x under load).
+LIB_SLOW = """#include <stddef.h>
+#include <stdint.h>
+uint64_t lib_sum(const unsigned char *p, size_t n) {
+  uint64_t s = 0;
+  for (int r = 0; r < 6; r++) {
+    volatile uint64_t t = 0;
+    for (size_t i = 0; i < n; i++) t += (uint64_t)p[i] * (i | 1);
+    s = t;
+  }
+  return s;
+}
+"""
+# Prints one Google Benchmark iteration row: the best of 10 chunks of ~2 ms of CPU time each, so
+# another tenant's burst on a shared machine does not decide a step.
+BENCH = r"""#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+uint64_t lib_sum(const unsigned char *p, size_t n);
+int main(void) {
+  static unsigned char buf[4096];
+  for (int i = 0; i < 4096; i++) buf[i] = (unsigned char)(i * 7);
+  uint64_t sink = 0;
+  double best = 1e30;
+  long total = 0;
+  for (int chunk = 0; chunk < 10; chunk++) {
+    long iters = 0;
+    clock_t t0 = clock(), t;
+    do {
+      for (int k = 0; k < 20; k++) sink += lib_sum(buf, sizeof buf);
+      iters += 20;
+      t = clock();
+    } while (t - t0 < CLOCKS_PER_SEC / 500);
+    double ns = (double)(t - t0) / CLOCKS_PER_SEC * 1e9 / iters;
+    if (ns < best) best = ns;
+    total += iters;
+  }
+  printf("{\"context\": {\"library\": \"tiny\", \"sink\": %llu},\n"
+         " \"benchmarks\": [{\"name\": \"sum/4096\", \"run_name\": \"sum/4096\", "
+         "\"run_type\": \"iteration\", \"iterations\": %ld, \"real_time\": %g, "
+         "\"cpu_time\": %g, \"time_unit\": \"ns\", \"bytes_per_second\": %g}]}\n",
+         (unsigned long long)sink, total, best, best, 4096.0 / best * 1e9);
+  return 0;
+}
+"""
+
+
+class BisectTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect-test.")
+        self.repo = os.path.join(self.tmp, "tiny")
+        os.makedirs(self.repo)
+        self.env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+                        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        self.git("init", "-q", "-b", "main")
+        self.commits: list[str] = []
+        # 8 commits; #3 does not compile (a step must skip it), #5 makes lib_sum 3x slower.
+        self.commit("initial library and benchmark", {"sum.c": LIB_FAST, "bench.c": BENCH})
+        self.commit("docs", {"README": "tiny\n"})
+        self.commit("more docs", {"README": "tiny library\n"})
+        self.commit("break the build", {"sum.c": LIB_FAST + "this does not compile\n"})
+        self.commit("fix the build", {"sum.c": LIB_FAST})
+        self.commit("rewrite lib_sum (slow)", {"sum.c": LIB_SLOW})
+        self.commit("docs again", {"README": "tiny library, summing\n"})
+        self.commit("last", {"NOTES": "x\n"})
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", "-C", self.repo, *args], check=True, capture_output=True,
+                              text=True, env=self.env).stdout.strip()
+
+    def commit(self, msg: str, files: dict[str, str]) -> None:
+        for name, text in files.items():
+            with open(os.path.join(self.repo, name), "w") as f:
+                f.write(text)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", msg)
+        self.commits.append(self.git("rev-parse", "HEAD"))
+
+    def bisect(self, good: str, bad: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return kvb("bisect", "--repo", self.repo, "--good", good, "--bad", bad,
+                   "--build-cmd", "cc -O2 -o bench bench.c sum.c", "--measure-cmd", "./bench",
+                   "--metric", "bytes_per_second", "--threshold", "60%", "--repeats", "5",
+                   "--results-dir", os.path.join(self.tmp, "results"), *extra, env=self.env)
+
+    def test_finds_the_commit_that_made_it_slower(self) -> None:
+        head = self.git("rev-parse", "HEAD")
+        p = self.bisect(self.commits[0], "main")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"first bad commit: {self.commits[5]}", p.stdout)
+        self.assertIn("rewrite lib_sum (slow)", p.stdout)
+        self.assertRegex(p.stdout, r"first bad [0-9a-f]{12}: median .*ratio to good 0\.[0-3]\d*, "
+                                   r"U=\d+, p=0\.0\d+: slower")
+        self.assertRegex(p.stdout, r"builds: \d+ \(good, bad, \d+ bisect step")
+        self.assertIn("1 skipped as not building", p.stdout)  # the commit that does not compile
+        print("\n" + p.stdout, file=sys.stderr)
+        # The user's checkout did not move, no worktree or bisect state is left behind.
+        self.assertEqual(self.git("rev-parse", "HEAD"), head)
+        self.assertEqual(self.git("symbolic-ref", "HEAD"), "refs/heads/main")
+        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
+        self.assertEqual(self.git("for-each-ref", "refs/bisect"), "")
+        results = os.listdir(os.path.join(self.tmp, "results"))
+        self.assertEqual(len(results), 1)
+        doc = load_json(os.path.join(self.tmp, "results", results[0], "bisect.json"))
+        self.assertEqual(doc["first_bad"], self.commits[5])
+
+    def test_good_must_be_an_ancestor_of_bad(self) -> None:
+        self.git("checkout", "-q", "-b", "side", self.commits[1])
+        self.commit("side branch", {"SIDE": "x\n"})
+        side = self.commits[-1]
+        self.git("checkout", "-q", "main")
+        p = self.bisect(side, "main")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is not an ancestor of --bad", p.stderr)
+        p = self.bisect("no-such-ref", "main")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--good 'no-such-ref' is not a commit", p.stderr)
+        p = kvb("bisect", "--repo", self.tmp, "--good", "a", "--bad", "b", "--build-cmd", "true",
+                "--measure-cmd", "true")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is not a git repository", p.stderr)
+        p = kvb("bisect", "--repo", self.repo, "--good", self.commits[0], "--bad", "main",
+                "--dep", "nosuchlib", "--bench", "readrandom")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown dependency", p.stderr)
+        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kvbench", required=True)
+    parser.add_argument("--micro", required=True, help="kvbench_micro")
+    args, rest = parser.parse_known_args()
+    ARGS.__dict__.update(vars(args))
+    result = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
