@@ -4,6 +4,7 @@
 // exits with status 2 and a message naming the problem (gflags exits with 1). Runtime failures
 // exit with 1, success with 0.
 #include <gflags/gflags.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,46 +22,59 @@ DEFINE_string(benchmarks, "fillseq,readrandom",
               "Comma-separated benchmarks to run in order (see the list above); `settle` waits "
               "for background work between phases");
 DEFINE_int32(repeats, 1,
-             "Measured runs of each benchmark; with more than one, prints mean, median, "
-             "stddev, cv and a 95% confidence interval of ops/sec. name[X5-W2] in "
+             "Measured runs of each benchmark (1..1000); with more than one, prints mean, "
+             "median, stddev, cv and a 95% confidence interval of ops/sec. name[X5-W2] in "
              "--benchmarks sets it per benchmark, as in db_bench");
-DEFINE_int32(warmups, 0, "Discarded runs of each benchmark before the measured ones");
+DEFINE_int32(warmups, 0,
+             "Discarded runs of each benchmark before the measured ones (0..1000; warm-ups "
+             "and repeats of one benchmark together at most 1024)");
 DEFINE_string(engine, "rocksdb",
               "Engine: rocksdb, wiredtiger, lmdb, or the references memory/null");
 DEFINE_string(db, "",
               "Database directory (default /tmp/kvbench-<uid>/<engine>). Emptied at start "
-              "unless --use_existing_db; kvbench only empties directories it created");
+              "unless --use_existing_db; kvbench only empties directories it created. A run "
+              "holds an exclusive lock on it (<db>/.kvbench.lock): a second run on the same "
+              "directory fails with exit 1 naming the first one's pid");
 DEFINE_bool(use_existing_db, false, "Open the existing database at --db instead of starting empty");
-DEFINE_int64(num, 1000000, "Key space: keys 0..num-1; fills write num keys in total");
+DEFINE_int64(num, 1000000,
+             "Key space: keys 0..num-1 (at most 10^12); fills write num keys in total");
 DEFINE_int64(reads, -1,
-             "Read ops in total across threads (readrandom, readseq, fwdrange, ...); "
-             "-1 = --num");
-DEFINE_int64(writes, -1, "Overwrite ops in total across threads; -1 = --num");
-DEFINE_int32(key_size, 16, "Key size in bytes: big-endian key number, padded with '0'");
+             "Read ops in total across threads (readrandom, readseq, fwdrange, ...; at most "
+             "10^15); -1 = --num. readseq stops at the end of the data, as db_bench's does");
+DEFINE_int64(writes, -1, "Overwrite ops in total across threads (at most 10^15); -1 = --num");
+DEFINE_int32(key_size, 16,
+             "Key size in bytes (1..1024, and at most the engine's limit: lmdb 511): "
+             "big-endian key number, padded with '0'");
 DEFINE_int32(value_size, 100, "Value size in bytes");
 DEFINE_double(compression_ratio, 0.5, "Values compress to about this fraction of their size");
 DEFINE_uint64(seed, 0, "Seed for keys and values: the same seed gives the same keys and values");
 DEFINE_int32(duration, 0,
-             "Seconds; >0 ends each benchmark at this deadline (read and overwrite "
-             "loops then ignore their op counts)");
+             "Seconds (at most 2592000 = 30 days); >0 ends each benchmark at this deadline "
+             "(read and overwrite loops then ignore their op counts)");
 DEFINE_int32(threads, 1,
              "Worker threads, each with its own session (a *whilewriting writer is "
              "one more)");
-DEFINE_int32(seek_nexts, 10, "Entries read after each seek in fwdrange (db_bench seekrandom)");
+DEFINE_int32(seek_nexts, 10,
+             "Entries read after each seek in fwdrange (db_bench seekrandom); 0..1000000");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
-              "Bytes/s for the background writer of *whilewriting benchmarks; 0 = unpaced");
+              "Bytes/s for the background writer of *whilewriting benchmarks; 0 = unpaced. "
+              "The writer never waits past --duration or the readers' end");
 DEFINE_bool(histogram, false, "Print all latency percentiles, cost per op and interval stalls");
 DEFINE_double(report_interval_seconds, 1.0,
-              "Seconds between progress lines on stderr and interval samples; 0 = none");
-DEFINE_string(json, "", "Write the results as one JSON document to this path");
+              "Seconds between progress lines on stderr and interval samples: 0.01..86400, "
+              "or 0 = none");
+DEFINE_string(json, "",
+              "Write the results as one JSON document to this path (checked before the first "
+              "benchmark; holds an incomplete document until the run ends)");
 DEFINE_int64(cache_size, 256ll << 20,
              "Engine cache bytes (RocksDB block cache, WiredTiger cache; "
              "LMDB uses the OS page cache)");
-DEFINE_string(compression, "none", "none, snappy, lz4 or zstd, where the engine supports it");
+DEFINE_string(compression, "none",
+              "none, snappy, lz4 or zstd, where the engine supports it (memory/null: none)");
 DEFINE_bool(sync, false, "Make every write durable (fsync) before it returns");
 DEFINE_string(engine_options, "",
               "Passed raw to the engine: a RocksDB options string, a "
-              "WiredTiger config string, LMDB map_size=N,flags=A|B");
+              "WiredTiger config string, LMDB map_size=N,flags=A|B (memory/null take none)");
 DEFINE_bool(verify, false,
             "Check every value read against the value the seed writes for its key "
             "(costs ~4% of a RocksDB fwdrange op, so off by default, as db_bench)");
@@ -68,6 +82,15 @@ DEFINE_bool(verify, false,
 namespace {
 
 constexpr int kUsageError = 2;
+
+// Bounds on counts and intervals, so that no arithmetic on them can overflow (see docs/cli.md).
+constexpr int kMaxRepeats = 1000;           // per benchmark, and the same for warm-ups
+constexpr int kMaxRunsPerBenchmark = 1024;  // warm-ups + repeats: each run has its own seed stream
+constexpr int64_t kMaxNum = 1000000000000;  // 10^12 keys
+constexpr int64_t kMaxOps = 1000000000000000;    // 10^15 reads or writes
+constexpr int kMaxDurationSeconds = 30 * 86400;  // 30 days
+constexpr double kMinInterval = 0.01, kMaxInterval = 86400;
+constexpr int kMaxSeekNexts = 1000000;
 
 int Usage(const std::string& message) {
   std::fprintf(stderr, "kvbench: %s\nRun 'kvbench --help' for usage.\n", message.c_str());
@@ -162,17 +185,29 @@ int ParseFlags(int argc, char** argv) {
   return -1;
 }
 
+// Splits a comma-separated list; every item, empty ones included, in order.
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= s.size()) {
     size_t end = s.find(',', start);
     if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty()) out.push_back(item);
+    out.push_back(s.substr(start, end - start));
     start = end + 1;
   }
   return out;
+}
+
+// A count written as plain decimal digits (no sign, no spaces): its value if at most `max`, -2 if
+// larger, -1 if it is not plain digits.
+long ParseSmallCount(const std::string& digits, long max) {
+  if (digits.empty()) return -1;
+  long n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    if (n <= max) n = n * 10 + (c - '0');  // stops growing past max: no overflow
+  }
+  return n <= max ? n : -2;
 }
 
 // Splits db_bench's repeat syntax off a --benchmarks item: `name[X5-W2]`, `name[X5]`,
@@ -191,12 +226,17 @@ bool ParseRepeatSuffix(const std::string& item, kvbench::BenchmarkPlan* plan, st
     size_t end = inner.find('-', start);
     if (end == std::string::npos) end = inner.size();
     const std::string part = inner.substr(start, end - start);
-    char* rest = nullptr;
-    const long n = part.size() >= 2 ? std::strtol(part.c_str() + 1, &rest, 10) : -1;
-    const bool digits = rest != nullptr && *rest == '\0';
-    if (digits && (part[0] == 'X' || part[0] == 'x') && n >= 1) {
+    const long n = part.empty() ? -1 : ParseSmallCount(part.substr(1), kMaxRepeats);
+    const char kind = part.empty() ? '\0' : part[0];
+    const bool repeat = kind == 'X' || kind == 'x', warmup = kind == 'W' || kind == 'w';
+    if (n == -2 && (repeat || warmup)) {
+      *error = "repeat count out of range in '" + item + "' (X: 1.." + std::to_string(kMaxRepeats) +
+               ", W: 0.." + std::to_string(kMaxRepeats) + ")";
+      return false;
+    }
+    if (repeat && n >= 1) {
       plan->repeats = static_cast<int>(n);
-    } else if (digits && (part[0] == 'W' || part[0] == 'w') && n >= 0) {
+    } else if (warmup && n >= 0) {
       plan->warmups = static_cast<int>(n);
     } else {
       *error = "malformed repeat syntax in '" + item + "' (expected name[X5-W2])";
@@ -222,13 +262,23 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   }
   c->engine = FLAGS_engine;
   if (FLAGS_repeats < 1) return Usage("--repeats must be >= 1");
-  if (FLAGS_warmups < 0) return Usage("--warmups must be >= 0");
+  if (FLAGS_repeats > kMaxRepeats) {
+    return Usage("--repeats must be at most " + std::to_string(kMaxRepeats));
+  }
+  if (FLAGS_warmups < 0 || FLAGS_warmups > kMaxRepeats) {
+    return Usage("--warmups must be 0.." + std::to_string(kMaxRepeats));
+  }
+  if (FLAGS_benchmarks.empty()) return Usage("--benchmarks is empty");
   const std::vector<std::string> names = SplitList(FLAGS_benchmarks);
-  if (names.empty()) return Usage("--benchmarks is empty");
   for (const auto& item : names) {
+    if (item.empty()) return Usage("empty item in --benchmarks '" + FLAGS_benchmarks + "'");
     kvbench::BenchmarkPlan plan{item, FLAGS_repeats, FLAGS_warmups};
     std::string error;
     if (!ParseRepeatSuffix(item, &plan, &error)) return Usage(error);
+    if (plan.warmups + plan.repeats > kMaxRunsPerBenchmark) {
+      return Usage("'" + item + "': warm-ups and repeats together must be at most " +
+                   std::to_string(kMaxRunsPerBenchmark));
+    }
     if (kvbench::FindBenchmark(plan.name) == nullptr) {
       std::string known;
       for (const auto& s : kvbench::AllBenchmarks()) known += std::string(" ") + s.name;
@@ -237,9 +287,22 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
     c->benchmarks.push_back(plan);
   }
   if (FLAGS_num <= 0) return Usage("--num must be positive, got " + std::to_string(FLAGS_num));
-  if (FLAGS_reads < -1) return Usage("--reads must be >= 0 (or -1 for --num)");
-  if (FLAGS_writes < -1) return Usage("--writes must be >= 0 (or -1 for --num)");
+  if (FLAGS_num > kMaxNum) {
+    return Usage("--num must be at most " + std::to_string(kMaxNum) + ", got " +
+                 std::to_string(FLAGS_num));
+  }
+  if (FLAGS_reads < -1 || FLAGS_reads > kMaxOps) {
+    return Usage("--reads must be 0.." + std::to_string(kMaxOps) + " (or -1 for --num)");
+  }
+  if (FLAGS_writes < -1 || FLAGS_writes > kMaxOps) {
+    return Usage("--writes must be 0.." + std::to_string(kMaxOps) + " (or -1 for --num)");
+  }
   if (FLAGS_key_size < 1 || FLAGS_key_size > 1024) return Usage("--key_size must be 1..1024");
+  const int max_key = engine->max_key_size != nullptr ? engine->max_key_size() : 0;
+  if (max_key > 0 && FLAGS_key_size > max_key) {
+    return Usage("--key_size=" + std::to_string(FLAGS_key_size) + " is larger than " +
+                 engine->name + "'s maximum key size (" + std::to_string(max_key) + " bytes)");
+  }
   if (static_cast<uint64_t>(FLAGS_num) > kvbench::KeyFormat::Capacity(FLAGS_key_size)) {
     return Usage("--key_size=" + std::to_string(FLAGS_key_size) +
                  " is too small for --num=" + std::to_string(FLAGS_num) + ": " +
@@ -249,23 +312,52 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   if (FLAGS_value_size < 1 || FLAGS_value_size > (64 << 20)) {
     return Usage("--value_size must be 1..67108864");
   }
+  // --num x (key + value) bytes is the size hint engines get; keep it far from 2^64.
+  if (static_cast<double>(FLAGS_num) * (FLAGS_key_size + FLAGS_value_size) > 0x1p62) {
+    return Usage("--num=" + std::to_string(FLAGS_num) + " keys of " +
+                 std::to_string(FLAGS_key_size + FLAGS_value_size) +
+                 " bytes is too large a database (over 2^62 bytes)");
+  }
   if (!(FLAGS_compression_ratio > 0 && FLAGS_compression_ratio <= 1)) {
     return Usage("--compression_ratio must be in (0, 1]");
   }
   if (FLAGS_threads < 1 || FLAGS_threads > 1024) return Usage("--threads must be 1..1024");
-  if (FLAGS_duration < 0) return Usage("--duration must be >= 0");
-  if (FLAGS_seek_nexts < 0) return Usage("--seek_nexts must be >= 0");
-  if (!(FLAGS_report_interval_seconds >= 0)) return Usage("--report_interval_seconds must be >= 0");
+  if (FLAGS_duration < 0 || FLAGS_duration > kMaxDurationSeconds) {
+    return Usage("--duration must be 0.." + std::to_string(kMaxDurationSeconds) +
+                 " seconds (30 days)");
+  }
+  if (FLAGS_seek_nexts < 0 || FLAGS_seek_nexts > kMaxSeekNexts) {
+    return Usage("--seek_nexts must be 0.." + std::to_string(kMaxSeekNexts));
+  }
+  const double interval = FLAGS_report_interval_seconds;
+  if (!(interval == 0 || (interval >= kMinInterval && interval <= kMaxInterval))) {
+    return Usage("--report_interval_seconds must be 0 (no progress) or 0.01..86400, got " +
+                 gflags::GetCommandLineFlagInfoOrDie("report_interval_seconds").current_value);
+  }
   if (FLAGS_cache_size <= 0) return Usage("--cache_size must be positive");
   const std::string comp = FLAGS_compression;
   if (comp != "none" && comp != "snappy" && comp != "lz4" && comp != "zstd") {
     return Usage("unknown --compression '" + comp + "' (none, snappy, lz4, zstd)");
+  }
+  // The reference engines have no options: accepting some would suggest they had an effect.
+  if (engine->reference && !FLAGS_engine_options.empty()) {
+    return Usage("the " + FLAGS_engine + " engine takes no --engine_options (it is a reference " +
+                 "engine)");
+  }
+  if (engine->reference && comp != "none") {
+    return Usage("the " + FLAGS_engine + " engine does not compress (--compression=none)");
   }
   std::string db = FLAGS_db;
   if (gflags::GetCommandLineFlagInfoOrDie("db").is_default) {
     db = "/tmp/kvbench-" + std::to_string(getuid()) + "/" + FLAGS_engine;
   } else if (db.empty()) {
     return Usage("--db is empty");
+  }
+  if (!FLAGS_json.empty()) {
+    struct stat st;
+    if (FLAGS_json.back() == '/' || (::stat(FLAGS_json.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+      return Usage("--json=" + FLAGS_json + " is a directory; give a file name");
+    }
   }
 
   c->use_existing_db = FLAGS_use_existing_db;

@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,17 @@ KVBENCH = ""
 ENGINES: list[str] = []
 LIBRARY_ROOT = ""
 STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+# The asan test preset (CMakePresets.json) sets ASAN/LSAN exitcode=86 and UBSAN exitcode=87, so
+# that a sanitizer report can never pass for the exit 1 of a runtime failure. (In the combined
+# ASan+UBSan runtime the exit code is one shared setting: whichever options are read last win, so
+# either code may come with either report.)
+SANITIZER_EXIT_CODES = {86, 87}
+
+
+def check_sanitizer(returncode: int, stderr: str) -> None:
+    """Fails the test, with the report, when a sanitizer ended the process."""
+    if returncode in SANITIZER_EXIT_CODES:
+        raise AssertionError(f"sanitizer report (kvbench exit {returncode}):\n{stderr}")
 
 
 def load_json(path: str) -> dict:
@@ -31,8 +43,34 @@ def load_json(path: str) -> dict:
 
 def run(args: list[str], preexec: Optional[Callable[[], None]] = None,
         timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KVBENCH, "--report_interval_seconds=0", *args], capture_output=True,
-                          text=True, timeout=timeout, preexec_fn=preexec)
+    p = subprocess.run([KVBENCH, "--report_interval_seconds=0", *args], capture_output=True,
+                       text=True, errors="replace", timeout=timeout, preexec_fn=preexec)
+    check_sanitizer(p.returncode, p.stderr)
+    return p
+
+
+def start(args: list[str]) -> subprocess.Popen[str]:
+    """Starts kvbench in the background; stdout is a pipe the test reads line by line."""
+    return subprocess.Popen([KVBENCH, "--report_interval_seconds=0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            errors="replace")
+
+
+def wait_for_line(p: subprocess.Popen[str], prefix: str) -> list[str]:
+    """Reads p's stdout until a line starts with `prefix`; returns the lines read."""
+    assert p.stdout is not None
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if line.startswith(prefix):
+            return lines
+    raise AssertionError(f"kvbench ended before printing '{prefix}': {''.join(lines)}")
+
+
+def finish(p: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    out, err = p.communicate(timeout=timeout)
+    check_sanitizer(p.returncode, err)
+    return p.returncode, out, err
 
 
 class CliTest(unittest.TestCase):
@@ -176,6 +214,7 @@ class CliTest(unittest.TestCase):
         p = subprocess.run([KVBENCH, "--engine=memory", f"--db={self.db}", "--num=1000",
                             "--reads=1000000000", "--duration=2", "--report_interval_seconds=0.5",
                             "--benchmarks=fillseq,readrandom"], capture_output=True, text=True)
+        check_sanitizer(p.returncode, p.stderr)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("... readrandom", p.stderr)
         self.assertNotIn("... readrandom", p.stdout)
@@ -338,6 +377,196 @@ class CliTest(unittest.TestCase):
                     [f"--engine={engine}", f"--db={db}", "--num=400000", "--value_size=200",
                      "--benchmarks=fillseq,settle", "--cache_size=1048576"], "", limit)
                 self.assertRegex(err, r"(?i)file too large|too large|no space|EFBIG|error")
+
+    # --- issue 10: reliability -------------------------------------------------------------
+
+    def test_second_run_on_a_locked_db_fails_and_leaves_it_alone(self) -> None:
+        for engine in ["memory", "null"] + [e for e in STORAGE if e in ENGINES]:
+            with self.subTest(engine=engine):
+                db = os.path.join(self.tmp, "locked-" + engine)
+                first = start([f"--engine={engine}", f"--db={db}", "--num=1000",
+                               "--reads=1000000000000", "--duration=60",
+                               "--benchmarks=fillseq,readrandom"])
+                try:
+                    wait_for_line(first, "fillseq")
+                    before = sorted(os.listdir(db))
+                    p = run([f"--engine={engine}", f"--db={db}", "--num=100",
+                             "--benchmarks=fillseq,readrandom"])
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assertIn(f"is in use by another kvbench (pid {first.pid})", p.stderr)
+                    self.assertNotIn("fillseq", p.stdout)
+                    self.assertEqual(sorted(os.listdir(db)), before)
+                finally:
+                    first.kill()
+                    first.communicate()
+                # The lock dies with its holder: the directory is usable again.
+                p = run([f"--engine={engine}", f"--db={db}", "--num=100", "--benchmarks=fillseq"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_lock_file_does_not_make_a_directory_foreign_or_count_in_size(self) -> None:
+        out = os.path.join(self.tmp, "n.json")
+        p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        size = load_json(out)["results"][0]["db_size_bytes"]
+        markers = sum(os.stat(os.path.join(self.db, f)).st_blocks * 512
+                      for f in os.listdir(self.db) if not f.startswith(".kvbench.lock"))
+        self.assertEqual(size, markers)
+        shutil.rmtree(self.db)
+        os.makedirs(self.db)
+        with open(os.path.join(self.db, ".kvbench.lock"), "w") as f:
+            f.write("12345\n")  # a stale lock file: nobody holds the lock
+        p = run(["--engine=memory", f"--db={self.db}", "--num=10", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_paced_writer_stops_at_the_deadline_and_when_readers_finish(self) -> None:
+        cases = {"duration": ["--duration=2", "--reads=1000000000000"],
+                 # Enough reads that the writer is surely waiting for its second write.
+                 "readers done": ["--reads=500000"]}
+        for name, extra in cases.items():
+            with self.subTest(case=name):
+                begin = time.monotonic()
+                p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--value_size=4000",
+                         "--benchmarks=fillseq,readwhilewriting",
+                         "--benchmark_write_rate_limit=1", *extra], timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertLess(time.monotonic() - begin, 10)  # not the 4016 s one write is due
+                self.assertIn("readwhilewriting [writer]", p.stdout)
+
+    def test_unwritable_json_path_fails_before_the_first_benchmark(self) -> None:
+        out = os.path.join(self.tmp, "no", "such", "dir", "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"kvbench: error: cannot write {out}.tmp", p.stderr)
+        self.assertNotIn("fillseq", p.stdout)  # found before the run, not after it
+
+    def test_json_path_that_is_a_directory_is_a_usage_error(self) -> None:
+        self.assertUsageError(["--engine=memory", f"--db={self.db}", f"--json={self.tmp}"],
+                              "is a directory")
+        self.assertFalse(os.path.exists(self.tmp + ".tmp"))
+        self.assertFalse(os.path.exists(self.db))
+
+    def test_signals_keep_finished_results_and_exit_128_plus_signal(self) -> None:
+        for sig, code, name in ((signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")):
+            with self.subTest(signal=name):
+                out = os.path.join(self.tmp, name + ".json")
+                p = start(["--engine=memory", f"--db={self.db}", "--num=1000",
+                           "--reads=1000000000000", "--benchmarks=fillseq,readrandom",
+                           f"--json={out}"])
+                try:
+                    wait_for_line(p, "fillseq")
+                    time.sleep(0.3)  # into readrandom
+                    p.send_signal(sig)
+                    rc, _, err = finish(p, timeout=30)
+                finally:
+                    p.kill()
+                self.assertEqual(rc, code, err)
+                self.assertIn(f"interrupted by {name}", err)
+                doc = load_json(out)
+                self.assertFalse(doc["complete"])
+                self.assertIn(f"interrupted by {name}", doc["error"])
+                self.assertEqual([r["benchmark"] for r in doc["results"]], ["fillseq"])
+
+    def test_killed_run_does_not_leave_an_older_complete_json_in_place(self) -> None:
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
+                 f"--json={out}"])
+        self.assertTrue(load_json(out)["complete"])
+        p2 = start(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=1000000000000",
+                    "--benchmarks=fillseq,readrandom", f"--json={out}"])
+        wait_for_line(p2, "fillseq")
+        p2.send_signal(signal.SIGKILL)
+        p2.communicate()
+        doc = load_json(out)
+        self.assertFalse(doc["complete"])
+        self.assertIn(f"did not finish (kvbench pid {p2.pid}", doc["error"])
+        self.assertIn("--reads=1000000000000", doc["context"]["command_line"])
+
+    def test_counts_and_intervals_out_of_range_are_usage_errors(self) -> None:
+        cases = [
+            (["--benchmarks=readrandom[X3000000000]"], "out of range in 'readrandom[X3000000000]'"),
+            (["--benchmarks=readrandom[X4294967298]"], "out of range"),
+            (["--benchmarks=fillseq[W2147483647]"], "out of range"),
+            (["--benchmarks=fillseq[X1000-W1000]"], "at most 1024"),
+            (["--repeats=2147483647"], "--repeats must be at most 1000"),
+            (["--warmups=2147483647"], "--warmups must be 0..1000"),
+            (["--report_interval_seconds=1e10"], "--report_interval_seconds must be 0"),
+            (["--report_interval_seconds=inf"], "--report_interval_seconds must be 0"),
+            (["--report_interval_seconds=nan"], "--report_interval_seconds must be 0"),
+            (["--report_interval_seconds=0.0001"], "--report_interval_seconds must be 0"),
+            (["--duration=2147483647"], "--duration must be 0..2592000"),
+            (["--num=10000000000000"], "--num must be at most 1000000000000"),
+            (["--reads=10000000000000000"], "--reads must be"),
+            (["--writes=10000000000000000"], "--writes must be"),
+            (["--num=1000000000000", "--value_size=67108864", "--key_size=8"], "too large"),
+            (["--seek_nexts=2000000"], "--seek_nexts must be 0..1000000"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                # Small defaults, so that a kvbench that accepts the bad value ends soon.
+                self.assertUsageError(["--engine=memory", f"--db={self.db}", "--num=10",
+                                       "--benchmarks=fillseq", "--duration=5", *args], message)
+
+    def test_invalid_utf8_in_a_path_gives_valid_json(self) -> None:
+        out = os.path.join(self.tmp, "u.json")
+        db = os.fsencode(self.tmp) + b"/bad\xff\xc3(db"
+        p = subprocess.run([KVBENCH, "--report_interval_seconds=0", "--engine=null",
+                            b"--db=" + db, "--num=10", "--benchmarks=fillseq", f"--json={out}"],
+                           capture_output=True)
+        check_sanitizer(p.returncode, p.stderr.decode(errors="replace"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)  # strict UTF-8
+        self.assertTrue(doc["context"]["workload"]["db"].endswith("/bad\ufffd\ufffd(db"),
+                        doc["context"]["workload"]["db"])
+
+    def test_readseq_stops_at_the_end_of_the_data(self) -> None:
+        out = os.path.join(self.tmp, "seq.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=5000",
+                 "--benchmarks=fillseq,readseq", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(1000 of 1000 found)", p.stdout)
+        role = load_json(out)["results"][1]["roles"][0]
+        self.assertEqual((role["ops"], role["entries"], role["found"]), (1000, 1000, 1000))
+
+    def test_progress_shows_no_op_percentage_when_the_duration_decides(self) -> None:
+        p = subprocess.run([KVBENCH, "--engine=memory", f"--db={self.db}", "--num=1000",
+                            "--reads=10", "--duration=2", "--report_interval_seconds=0.5",
+                            "--benchmarks=fillseq,readrandom"], capture_output=True, text=True)
+        check_sanitizer(p.returncode, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [line for line in p.stderr.splitlines() if line.startswith("... readrandom")]
+        self.assertTrue(lines, p.stderr)
+        for line in lines:
+            self.assertIn("% of duration", line)
+            self.assertNotIn("% of ops", line)
+
+    def test_malformed_benchmark_lists(self) -> None:
+        self.assertUsageError(["--benchmarks=fillseq,,readrandom"], "empty item in --benchmarks")
+        self.assertUsageError(["--benchmarks=fillseq,"], "empty item in --benchmarks")
+        self.assertUsageError(["--benchmarks=readrandom[X+2]"], "malformed repeat syntax")
+        self.assertUsageError(["--benchmarks=readrandom[X 2]"], "malformed repeat syntax")
+
+    def test_key_size_above_the_engine_limit_is_a_usage_error(self) -> None:
+        if "lmdb" not in ENGINES:
+            self.skipTest("lmdb not compiled in")
+        self.assertUsageError(["--engine=lmdb", f"--db={self.db}", "--key_size=1000"],
+                              "--key_size=1000 is larger than lmdb's maximum key size (511 bytes)")
+        self.assertFalse(os.path.exists(self.db))
+
+    def test_wiredtiger_rejects_a_malformed_config_string(self) -> None:
+        if "wiredtiger" not in ENGINES:
+            self.skipTest("wiredtiger not compiled in")
+        self.assertRuntimeError(["--engine=wiredtiger", f"--db={self.db}", "--num=10",
+                                 "--engine_options=)("], "--engine_options")
+
+    def test_reference_engines_refuse_options_they_would_ignore(self) -> None:
+        for engine in ("memory", "null"):
+            with self.subTest(engine=engine):
+                self.assertUsageError([f"--engine={engine}", "--engine_options=x=1"],
+                                      f"the {engine} engine takes no --engine_options")
+                self.assertUsageError([f"--engine={engine}", "--compression=zstd"],
+                                      f"the {engine} engine does not compress")
 
 
 def main() -> None:

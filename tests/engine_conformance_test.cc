@@ -1,9 +1,12 @@
 // One conformance suite, run against every engine compiled into this build (the `null`
 // reference engine, which stores nothing by design, has its own small test at the end).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -282,6 +285,49 @@ TEST(Registry, RefusesToEmptyForeignDirectory) {
   Status s = PrepareNewDatabase(dir.path(), "memory");
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/precious.txt"));
+}
+
+TEST(DatabaseLock, SecondLockerIsRefusedWithTheHoldersPid) {
+  test::TempDir dir;
+  const std::string db = dir.path() + "/db";
+  std::unique_ptr<DatabaseLock> first, second;
+  ASSERT_TRUE(DatabaseLock::Acquire(db, /*create=*/true, &first).ok());
+  ASSERT_NE(first, nullptr);
+  // flock locks belong to the open file description: a second open in the same process conflicts
+  // as another process's would.
+  Status s = DatabaseLock::Acquire(db, /*create=*/true, &second);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("in use by another kvbench (pid " + std::to_string(getpid()) + ")"),
+            std::string::npos)
+      << s.ToString();
+  first.reset();
+  EXPECT_TRUE(DatabaseLock::Acquire(db, /*create=*/true, &second).ok());
+}
+
+TEST(DatabaseLock, LockFileSurvivesEmptyingAndIsNotCountedAsData) {
+  test::TempDir dir;
+  const std::string db = dir.path() + "/db";
+  std::unique_ptr<DatabaseLock> lock;
+  ASSERT_TRUE(DatabaseLock::Acquire(db, /*create=*/true, &lock).ok());
+  ASSERT_TRUE(PrepareNewDatabase(db, "null").ok());  // a directory with only the lock is empty
+  EXPECT_TRUE(std::filesystem::exists(db + "/" + kLockFile));
+  EngineOptions eo;
+  eo.path = db;
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(OpenEngine("null", eo, &engine).ok());
+  std::filesystem::remove(db + "/" + kDatabaseMarker);
+  std::filesystem::remove(db + "/NULL-ENGINE");
+  EXPECT_EQ(engine->SizeOnDisk(), 0u);  // only the lock file (with a pid in it) is left
+}
+
+TEST(DatabaseLock, ForeignDirectoryGetsNoLockFile) {
+  test::TempDir dir;
+  std::FILE* f = std::fopen((dir.path() + "/thesis.tex").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  std::unique_ptr<DatabaseLock> lock;
+  EXPECT_FALSE(DatabaseLock::Acquire(dir.path(), /*create=*/true, &lock).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/" + kLockFile));
 }
 
 TEST(Registry, ExistingDatabaseMustMatchEngine) {

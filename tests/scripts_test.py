@@ -55,8 +55,25 @@ class ReportTest(unittest.TestCase):
                 results.load(bad)
             p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "report", bad,
                                 os.path.join(tmp, "missing.json")], capture_output=True, text=True)
-            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.returncode, 2)
             self.assertIn("not a kvbench run document", p.stderr)
+
+    def test_undecodable_or_unreadable_files_are_errors_not_tracebacks(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            good = run_kvbench(tmp, "--num=10", "--benchmarks=fillseq")
+            with open(good, "rb") as f:
+                text = f.read()
+            bad = os.path.join(tmp, "latin1.json")
+            with open(bad, "wb") as f:
+                f.write(text.replace(b'"fillseq"', b'"fillseq\xff"', 1))
+            for command in ("validate", "report"):
+                for path, message in ((bad, "not UTF-8"), (tmp, "cannot read")):
+                    with self.subTest(command=command, path=path):
+                        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), command,
+                                            path], capture_output=True, text=True)
+                        self.assertEqual(p.returncode, 2, p.stderr)
+                        self.assertIn(f"kvb: error: {path}: {message}", p.stderr)
+                        self.assertNotIn("Traceback", p.stderr)
 
 
 class SchemaTest(unittest.TestCase):

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -129,12 +131,15 @@ TEST_F(WorkloadTest, OverwriteDrawsWithReplacementFromExistingRange) {
   EXPECT_LT(distinct, 3000u * 70 / 100);
 }
 
-TEST_F(WorkloadTest, ReadSeqReadsInKeyOrderAndWraps) {
+TEST_F(WorkloadTest, ReadSeqStopsAtTheEndOfTheData) {
   RunWorkers(engine_.get(), &FillSeq, opt_, 1);
-  opt_.reads = 4500;  // more than num: wraps to the first key
+  opt_.reads = 4500;  // more than there is: stops after the last key, as db_bench's readseq
   const auto r = Total(RunWorkers(engine_.get(), &ReadSeq, opt_, 1));
-  EXPECT_EQ(r.ops, 4500u);
-  EXPECT_EQ(r.entries, 4500u);
+  EXPECT_EQ(r.ops, 3000u);
+  EXPECT_EQ(r.entries, 3000u);
+  EXPECT_EQ(r.found, 3000u);
+  opt_.reads = 1000;  // fewer: stops at the count
+  EXPECT_EQ(Total(RunWorkers(engine_.get(), &ReadSeq, opt_, 1)).found, 1000u);
 }
 
 // Records the entries each cursor read after its Seek, around the real memory engine.
@@ -257,14 +262,24 @@ TEST(ValueGeneratorTest, CompressionRatioSetsDistinctBytesPerPiece) {
   }
 }
 
-// A clock the test moves: sleeping advances it exactly to the wake-up time.
+// A clock the test moves: sleeping advances it exactly to the wake-up time, unless `stop_at` comes
+// first: then the stop flag is raised at that time and the sleep ends there.
 class ManualClock : public PacerClock {
  public:
   uint64_t NowNanos() override { return now; }
-  void SleepUntilNanos(uint64_t t) override {
+  void SleepUntilNanos(uint64_t t, const std::atomic<bool>* stop) override {
+    ++sleeps;
+    if (stop != nullptr && stop_at != 0 && stop_at < t) {
+      now = std::max(now, stop_at);
+      raise->store(true);
+      return;
+    }
     if (t > now) now = t;
   }
   uint64_t now = 1'000'000'000;
+  int sleeps = 0;
+  uint64_t stop_at = 0;
+  std::atomic<bool>* raise = nullptr;
 };
 
 TEST(RateLimiterTest, HoldsItsRateUnderATestClock) {
@@ -298,6 +313,57 @@ TEST(RateLimiterTest, CatchUpAfterAStallIsBounded) {
   for (int i = 0; i < 100 && clock.now == resumed; ++i, ++immediate) limiter.Acquire(1000);
   // 10 ms of credit at 1 MB/s = 10 KB = 10 writes of 1000 B without waiting, not 5 s worth.
   EXPECT_LE(immediate, 12);
+}
+
+TEST(RateLimiterTest, DoesNotStartAWaitThatEndsAfterTheDeadline) {
+  ManualClock clock;
+  RateLimiter limiter(100, &clock);  // 100 B/s: 4016 bytes are due 40 s after the last ones
+  limiter.StopAt(clock.now + 5'000'000'000ull);  // --duration=5
+  EXPECT_TRUE(limiter.Acquire(4016));            // the first write is due at once
+  const uint64_t before = clock.now;
+  EXPECT_FALSE(limiter.Acquire(4016));  // due at +40 s, past the deadline: no wait at all
+  EXPECT_EQ(clock.now, before);
+  EXPECT_EQ(clock.sleeps, 0);
+}
+
+TEST(RateLimiterTest, WaitsThatEndBeforeTheDeadlineStillHappen) {
+  ManualClock clock;
+  RateLimiter limiter(1000, &clock);
+  const uint64_t start = clock.now;
+  limiter.StopAt(start + 1'000'000'000ull);
+  int writes = 0;
+  while (limiter.Acquire(100)) ++writes;
+  EXPECT_EQ(writes, 11);  // at 0, 0.1, ..., 1.0 s: the rate holds right up to the deadline
+  EXPECT_LE(clock.now, start + 1'000'000'000ull);
+}
+
+TEST(RateLimiterTest, StopEndsAWaitEarly) {
+  ManualClock clock;
+  std::atomic<bool> stop{false};
+  clock.raise = &stop;
+  clock.stop_at = clock.now + 2'000'000'000ull;  // the readers finish 2 s in
+  RateLimiter limiter(1, &clock);                // 1 B/s, no deadline
+  limiter.StopWhen(&stop);
+  EXPECT_TRUE(limiter.Acquire(4016));
+  EXPECT_FALSE(limiter.Acquire(4016));  // would wait 4016 s; the stop ends it at 2 s
+  EXPECT_EQ(clock.now, clock.stop_at);
+  EXPECT_FALSE(limiter.Acquire(1));  // and once stopped, it never waits again
+}
+
+TEST(RateLimiterTest, SystemClockSeesTheStopFlagWhileAsleep) {
+  Clock::Init();
+  std::atomic<bool> stop{false};
+  RateLimiter limiter(1, SystemPacerClock());  // 1 B/s: the second write is due in 1000 s
+  limiter.StopWhen(&stop);
+  ASSERT_TRUE(limiter.Acquire(1000));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.store(true);
+  });
+  const uint64_t t0 = Clock::MonotonicNanos();
+  EXPECT_FALSE(limiter.Acquire(1000));
+  stopper.join();
+  EXPECT_LT(Clock::MonotonicNanos() - t0, 30'000'000'000ull);  // woke for the stop, not at 1000 s
 }
 
 }  // namespace

@@ -31,7 +31,10 @@ def load(path: str) -> dict[str, Any]:
             doc = json.load(f)
     except OSError as e:
         raise ResultError(f"{path}: cannot read: {e.strerror}") from e
-    except json.JSONDecodeError as e:
+    except UnicodeDecodeError as e:
+        raise ResultError(f"{path}: not UTF-8 text (byte {e.start}): not a kvbench JSON "
+                          "document") from e
+    except (json.JSONDecodeError, RecursionError) as e:
         raise ResultError(f"{path}: not JSON: {e}") from e
     if not isinstance(doc, dict) or doc.get("schema") != "kvbench-run":
         raise ResultError(f"{path}: not a kvbench run document")

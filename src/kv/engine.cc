@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "kv/registry.h"
+
 namespace kvbench {
 
 uint64_t Engine::SizeOnDisk() const {
@@ -14,6 +16,7 @@ uint64_t Engine::SizeOnDisk() const {
   for (auto it = fs::recursive_directory_iterator(path_, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     struct stat st;
+    if (it->path().filename() == kLockFile) continue;  // kvbench's, not the database's
     if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       total += static_cast<uint64_t>(st.st_blocks) * 512;  // allocated, as du counts
     }

@@ -420,6 +420,19 @@ uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * uni
 
 }  // namespace
 
+int LMDBMaxKeySize() {
+  // The limit is compiled into liblmdb (MDB_MAXKEYSIZE, 511 by default); an environment that is
+  // created but never opened reports it.
+  static const int max_key = [] {
+    MDB_env* env = nullptr;
+    if (mdb_env_create(&env) != 0) return 511;
+    const int n = mdb_env_get_maxkeysize(env);
+    mdb_env_close(env);
+    return n;
+  }();
+  return max_key;
+}
+
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (options.compression != "none") return Status::NotSupported("lmdb does not compress values");
   LMDBSettings settings;

@@ -16,6 +16,8 @@ struct EngineInfo {
   const char* missing;  // when !compiled_in: how to get it
   bool reference;       // memory/null: reference engines, labelled as such in output
   Status (*open)(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+  // The largest key the engine takes, in bytes; nullptr = no limit kvbench's keys reach.
+  int (*max_key_size)() = nullptr;
 };
 
 // Every engine kvbench knows, compiled in or not, in display order.
@@ -31,8 +33,33 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
 // delete someone's files.
 constexpr const char* kDatabaseMarker = "KVBENCH-DATABASE";
 
+// The lock file a run holds (flock, exclusive) in its database directory, with the holder's pid
+// in it. Never removed (removing a lock file races with the next locker); it is not part of the
+// database: emptying a directory keeps it, SizeOnDisk does not count it, and a directory holding
+// only it is empty.
+constexpr const char* kLockFile = ".kvbench.lock";
+
+// An exclusive lock on a database directory, held until destruction (or the process ends).
+class DatabaseLock {
+ public:
+  DatabaseLock(const DatabaseLock&) = delete;
+  DatabaseLock& operator=(const DatabaseLock&) = delete;
+  ~DatabaseLock();
+
+  // Locks `path` before kvbench empties or opens it. With `create`, makes the directory if
+  // missing and refuses (InvalidArgument) a foreign one, as PrepareNewDatabase would, without
+  // leaving a lock file in it. Without `create`, a missing directory or one without a kvbench
+  // database is left alone (*lock stays null): CheckExistingDatabase reports it. Busy (IOError)
+  // with the holder's pid if another process holds the lock.
+  static Status Acquire(const std::string& path, bool create, std::unique_ptr<DatabaseLock>* lock);
+
+ private:
+  explicit DatabaseLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 // Empties `path` (creating it if missing) and writes the marker for `engine`. Refuses a path that
-// is not a directory, or a non-empty directory without the marker.
+// is not a directory, or a non-empty directory without the marker. The lock file stays.
 Status PrepareNewDatabase(const std::string& path, const std::string& engine);
 // OK if `path` holds a kvbench database written by `engine`; otherwise says what is there.
 Status CheckExistingDatabase(const std::string& path, const std::string& engine);
@@ -43,5 +70,6 @@ Status OpenNullEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
 Status OpenRocksDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
 Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+int LMDBMaxKeySize();
 
 }  // namespace kvbench

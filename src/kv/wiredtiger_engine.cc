@@ -545,8 +545,18 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
                                 kSnappyExtension + ", not found in " + searched);
   }
 
-  const std::string conn_config = ConnectionConfig(options, snappy);
   ErrorCapture capture;
+  // wiredtiger_open ignores some malformed strings (")(" opens fine); the validator does not.
+  if (!options.engine_options.empty()) {
+    const int vret = wiredtiger_config_validate(nullptr, &g_event_handler, "wiredtiger_open",
+                                                options.engine_options.c_str());
+    if (vret != 0) {
+      return capture.ToStatus("--engine_options", vret, nullptr,
+                              "(a wiredtiger_open config string is expected)");
+    }
+    capture.Clear();
+  }
+  const std::string conn_config = ConnectionConfig(options, snappy);
   WT_CONNECTION* conn = nullptr;
   int ret = wiredtiger_open(options.path.c_str(), &g_event_handler, conn_config.c_str(), &conn);
   if (ret != 0) return capture.ToStatus("open", ret, nullptr);

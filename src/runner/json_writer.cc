@@ -16,9 +16,53 @@ void JsonWriter::Key(const char* key) {
   }
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF); 0 if the bytes there are not one.
+size_t Utf8SequenceLength(const std::string& s, size_t i) {
+  const auto byte = [&](size_t k) -> unsigned { return static_cast<unsigned char>(s[k]); };
+  const unsigned c = byte(i);
+  size_t n;
+  unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
 void JsonWriter::Quote(const std::string& s) {
   out_ += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Paths and engine messages are bytes, not always UTF-8; JSON text must be UTF-8. A byte
+      // that does not start a well-formed sequence becomes U+FFFD (docs/json.md).
+      const size_t n = Utf8SequenceLength(s, i);
+      if (n == 0) {
+        out_ += "\\ufffd";
+      } else {
+        out_.append(s, i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out_ += "\\\"";

@@ -1,5 +1,7 @@
 // A small streaming JSON writer: objects, arrays, strings (escaped), numbers, booleans.
-// Non-finite numbers are written as null, since JSON has no NaN or infinity.
+// Non-finite numbers are written as null, since JSON has no NaN or infinity. Strings are bytes:
+// well-formed UTF-8 is copied, every other byte becomes U+FFFD ("\ufffd"), so the output is
+// always valid JSON.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,10 @@
 #include "runner/report.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 
 #include "common/build_info.h"
 #include "kv/registry.h"
@@ -211,6 +214,12 @@ void Reporter::Fail(const std::string& message) {
   WriteJson(false, message);
 }
 
+bool Reporter::Start() {
+  return WriteJson(false, "the run did not finish (kvbench pid " + std::to_string(getpid()) +
+                              ", started " + env_.date_utc +
+                              "): it is still running, or it was killed");
+}
+
 bool Reporter::Finish() { return WriteJson(true, ""); }
 
 bool Reporter::WriteJson(bool complete, const std::string& error) {
@@ -350,19 +359,25 @@ bool Reporter::WriteJson(bool complete, const std::string& error) {
   j.EndObject();
 
   const std::string tmp = config_.json_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.str() << "\n";
-    out.close();
-    if (!out) {
-      std::fprintf(stderr, "kvbench: error: cannot write JSON to %s\n", tmp.c_str());
-      std::remove(tmp.c_str());
-      return false;
-    }
+  std::FILE* out = std::fopen(tmp.c_str(), "w");
+  if (out == nullptr) {
+    std::fprintf(stderr, "kvbench: error: cannot write %s: %s\n", tmp.c_str(),
+                 std::strerror(errno));
+    return false;
+  }
+  const std::string text = j.str() + "\n";
+  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  const int write_errno = errno;
+  if (std::fclose(out) != 0 || !written) {
+    std::fprintf(stderr, "kvbench: error: cannot write %s: %s\n", tmp.c_str(),
+                 std::strerror(written ? errno : write_errno));
+    std::remove(tmp.c_str());
+    return false;
   }
   if (std::rename(tmp.c_str(), config_.json_path.c_str()) != 0) {
-    std::fprintf(stderr, "kvbench: error: cannot rename %s to %s\n", tmp.c_str(),
-                 config_.json_path.c_str());
+    std::fprintf(stderr, "kvbench: error: cannot rename %s to %s: %s\n", tmp.c_str(),
+                 config_.json_path.c_str(), std::strerror(errno));
+    std::remove(tmp.c_str());
     return false;
   }
   return true;

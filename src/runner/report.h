@@ -1,7 +1,8 @@
 // Reporters: measurement produces BenchmarkResults; these format them. The console reporter
-// prints db_bench-style lines on stdout and progress on stderr; the JSON document is written once,
-// at the end, to a temporary file renamed into place, so an interrupted run never leaves a
-// document that looks complete (a failed run writes one with "complete": false).
+// prints db_bench-style lines on stdout and progress on stderr. The JSON document is written at
+// the start, marked incomplete ("the run did not finish"), and again at the end, each time to a
+// temporary file renamed into place: a run killed at any point leaves a document that says it is
+// incomplete, never a complete one (an older run's or its own half-written one).
 #pragma once
 
 #include <string>
@@ -28,6 +29,9 @@ class Reporter {
  public:
   Reporter(const RunConfig& config, const Environment& env) : config_(config), env_(env) {}
 
+  // Before anything runs: writes the incomplete placeholder document (if --json). False, with a
+  // message on stderr, if it cannot be written.
+  bool Start();
   // Prints the header: build, host, engine and its effective configuration, workload settings.
   void Begin(const Engine& engine);
   // Prints one benchmark's lines and keeps it for the JSON document (warm-ups are only printed).

@@ -1,11 +1,16 @@
 // The benchmark runner: opens the engine, runs each benchmark's threads behind a start barrier,
 // samples their counters once per interval, and hands the results to the reporters.
+#include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -38,6 +43,39 @@ class StartBarrier {
   std::condition_variable cv_;
   bool open_ = false;
 };
+
+// SIGINT and SIGTERM end a run cleanly: the workers stop, the finished benchmarks are written to
+// the JSON document (marked incomplete) and the process exits with 128 + the signal. The signals
+// are blocked in every thread (threads inherit the mask of the thread that creates them, so this
+// must run before any other thread exists) and taken by one thread with sigwait, so the callback
+// runs as ordinary code, not in a signal handler. A second signal ends the process at once.
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    // Detached: it waits for a signal that may never come; the process exits around it.
+    std::thread([this] {
+      int sig = 0;
+      bool first = true;
+      while (sigwait(&set_, &sig) == 0) {
+        if (!first) _exit(128 + sig);
+        first = false;
+        on_signal_(sig);
+      }
+    }).detach();
+  }
+
+ private:
+  sigset_t set_;
+  std::function<void(int)> on_signal_;
+};
+
+const char* SignalName(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
 
 std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo) {
   const std::string c = spec.count;
@@ -105,6 +143,8 @@ class Runner {
   int Run();
 
  private:
+  // From the signal thread: remembers the first signal and stops the running benchmark.
+  void Interrupt(int sig);
   Status OpenEngine(bool create);
   Status RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
   Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
@@ -112,8 +152,20 @@ class Runner {
   const RunConfig& config_;
   KeyFormat keys_;
   ValueSource values_;
+  std::unique_ptr<DatabaseLock> lock_;  // held from before the first open to the end
   std::unique_ptr<Engine> engine_;
+  std::atomic<int> signal_{0};       // the first SIGINT/SIGTERM received; 0 = none
+  std::atomic<bool> stop_{false};    // the running benchmark's workers stop when set
+  std::mutex done_mu_;               // guards the count of finished workers; with done_cv_,
+  std::condition_variable done_cv_;  // wakes the sampling loop when a worker or a signal ends
 };
+
+void Runner::Interrupt(int sig) {
+  signal_.store(sig);
+  stop_.store(true);
+  std::lock_guard<std::mutex> l(done_mu_);
+  done_cv_.notify_all();
+}
 
 Status Runner::OpenEngine(bool create) {
   if (engine_) {
@@ -162,13 +214,17 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
 
 Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
   const WorkloadOptions& wo = config_.workload;
-  std::atomic<bool> stop{false};
+  // Cleared first, then the signal looked at: a signal arriving in between still stops the run.
+  std::atomic<bool>& stop = stop_;
+  stop.store(false);
+  if (signal_.load() != 0) stop.store(true);
   std::vector<RoleRun> roles;
   roles.push_back({spec.role, false, spec.work, {}, {}, {}, 0, 0, nullptr});
   if (spec.background != nullptr) {
     roles.push_back({"writer", true, spec.background, {}, {}, {}, 0, 0, nullptr});
     if (wo.write_rate_limit > 0) {
       roles.back().limiter = std::make_unique<RateLimiter>(wo.write_rate_limit, SystemPacerClock());
+      roles.back().limiter->StopWhen(&stop);
     }
   }
   std::vector<std::unique_ptr<Session>> sessions;
@@ -197,8 +253,8 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
 
   const int main_threads = wo.threads;
   StartBarrier barrier;
-  std::mutex done_mu;
-  std::condition_variable done_cv;
+  std::mutex& done_mu = done_mu_;
+  std::condition_variable& done_cv = done_cv_;
   int main_done = 0;
   uint64_t start_ticks = 0;
   std::vector<std::thread> threads;
@@ -225,21 +281,27 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   // The deadline is set before the barrier opens, so workers read it without synchronisation
   // beyond the barrier itself.
   start_ticks = Clock::Now();
+  const uint64_t start_ns = Clock::MonotonicNanos();
   if (wo.duration_seconds > 0) {
-    const uint64_t deadline =
-        start_ticks + Clock::FromNanos(static_cast<uint64_t>(wo.duration_seconds * 1e9));
+    const uint64_t duration_ns = static_cast<uint64_t>(wo.duration_seconds * 1e9);
+    const uint64_t deadline = start_ticks + Clock::FromNanos(duration_ns);
     for (auto& r : roles) {
       for (auto& w : r.workers) w->SetDeadline(deadline);
+      if (r.limiter) r.limiter->StopAt(start_ns + duration_ns);  // the pacer's own clock
     }
   }
-  const uint64_t start_ns = Clock::MonotonicNanos();
   barrier.Open();
 
   // Sample every role once per interval until the main workers are done.
   const double interval = config_.report_interval_seconds;
-  const uint64_t main_total = std::string(spec.count) == "num"     ? wo.num
-                              : std::string(spec.count) == "reads" ? wo.TotalReads()
-                                                                   : wo.TotalWrites();
+  // With --duration, read and overwrite loops ignore their counts: no "% of ops" then, only the
+  // progress line's "% of duration". Fills stop at --num or the deadline, whichever is first.
+  const std::string count = spec.count;
+  const bool counts_ignored = wo.duration_seconds > 0 && count != "num";
+  const uint64_t main_total = counts_ignored     ? 0
+                              : count == "num"   ? wo.num
+                              : count == "reads" ? wo.TotalReads()
+                                                 : wo.TotalWrites();
   uint64_t last_sample_ns = start_ns;
   auto sample = [&](uint64_t now_ns, bool final_sample) {
     const double secs = (now_ns - last_sample_ns) / 1e9;
@@ -262,14 +324,15 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   };
   {
     std::unique_lock<std::mutex> l(done_mu);
-    while (main_done < main_threads) {
+    auto done = [&] { return main_done >= main_threads || signal_.load() != 0; };
+    while (!done()) {
       if (interval <= 0) {
-        done_cv.wait(l, [&] { return main_done >= main_threads; });
+        done_cv.wait(l, done);
         break;
       }
       const auto next = std::chrono::steady_clock::now() +
                         std::chrono::nanoseconds(static_cast<uint64_t>(interval * 1e9));
-      if (done_cv.wait_until(l, next, [&] { return main_done >= main_threads; })) break;
+      if (done_cv.wait_until(l, next, done)) break;
       l.unlock();
       sample(Clock::MonotonicNanos(), false);
       l.lock();
@@ -281,10 +344,13 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   sessions.clear();
 
   Status first_error;
+  uint64_t main_end = start_ticks;
   for (size_t ri = 0; ri < roles.size(); ++ri) {
     const RoleRun& r = roles[ri];
     RoleResult& rr = result->roles[ri];
-    uint64_t end = start_ticks;
+    // The paced writer's time is the benchmark's: it may return early, when its next write would
+    // only be due after the deadline, but it was pacing (writing nothing) until the end.
+    uint64_t end = r.background ? main_end : start_ticks;
     for (size_t i = 0; i < r.workers.size(); ++i) {
       const Worker& w = *r.workers[i];
       rr.latency.Merge(w.stats.latency);
@@ -297,6 +363,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       rr.thread_cpu_seconds += r.cpu_ns[i] / 1e9;
       if (first_error.ok() && !w.error.ok()) first_error = w.error;
     }
+    if (!r.background) main_end = std::max(main_end, end);
     rr.seconds = Clock::ToNanos(end - start_ticks) / 1e9;
     rr.stalls = rr.series.Summarize(interval);
     if (r.background) {
@@ -311,21 +378,46 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
 }
 
 int Runner::Run() {
+  // First, before any thread exists (see SignalWatcher). Never destroyed: its thread may be in
+  // sigwait when the process exits. kvbench runs one Runner per process, the one it calls.
+  static SignalWatcher* const watcher = new SignalWatcher([this](int sig) { Interrupt(sig); });
+  (void)watcher;
   Clock::Init();
   // Writes past RLIMIT_FSIZE must come back as errors to report, not kill the process.
   signal(SIGXFSZ, SIG_IGN);
 
   Environment env = Environment::Collect();
   Reporter reporter(config_, env);
+  // An unwritable --json is found now, not after the run; and until the run ends, the document
+  // at --json says it did not finish, so no older result there passes for this run's.
+  if (!reporter.Start()) return 1;
 
-  Status s;
+  // Ends an interrupted run: what finished is in the JSON document, marked incomplete.
+  auto interrupted = [&](const std::string& during) {
+    const int sig = signal_.load();
+    if (engine_) {
+      engine_->Close();
+      engine_.reset();
+    }
+    reporter.Fail(std::string("interrupted by ") + SignalName(sig) + during +
+                  "; only the benchmarks that finished before it are reported");
+    return 128 + sig;
+  };
+
+  const bool create = !config_.use_existing_db;
+  Status s = DatabaseLock::Acquire(config_.engine_options.path, create, &lock_);
+  if (!s.ok()) {
+    reporter.Fail(s.message());  // says what and where; the code name would add nothing
+    return 1;
+  }
   // Like db_bench: without --use_existing_db the database starts empty.
-  s = OpenEngine(/*create=*/!config_.use_existing_db);
+  s = OpenEngine(create);
   if (!s.ok()) {
     reporter.Fail("cannot open " + config_.engine + " at " + config_.engine_options.path + ": " +
                   s.ToString());
     return 1;
   }
+  if (signal_.load() != 0) return interrupted(" while opening the database");
   reporter.Begin(*engine_);
   for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
     const BenchmarkPlan& plan = config_.benchmarks[i];
@@ -338,6 +430,7 @@ int Runner::Run() {
       result.repeats = result.warmup ? plan.warmups : plan.repeats;
       // Each run draws its own keys: the seed stream depends on the run as well as the benchmark.
       s = RunOne(*spec, static_cast<int>(i) * 1024 + run, &result);
+      if (signal_.load() != 0) return interrupted(std::string(" during ") + spec->name);
       if (!s.ok()) {
         reporter.Fail(std::string(spec->name) + " failed: " + s.ToString());
         return 1;

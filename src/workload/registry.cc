@@ -17,7 +17,9 @@ const std::vector<BenchmarkSpec>& AllBenchmarks() {
        "writer", "writes", &Overwrite, nullptr},
       {"readrandom", "read --reads keys drawn uniformly from 0..num-1; reports found/not-found",
        false, "reader", "reads", &ReadRandom, nullptr},
-      {"readseq", "read --reads entries in key order with a cursor; thread i starts at key i*num/T",
+      {"readseq",
+       "read up to --reads entries in key order with a cursor, stopping at the end of the data "
+       "(as db_bench); thread i starts at key i*num/T",
        false, "reader", "reads", &ReadSeq, nullptr},
       {"fwdrange",
        "--reads times: seek to a uniform random key, then read --seek_nexts entries with Next "

@@ -104,6 +104,8 @@ void ReadRandom(Worker& w) {
   }
 }
 
+// Like db_bench's readseq, a thread stops at the end of the data instead of wrapping around, so it
+// never reads an entry twice and --reads is an upper bound: "found" is what was really there.
 void ReadSeq(Worker& w) {
   char key[kMaxKeySize];
   const uint64_t total = w.options.TotalReads();
@@ -111,16 +113,7 @@ void ReadSeq(Worker& w) {
   std::unique_ptr<Cursor> c = w.session->NewCursor();
   w.keys.Encode(w.ShareBegin(w.options.num), key);
   Status s = c->Seek(Slice(key, w.keys.size()));
-  bool wrapped_empty = false;
-  while (s.ok() && n > 0) {
-    if (!c->Valid()) {            // end of data: wrap to the first key
-      if (wrapped_empty) return;  // empty database: nothing to read
-      w.keys.Encode(0, key);
-      s = c->Seek(Slice(key, w.keys.size()));
-      wrapped_empty = true;
-      continue;
-    }
-    wrapped_empty = false;
+  while (s.ok() && n > 0 && c->Valid()) {
     const uint64_t t0 = Clock::Now();
     uint64_t bytes = 0;
     if (!VisitEntries(w, c.get(), 1, &bytes)) return;
@@ -163,7 +156,8 @@ void PacedWriter(Worker& w) {
   char key[kMaxKeySize];
   const uint64_t op_bytes = static_cast<uint64_t>(w.keys.size() + w.options.value_size);
   while (!w.Stopped()) {
-    if (w.limiter != nullptr) w.limiter->Acquire(op_bytes);
+    // False: the run stops (or its deadline passes) before the next write is due.
+    if (w.limiter != nullptr && !w.limiter->Acquire(op_bytes)) return;
     if (w.Stopped()) return;
     if (!PutKey(w, w.rnd.Uniform(w.options.num), key)) return;
   }
