@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 / Ubuntu packages kvbench needs to build, test and compare.
 # Non-interactive and idempotent: installs only what is missing. Runs as root, or through sudo.
+#   scripts/install-deps.sh                 # what the host's presets need
+#   scripts/install-deps.sh --arm64-cross   # also the aarch64 cross compilers, qemu-user and the
+#                                           # arm64 sysroot of the arm64-cross-* presets
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+arm64_cross=0
+for a in "$@"; do
+  case "$a" in
+    --arm64-cross) arm64_cross=1 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "install-deps: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git python3 ccache
@@ -17,14 +30,25 @@ else
   echo "install-deps: Debian ships libwiredtiger-dev for amd64 only; building without WiredTiger on $arch" >&2
 fi
 
+if [ "$arm64_cross" = 1 ]; then
+  packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
+# The arm64 libraries cannot be installed beside the amd64 ones (rocksdb and gflags are not
+# Multi-Arch: same), so they go into a sysroot of their own.
+arm64_sysroot() {
+  [ "$arm64_cross" = 1 ] || return 0
+  scripts/arm64-sysroot.sh >/dev/null
+}
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  arm64_sysroot
   exit 0
 fi
 
@@ -40,3 +64,4 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+arm64_sysroot

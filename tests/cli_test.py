@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 KVBENCH = ""
 ENGINES: list[str] = []
+LIBRARY_ROOT = ""
 STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
 # The asan test preset (CMakePresets.json) sets ASAN/LSAN exitcode=86 and UBSAN exitcode=87, so
 # that a sanitizer report can never pass for the exit 1 of a runtime failure. (In the combined
@@ -254,8 +255,10 @@ class CliTest(unittest.TestCase):
         doc = load_json(out)
         libs = {lib["name"]: lib for lib in doc["context"]["libraries"]}
         rocks = libs["rocksdb"]
-        self.assertTrue(os.path.exists(rocks["path"]))
-        syms = subprocess.run(["readelf", "--dyn-syms", "-W", rocks["path"]], capture_output=True,
+        # Under emulation the binary reports paths inside the target's sysroot.
+        path = LIBRARY_ROOT + rocks["path"]
+        self.assertTrue(os.path.exists(path), path)
+        syms = subprocess.run(["readelf", "--dyn-syms", "-W", path], capture_output=True,
                               text=True, check=True).stdout
         # "125: 0 0 FUNC GLOBAL DEFAULT UND __assert_fail@GLIBC_2.2.5 (5)"
         expected = any(len(f) >= 8 and f[6] == "UND" and f[7].split("@")[0] == "__assert_fail"
@@ -567,12 +570,16 @@ class CliTest(unittest.TestCase):
 
 
 def main() -> None:
-    global KVBENCH, ENGINES
+    global KVBENCH, ENGINES, LIBRARY_ROOT
     parser = argparse.ArgumentParser()
     parser.add_argument("--kvbench", required=True)
     parser.add_argument("--engines", default="", help="engines compiled in, ;-separated")
+    parser.add_argument("--library-root", default="",
+                        help="where the binary's library paths are on this machine (a "
+                             "cross build's sysroot when it runs under emulation)")
     args, rest = parser.parse_known_args()
     KVBENCH = args.kvbench
+    LIBRARY_ROOT = args.library_root.rstrip("/")
     ENGINES = [e.lower() for e in args.engines.replace(",", ";").split(";") if e]
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
 
