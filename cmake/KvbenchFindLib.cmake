@@ -19,9 +19,11 @@ function(kvbench_find_library name)
   endif()
   set(_KVBENCH_${dep}_SEARCHED_IN "${prefix}" CACHE INTERNAL "")
   if(prefix)
-    find_path(${name}_INCLUDE_DIR NAMES ${A_HEADER} PATHS ${prefix}/include NO_DEFAULT_PATH)
+    # The prefix is a path on this machine even when cross-compiling: not under the sysroot.
+    find_path(${name}_INCLUDE_DIR NAMES ${A_HEADER} PATHS ${prefix}/include NO_DEFAULT_PATH
+              NO_CMAKE_FIND_ROOT_PATH)
     find_library(${name}_LIBRARY NAMES ${A_LIBRARY} PATHS ${prefix}/lib ${prefix}/lib64
-                 NO_DEFAULT_PATH)
+                 NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
     set(_why "${A_HEADER} and lib${A_LIBRARY} under ${prefix}")
   else()
     find_path(${name}_INCLUDE_DIR NAMES ${A_HEADER})
