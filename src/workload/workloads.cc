@@ -182,7 +182,7 @@ void VerifyAcked(Worker& w) {
       bytes += value.size();
       if (Slice(value) != w.values.For(k)) {
         w.error = Status::Corruption(
-            "verifyacked: the value of acknowledged key " + std::to_string(k) + " (" +
+            "the value of acknowledged key " + std::to_string(k) + " (" +
             std::to_string(value.size()) +
             " bytes) differs from what --seed=" + std::to_string(w.options.seed) +
             " --value_size=" + std::to_string(w.options.value_size) + " writes for it: corrupted");
