@@ -76,10 +76,11 @@ DEFINE_bool(sync, false, "Make every write durable (fsync) before it returns");
 DEFINE_string(engine_options, "",
               "Passed raw to the engine: a RocksDB options string, a "
               "WiredTiger config string, LMDB map_size=N,flags=A|B (memory/null take none)");
-DEFINE_string(ack_file, "",
-              "fillseq/fillrandom publish each thread's count of acknowledged writes in this "
-              "file (memory-mapped: a SIGKILL loses none of it); verifyacked reads it back after "
-              "a crash (docs/workloads.md). Not inside --db");
+DEFINE_string(
+    ack_file, "",
+    "Fills (fillseq, fillrandom) publish each thread's count of acknowledged writes in this "
+    "file (memory-mapped: a SIGKILL loses none of it); verifyacked reads it back after "
+    "a crash (docs/workloads.md). Not inside --db");
 DEFINE_bool(verify, false,
             "Check every value read against the value the seed writes for its key "
             "(costs ~4% of a RocksDB fwdrange op, so off by default, as db_bench)");

@@ -97,7 +97,10 @@ class CrashTest(unittest.TestCase):
             (["--kill-after", "2,1"], "--kill-after '2,1'"),
             (["--kill-after", "x"], "--kill-after 'x'"),
             (["--benchmark", "readrandom"], "invalid choice"),
+            (["--dir", self.tmp], "is not empty"),
         ]
+        with open(os.path.join(self.tmp, "older-run"), "w") as f:
+            f.write("x")
         for args, message in cases:
             with self.subTest(args=args):
                 p, _ = kvb_crashtest(self.tmp, *args)

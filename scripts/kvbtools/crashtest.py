@@ -282,6 +282,9 @@ def _run(args: argparse.Namespace) -> int:
     if len(set(engines)) != len(engines):
         raise UsageError(f"--engines '{args.engines}' names an engine twice")
 
+    if args.dir and os.path.isdir(args.dir) and os.listdir(args.dir):
+        raise UsageError(f"--dir {args.dir} is not empty; give a new or empty directory")
+
     rng = random.Random(args.seed)
     root = args.dir or tempfile.mkdtemp(prefix="kvb-crashtest-")
     os.makedirs(root, exist_ok=True)
