@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ DEFINE_bool(sync, false, "Make every write durable (fsync) before it returns");
 DEFINE_string(engine_options, "",
               "Passed raw to the engine: a RocksDB options string, a "
               "WiredTiger config string, LMDB map_size=N,flags=A|B (memory/null take none)");
+DEFINE_string(
+    ack_file, "",
+    "Fills (fillseq, fillrandom) publish each thread's count of acknowledged writes in this "
+    "file (memory-mapped: a SIGKILL loses none of it); verifyacked reads it back after "
+    "a crash (docs/workloads.md). Not inside --db");
 DEFINE_bool(verify, false,
             "Check every value read against the value the seed writes for its key "
             "(costs ~4% of a RocksDB fwdrange op, so off by default, as db_bench)");
@@ -254,6 +260,33 @@ bool ParseRepeatSuffix(const std::string& item, kvbench::BenchmarkPlan* plan, st
   return true;
 }
 
+// --ack_file and verifyacked need each other; verifyacked reads a database that a fill earlier in
+// the list or an earlier run wrote. Returns -1 when valid, else the exit status.
+int CheckAckFile(const kvbench::RunConfig& c) {
+  bool fill_before = false, uses_ack = false;
+  for (const auto& plan : c.benchmarks) {
+    const kvbench::BenchmarkSpec* spec = kvbench::FindBenchmark(plan.name);
+    if (spec->checks_acks) {
+      if (FLAGS_ack_file.empty()) {
+        return Usage(plan.name + " needs --ack_file: the file the fill wrote with --ack_file");
+      }
+      if (!FLAGS_use_existing_db && !fill_before) {
+        return Usage(plan.name + " reads what a fill wrote: add --use_existing_db, or run " +
+                     "fillseq or fillrandom before it in --benchmarks (without it the database " +
+                     "starts empty)");
+      }
+    }
+    fill_before = fill_before || spec->acks != kvbench::AckKind::kNone;
+    uses_ack = uses_ack || spec->checks_acks || spec->acks != kvbench::AckKind::kNone;
+  }
+  if (FLAGS_ack_file.empty()) return -1;
+  if (!uses_ack) {
+    return Usage("--ack_file is only used by fillseq, fillrandom and verifyacked; --benchmarks='" +
+                 FLAGS_benchmarks + "' has none of them");
+  }
+  return -1;
+}
+
 // Checks the flags and fills `c`. Returns -1 when valid, else the exit status.
 int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   using kvbench::FindEngine;
@@ -293,6 +326,8 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
     }
     c->benchmarks.push_back(plan);
   }
+  int rc = CheckAckFile(*c);
+  if (rc >= 0) return rc;
   if (FLAGS_num <= 0) return Usage("--num must be positive, got " + std::to_string(FLAGS_num));
   if (FLAGS_num > kMaxNum) {
     return Usage("--num must be at most " + std::to_string(kMaxNum) + ", got " +
@@ -360,6 +395,21 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   } else if (db.empty()) {
     return Usage("--db is empty");
   }
+  if (!FLAGS_ack_file.empty()) {
+    // Emptying the database would delete it from under the fill.
+    std::error_code ec;
+    const auto parent = std::filesystem::weakly_canonical(
+        std::filesystem::absolute(FLAGS_ack_file, ec).parent_path(), ec);
+    if (!ec && parent == std::filesystem::weakly_canonical(std::filesystem::absolute(db, ec), ec)) {
+      return Usage("--ack_file=" + FLAGS_ack_file + " is inside --db=" + db +
+                   "; put it beside the database, not in it");
+    }
+    struct stat st;
+    if (FLAGS_ack_file.back() == '/' ||
+        (::stat(FLAGS_ack_file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+      return Usage("--ack_file=" + FLAGS_ack_file + " is a directory; give a file name");
+    }
+  }
   if (!FLAGS_json.empty()) {
     struct stat st;
     if (FLAGS_json.back() == '/' || (::stat(FLAGS_json.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
@@ -389,6 +439,7 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
   c->report_interval_seconds = FLAGS_report_interval_seconds;
   c->histogram = FLAGS_histogram;
   c->json_path = FLAGS_json;
+  c->ack_file = FLAGS_ack_file;
   for (int i = 0; i < argc; ++i) c->command_line += (i ? " " : "") + std::string(argv[i]);
   return -1;
 }

@@ -12,6 +12,7 @@ import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,15 @@ def wait_for_line(p: subprocess.Popen[str], prefix: str) -> list[str]:
         if line.startswith(prefix):
             return lines
     raise AssertionError(f"kvbench ended before printing '{prefix}': {''.join(lines)}")
+
+
+def write_ack_file(path: str, kind: str, num: int, counts: list[int], seed: int = 0,
+                   key_size: int = 16, value_size: int = 100, ratio: float = 0.5) -> None:
+    """An ack file as a fill writes it (src/workload/ack_log.h), claiming `counts`."""
+    header = struct.pack("=8sIIQQIIIId8x", b"KVBACK\0\0", 1, {"fillseq": 1, "fillrandom": 2}[kind],
+                         num, seed, len(counts), key_size, value_size, 0, ratio)
+    with open(path, "wb") as f:
+        f.write(header + b"".join(struct.pack("=Q56x", c) for c in counts))
 
 
 def finish(p: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
@@ -567,6 +577,143 @@ class CliTest(unittest.TestCase):
                                       f"the {engine} engine takes no --engine_options")
                 self.assertUsageError([f"--engine={engine}", "--compression=zstd"],
                                       f"the {engine} engine does not compress")
+
+    # --- crash consistency: --ack_file and verifyacked ----------------------------------------
+
+    def test_verifyacked_finds_every_write_of_a_finished_fill(self) -> None:
+        ack = os.path.join(self.tmp, "acks")
+        for engine in ["memory"] + [e for e in STORAGE if e in ENGINES]:
+            for fill in ("fillseq", "fillrandom"):
+                with self.subTest(engine=engine, fill=fill):
+                    flags = [f"--engine={engine}", f"--db={self.db}-{engine}", "--num=3000",
+                             "--threads=2", "--seed=5", f"--ack_file={ack}"]
+                    p = run([*flags, f"--benchmarks={fill}"])
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    p = run([*flags, "--use_existing_db", "--benchmarks=verifyacked"])
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertIn("(3000 of 3000 found)", p.stdout)
+                    self.assertIn("3000 acknowledged writes total over 2 threads", p.stdout)
+        # In one run: the fill's file is read back, as a later run would read it.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", f"--ack_file={ack}",
+                 "--benchmarks=fillrandom,verifyacked"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("(3000 of 3000 found)", p.stdout)
+
+    def test_verifyacked_reports_lost_writes_and_the_first_lost_key(self) -> None:
+        engine = "rocksdb" if "rocksdb" in ENGINES else "memory"
+        p = run([f"--engine={engine}", f"--db={self.db}", "--num=600", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # Claims keys 0..499 (thread 0) and 500..799 (thread 1) of a 2-thread fillseq of 1000;
+        # the database holds 0..599.
+        ack = os.path.join(self.tmp, "acks")
+        write_ack_file(ack, "fillseq", 1000, [500, 300])
+        out = os.path.join(self.tmp, "v.json")
+        p = run([f"--engine={engine}", f"--db={self.db}", "--num=1000", "--threads=2",
+                 f"--ack_file={ack}", "--use_existing_db", "--benchmarks=verifyacked",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("(600 of 800 found)", p.stdout)
+        self.assertIn("kvbench: error: verifyacked: 200 of 800 acknowledged writes lost "
+                      "(first lost key 600)", p.stderr)
+        doc = load_json(out)
+        self.assertFalse(doc["complete"])
+        self.assertIn("200 of 800 acknowledged writes lost", doc["error"])
+        self.assertEqual(doc["results"][0]["roles"][0]["not_found"], 200)
+
+    def test_verifyacked_with_the_ack_file_of_another_database_loses_writes(self) -> None:
+        ack = os.path.join(self.tmp, "acks")
+        p = run(["--engine=memory", f"--db={self.db}-a", "--num=2000", f"--ack_file={ack}",
+                 "--benchmarks=fillrandom"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(["--engine=memory", f"--db={self.db}-b", "--num=1000", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = run(["--engine=memory", f"--db={self.db}-b", "--num=2000", f"--ack_file={ack}",
+                 "--use_existing_db", "--benchmarks=verifyacked"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        # Keys 1000..1999 are not in b: every one of them is a lost write.
+        self.assertIn("verifyacked: 1000 of 2000 acknowledged writes lost", p.stderr)
+
+    def test_verifyacked_calls_a_wrong_value_corruption(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=1",
+                 "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ack = os.path.join(self.tmp, "acks")
+        write_ack_file(ack, "fillseq", 1000, [10], seed=2)
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=2",
+                                 f"--ack_file={ack}", "--use_existing_db",
+                                 "--benchmarks=verifyacked"],
+                                "Corruption: the value of acknowledged key 0 (100 bytes) differs "
+                                "from what --seed=2 --value_size=100 writes for it: corrupted")
+
+    def test_verifyacked_needs_the_flags_of_the_fill(self) -> None:
+        ack = os.path.join(self.tmp, "acks")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=2000", "--threads=2",
+                 f"--ack_file={ack}", "--benchmarks=fillrandom"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--num=1000",
+                                 "--value_size=50", f"--ack_file={ack}", "--use_existing_db",
+                                 "--benchmarks=verifyacked"],
+                                f"--ack_file {ack} was written by fillrandom with --num=2000 "
+                                "(this run: 1000), --threads=2 (this run: 1), --value_size=100 "
+                                "(this run: 50); run verifyacked with the flags of the fill")
+
+    def test_verifyacked_refuses_what_is_not_an_ack_file_of_a_fill(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ack = os.path.join(self.tmp, "acks")
+        verify = ["--engine=memory", f"--db={self.db}", "--num=1000", "--threads=2",
+                  f"--ack_file={ack}", "--use_existing_db", "--benchmarks=verifyacked"]
+        self.assertRuntimeError(verify, f"--ack_file: cannot open {ack}: No such file")
+        with open(ack, "w") as f:
+            f.write("{}\n")
+        self.assertRuntimeError(verify, f"--ack_file {ack} is not a kvbench ack file")
+        write_ack_file(ack, "fillseq", 1000, [500, 501])  # more than thread 1's 500 keys
+        self.assertRuntimeError(verify, "thread 1 claims 501 acknowledged writes, more than its "
+                                        "share of 500 keys")
+
+    def test_ack_file_usage_errors(self) -> None:
+        ack = os.path.join(self.tmp, "acks")
+        self.assertUsageError(["--engine=memory", f"--db={self.db}", "--use_existing_db",
+                               "--benchmarks=verifyacked"], "verifyacked needs --ack_file")
+        self.assertUsageError(["--engine=memory", f"--db={self.db}", f"--ack_file={ack}",
+                               "--benchmarks=verifyacked"],
+                              "verifyacked reads what a fill wrote: add --use_existing_db")
+        self.assertUsageError(["--engine=memory", f"--db={self.db}", f"--ack_file={ack}",
+                               "--benchmarks=readrandom"],
+                              "--ack_file is only used by fillseq, fillrandom and verifyacked")
+        self.assertUsageError(["--engine=memory", f"--db={self.db}",
+                               f"--ack_file={self.db}/acks", "--benchmarks=fillseq"],
+                              "is inside --db=")
+        self.assertUsageError(["--engine=memory", f"--db={self.db}", f"--ack_file={self.tmp}",
+                               "--benchmarks=fillseq"], "is a directory")
+        self.assertFalse(os.path.exists(self.db))
+        p = run(["--help"])
+        self.assertIn("verifyacked", p.stdout)
+        self.assertIn("--ack_file", p.stdout)
+
+    def test_a_killed_fill_leaves_its_acknowledged_counts(self) -> None:
+        ack = os.path.join(self.tmp, "acks")
+        write_ack_file(ack, "fillseq", 10, [10])  # an older file: replaced, never read
+        p = start(["--engine=memory", f"--db={self.db}", "--num=100000000", "--threads=2",
+                   f"--ack_file={ack}", "--benchmarks=fillseq"])
+        try:
+            deadline = time.monotonic() + 30
+            counts = [0]
+            while time.monotonic() < deadline and (len(counts) != 2 or min(counts) == 0):
+                time.sleep(0.05)
+                with open(ack, "rb") as f:
+                    data = f.read()
+                counts = [struct.unpack_from("=Q", data, 64 + 64 * t)[0]
+                          for t in range((len(data) - 64) // 64)]
+        finally:
+            p.send_signal(signal.SIGKILL)
+            p.communicate()
+        with open(ack, "rb") as f:
+            data = f.read()
+        self.assertEqual(len(data), 64 + 2 * 64)
+        after = [struct.unpack_from("=Q", data, 64 + 64 * t)[0] for t in range(2)]
+        self.assertTrue(all(0 < c < 50000000 for c in after), after)
+        self.assertTrue(all(a >= c for a, c in zip(after, counts)), (after, counts))
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ struct RunConfig {
   double report_interval_seconds = 1.0;  // 0 = no interval series, no progress lines
   bool histogram = false;                // print the full latency distribution
   std::string json_path;                 // empty = no JSON
+  std::string ack_file;                  // --ack_file: fills record acknowledged writes here,
+                                         // verifyacked reads them back; empty = none
   std::string command_line;              // as typed, for the record
 };
 

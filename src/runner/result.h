@@ -17,6 +17,8 @@ struct RoleResult {
   int threads = 0;
   bool background = false;  // the paced writer of a *whilewriting benchmark
   uint64_t ops = 0, bytes = 0, found = 0, not_found = 0, entries = 0;
+  uint64_t first_not_found = UINT64_MAX;  // verifyacked: the first lost key of the lowest thread
+                                          // that lost one
   double seconds = 0;  // from the start barrier to this role's last thread finishing
   Histogram latency;   // merged over the role's threads, ns
   IntervalSeries series;

@@ -1,5 +1,6 @@
 // The benchmark runner: opens the engine, runs each benchmark's threads behind a start barrier,
 // samples their counters once per interval, and hands the results to the reporters.
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -77,13 +78,26 @@ const char* SignalName(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
 }
 
-std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo) {
+// The number of ops the main workers' loop is given: `acked` for verifyacked, from --ack_file.
+uint64_t MainCount(const BenchmarkSpec& spec, const WorkloadOptions& wo, uint64_t acked) {
   const std::string c = spec.count;
-  const uint64_t n = c == "num" ? wo.num : c == "reads" ? wo.TotalReads() : wo.TotalWrites();
-  std::string note = c == "num" ? std::to_string(n) + " keys" : std::to_string(n) + " " + c;
+  return c == "num"     ? wo.num
+         : c == "acked" ? acked
+         : c == "reads" ? wo.TotalReads()
+                        : wo.TotalWrites();
+}
+
+std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo, uint64_t acked) {
+  const std::string c = spec.count;
+  const uint64_t n = MainCount(spec, wo, acked);
+  // Fills and verifyacked stop when their keys run out; the others run to the deadline.
+  const bool bounded = c == "num" || c == "acked";
+  std::string note = c == "num"     ? std::to_string(n) + " keys"
+                     : c == "acked" ? std::to_string(n) + " acknowledged writes"
+                                    : std::to_string(n) + " " + c;
   note += " total over " + std::to_string(wo.threads) + " thread" + (wo.threads == 1 ? "" : "s");
   if (wo.duration_seconds > 0) {
-    note += c == "num" ? ", or until" : ", ignored: runs for";
+    note += bounded ? ", or until" : ", ignored: runs for";
     note += " --duration=" + FormatDouble(wo.duration_seconds) + "s";
   }
   if (spec.background != nullptr) note += "; plus 1 paced writer thread";
@@ -112,6 +126,18 @@ uint64_t ThreadCpuNanos() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// verifyacked's verdict when acknowledged writes are missing.
+std::string LostWritesMessage(const RoleResult& r, uint64_t acked) {
+  const uint64_t checked = r.found + r.not_found;
+  std::string m = "verifyacked: " + std::to_string(r.not_found) + " of " + std::to_string(checked) +
+                  " acknowledged writes lost (first lost key " + std::to_string(r.first_not_found);
+  if (checked < acked) {
+    m += "; --duration ended the check after " + std::to_string(checked) + " of " +
+         std::to_string(acked);
+  }
+  return m + ")";
 }
 
 struct RoleRun {
@@ -154,6 +180,7 @@ class Runner {
   ValueSource values_;
   std::unique_ptr<DatabaseLock> lock_;  // held from before the first open to the end
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<AckLog> ack_log_;  // --ack_file, as the last fill or verifyacked opened it
   std::atomic<int> signal_{0};       // the first SIGINT/SIGTERM received; 0 = none
   std::atomic<bool> stop_{false};    // the running benchmark's workers stop when set
   std::mutex done_mu_;               // guards the count of finished workers; with done_cv_,
@@ -186,8 +213,24 @@ Status Runner::OpenEngine(bool create) {
 
 Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
   result->name = spec.name;
+  const bool ack = !config_.ack_file.empty();
+  if (ack && spec.acks != AckKind::kNone) {
+    // Zero counts are in place before the database is emptied: a crash in between leaves a log
+    // that claims nothing, never an older one claiming writes the emptying removed.
+    ack_log_.reset();
+    Status s =
+        AckLog::Create(config_.ack_file, AckHeader::For(spec.acks, config_.workload), &ack_log_);
+    if (!s.ok()) return s;
+  }
   if (spec.fresh_db && !config_.use_existing_db) {
     Status s = OpenEngine(/*create=*/true);
+    if (!s.ok()) return s;
+  }
+  if (ack && spec.checks_acks) {
+    // Read from the file, as a run after a crash would, even when a fill of this run wrote it.
+    ack_log_.reset();
+    Status s = AckLog::Open(config_.ack_file, &ack_log_);
+    if (s.ok()) s = ack_log_->CheckMatches(config_.workload);
     if (!s.ok()) return s;
   }
   const std::vector<EngineMetric> metrics_before = engine_->Metrics();
@@ -239,6 +282,9 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       const uint64_t seed = Mix64(wo.seed ^ Mix64(static_cast<uint64_t>(index) << 20 | thread_id));
       r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), wo, keys_, values_,
                                                    &stop, 0, r.limiter.get()));
+      if (!r.background && (spec.acks != AckKind::kNone || spec.checks_acks)) {
+        r.workers.back()->ack_log = ack_log_.get();
+      }
       sessions.push_back(std::move(session));
     }
     r.end_ticks.assign(n, 0);
@@ -249,7 +295,8 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
     rr.threads = n;
     result->roles.push_back(std::move(rr));
   }
-  result->count_note = CountNote(spec, wo);
+  const uint64_t acked = spec.checks_acks && ack_log_ ? ack_log_->TotalAcknowledged() : 0;
+  result->count_note = CountNote(spec, wo, acked);
 
   const int main_threads = wo.threads;
   StartBarrier barrier;
@@ -297,11 +344,8 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   // With --duration, read and overwrite loops ignore their counts: no "% of ops" then, only the
   // progress line's "% of duration". Fills stop at --num or the deadline, whichever is first.
   const std::string count = spec.count;
-  const bool counts_ignored = wo.duration_seconds > 0 && count != "num";
-  const uint64_t main_total = counts_ignored     ? 0
-                              : count == "num"   ? wo.num
-                              : count == "reads" ? wo.TotalReads()
-                                                 : wo.TotalWrites();
+  const bool counts_ignored = wo.duration_seconds > 0 && count != "num" && count != "acked";
+  const uint64_t main_total = counts_ignored ? 0 : MainCount(spec, wo, acked);
   uint64_t last_sample_ns = start_ns;
   auto sample = [&](uint64_t now_ns, bool final_sample) {
     const double secs = (now_ns - last_sample_ns) / 1e9;
@@ -359,6 +403,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       rr.found += w.stats.found;
       rr.not_found += w.stats.not_found;
       rr.entries += w.stats.entries;
+      if (rr.first_not_found == UINT64_MAX) rr.first_not_found = w.stats.first_not_found;
       end = std::max(end, r.end_ticks[i]);
       rr.thread_cpu_seconds += r.cpu_ns[i] / 1e9;
       if (first_error.ok() && !w.error.ok()) first_error = w.error;
@@ -410,6 +455,13 @@ int Runner::Run() {
     reporter.Fail(s.message());  // says what and where; the code name would add nothing
     return 1;
   }
+  // The database is about to be emptied: an ack file of an earlier fill would claim writes that
+  // are no longer there. (Each fill then creates its own before it empties the database.)
+  if (create && !config_.ack_file.empty() && unlink(config_.ack_file.c_str()) != 0 &&
+      errno != ENOENT) {
+    reporter.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " + strerror(errno));
+    return 1;
+  }
   // Like db_bench: without --use_existing_db the database starts empty.
   s = OpenEngine(create);
   if (!s.ok()) {
@@ -436,6 +488,10 @@ int Runner::Run() {
         return 1;
       }
       reporter.Add(result);
+      if (spec->checks_acks && result.roles[0].not_found > 0) {
+        reporter.Fail(LostWritesMessage(result.roles[0], ack_log_->TotalAcknowledged()));
+        return 1;
+      }
       if (!result.warmup) measured.push_back(std::move(result));
     }
     if (plan.repeats > 1) reporter.AddSummary(measured);

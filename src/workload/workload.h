@@ -16,6 +16,7 @@
 #include "common/status.h"
 #include "kv/engine.h"
 #include "stats/histogram.h"
+#include "workload/ack_log.h"
 #include "workload/key_generator.h"
 #include "workload/rate_limiter.h"
 
@@ -44,8 +45,9 @@ struct WorkloadOptions {
 struct ThreadStats {
   Histogram latency;  // ns per op, as the loop timed it
   uint64_t ops = 0, bytes = 0;
-  uint64_t found = 0, not_found = 0;  // reads
-  uint64_t entries = 0;               // range/scan entries visited
+  uint64_t found = 0, not_found = 0;      // reads
+  uint64_t entries = 0;                   // range/scan entries visited
+  uint64_t first_not_found = UINT64_MAX;  // verifyacked: the first acknowledged key missing
   alignas(64) std::atomic<uint64_t> published_ops{0};
   std::atomic<uint64_t> published_bytes{0};
   char pad[64 - 2 * sizeof(std::atomic<uint64_t>)];
@@ -98,6 +100,9 @@ class Worker {
   RateLimiter* const limiter;  // the paced writer's; nullptr otherwise
   ThreadStats stats;
   Status error;  // first failure; the loop returns right after setting it
+  // --ack_file: the fills publish their acknowledged writes in it, verifyacked reads it back.
+  // nullptr without --ack_file. REQUIRES: set before the thread starts its loop.
+  AckLog* ack_log = nullptr;
 
  private:
   uint64_t Split(uint64_t total, int i) const {
@@ -115,9 +120,12 @@ struct BenchmarkSpec {
   const char* description;  // one line for --help
   bool fresh_db;            // starts from an empty database unless --use_existing_db
   const char* role;         // "writer" or "reader": what the --threads workers do
-  const char* count;        // which count the workers' loop uses: "num", "reads", "writes"
+  const char* count;        // which count the workers' loop uses: "num", "reads", "writes",
+                            // "acked" (the writes --ack_file says were acknowledged)
   WorkFn work;              // run by each of the --threads workers; nullptr for `settle`
   WorkFn background;        // *whilewriting: the paced writer (one extra thread), else null
+  AckKind acks;             // fills: the key order they record in --ack_file; else kNone
+  bool checks_acks;         // verifyacked: reads --ack_file; a missing key is a lost write
 };
 
 // The benchmark table, in --help order.
@@ -133,5 +141,8 @@ void ReadRandom(Worker& w);
 void ReadSeq(Worker& w);
 void FwdRange(Worker& w);
 void PacedWriter(Worker& w);
+// Reads back every write thread `index` of the fill acknowledged in w.ack_log, checking each
+// value; counts found / not found (lost) and keeps the first lost key.
+void VerifyAcked(Worker& w);
 
 }  // namespace kvbench
