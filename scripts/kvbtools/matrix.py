@@ -27,6 +27,9 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--engines", default="rocksdb",
                    help="comma-separated engines for KV runs (default rocksdb)")
     p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
+                   help="one more kvbench flag for KV runs, e.g. "
+                        "--kvbench-arg=--benchmark_write_rate_limit=2097152 (repeatable)")
     p.add_argument("--repeats", type=int, default=5,
                    help="rounds; each series is measured once per round (default 5)")
     p.add_argument("--min-time", type=float, default=0.1,
@@ -52,7 +55,8 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
                 min_time=args.min_time,
                 engines=[e for e in args.engines.split(",") if e],
-                workloads=args.workloads, num=args.num)
+                workloads=args.workloads, num=args.num,
+                extra=[] if micro else list(args.kvbench_arg))
 
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan,
