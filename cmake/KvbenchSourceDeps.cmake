@@ -101,6 +101,11 @@ function(kvbench_dep_recipe dep dir marker out_project out_args)
       -DWITH_TRACE_TOOLS=OFF -DWITH_EXAMPLES=OFF -DWITH_JNI=OFF -DWITH_LIBURING=OFF
       -DWITH_SNAPPY=ON -DWITH_LZ4=ON -DWITH_ZSTD=ON -DWITH_ZLIB=ON -DWITH_BZ2=ON
       -DROCKSDB_BUILD_SHARED=OFF -DFAIL_ON_WARNINGS=OFF -DUSE_RTTI=ON)
+  elseif(dep STREQUAL "WIREDTIGER" AND EXISTS "${dir}/build_posix/configure.ac.in")
+    # WiredTiger 3.x: autotools (kvbench_dep_build_autotools), a shared library with the snappy
+    # extension beside it, which is where the adapter looks for it, as with Debian's package.
+    set(_proj autotools)
+    list(APPEND _args --enable-snappy --disable-static --with-pic)
   elseif(dep STREQUAL "WIREDTIGER")
     set(_proj "${dir}")
     # Untested (no WiredTiger tree was at hand): the option names of WiredTiger 10/11's CMake.
@@ -119,6 +124,72 @@ function(kvbench_dep_recipe dep dir marker out_project out_args)
   endif()
   set(${out_project} "${_proj}" PARENT_SCOPE)
   set(${out_args} "${_args}" PARENT_SCOPE)
+endfunction()
+
+# A cross build's toolchain reaches the library's build too: its toolchain file (compiler
+# target, sysroot) for CMake projects, --host/--target/--sysroot for autotools.
+set(KVBENCH_DEPS_TOOLCHAIN_ARGS "")
+if(CMAKE_TOOLCHAIN_FILE AND CMAKE_CROSSCOMPILING)
+  list(APPEND KVBENCH_DEPS_TOOLCHAIN_ARGS "-DCMAKE_TOOLCHAIN_FILE=${CMAKE_TOOLCHAIN_FILE}")
+  if(KVBENCH_ARM64_SYSROOT)
+    list(APPEND KVBENCH_DEPS_TOOLCHAIN_ARGS "-DKVBENCH_ARM64_SYSROOT=${KVBENCH_ARM64_SYSROOT}")
+  endif()
+endif()
+
+# kvbench_dep_build_autotools(<dir> <root> <prefix> <log> <args> <out-rc>): WiredTiger 3.x.
+# The tree is copied (reconf writes into it), configured with kvbench's compilers and flags,
+# and only the library and the snappy extension are built and installed.
+function(kvbench_dep_build_autotools dir root prefix log args out_rc)
+  find_program(KVBENCH_AUTORECONF autoreconf)
+  find_program(KVBENCH_LIBTOOLIZE libtoolize)
+  if(NOT KVBENCH_AUTORECONF OR NOT KVBENCH_LIBTOOLIZE)
+    message(FATAL_ERROR "building WiredTiger 3.x from ${dir} needs autoconf, automake and "
+                        "libtool: apt-get install autoconf automake libtool")
+  endif()
+  file(COPY "${dir}/" DESTINATION "${root}/src")
+  set(cc "${CMAKE_C_COMPILER}")
+  set(cflags "${KVBENCH_DEPS_C_FLAGS} ${KVBENCH_DEPS_RELEASE_FLAGS}")
+  set(ldflags "")
+  set(host "")
+  if(CMAKE_CROSSCOMPILING)
+    set(host "--host=${CMAKE_LIBRARY_ARCHITECTURE}")
+    if(CMAKE_C_COMPILER_TARGET)
+      string(APPEND cc " --target=${CMAKE_C_COMPILER_TARGET}")
+    endif()
+    if(CMAKE_SYSROOT)
+      string(APPEND cc " --sysroot=${CMAKE_SYSROOT}")
+    endif()
+  endif()
+  if(KVBENCH_CCACHE)
+    set(cc "${KVBENCH_CCACHE} ${cc}")
+  endif()
+  file(MAKE_DIRECTORY "${root}/build")
+  string(REPLACE ";" " " args "${args}")
+  set(steps
+    "sh build_posix/reconf|${root}/src"
+    "${root}/src/configure --prefix=${prefix} ${host} ${args}|${root}/build"
+    "touch auto-includes.chk|${root}/build"
+    "make -j${KVBENCH_DEPS_JOBS} libwiredtiger.la|${root}/build"
+    "make -j${KVBENCH_DEPS_JOBS} -C ext/compressors/snappy|${root}/build"
+    "make install-libLTLIBRARIES install-includeHEADERS|${root}/build"
+    "make -C ext/compressors/snappy install-libLTLIBRARIES|${root}/build")
+  foreach(step IN LISTS steps)
+    string(REPLACE "|" ";" step "${step}")
+    list(GET step 0 command)
+    list(GET step 1 where)
+    separate_arguments(command UNIX_COMMAND "${command}")
+    file(APPEND "${log}" "+ ${command}\n")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env "CC=${cc}" "CFLAGS=${cflags}"
+                            "LDFLAGS=${ldflags}" ${command}
+      WORKING_DIRECTORY "${where}" OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    file(APPEND "${log}" "${out}")
+    file(APPEND "${log}.err" "${err}")
+    if(NOT rc EQUAL 0)
+      break()
+    endif()
+  endforeach()
+  file(REMOVE_RECURSE "${root}/src")
+  set(${out_rc} ${rc} PARENT_SCOPE)
 endfunction()
 
 # kvbench_dep_from_source(<DEP>): builds it (or reuses the cached build) and sets
@@ -154,6 +225,9 @@ arch_flags=${KVBENCH_ARCH_FLAGS}
 options=${args_str}
 recipe=${recipe}
 ")
+  if(CMAKE_CROSSCOMPILING)
+    string(APPEND key "target=${CMAKE_SYSTEM_PROCESSOR} ${CMAKE_C_COMPILER_TARGET} sysroot=${CMAKE_SYSROOT}\n")
+  endif()
   # The source path is not in the hash, so the same tarball unpacked elsewhere reuses the build;
   # a git or plain tree is identified by its path through source_identity anyway.
   string(REGEX REPLACE "source_dir=[^\n]*\n" "" hashed "${key}")
@@ -185,6 +259,13 @@ recipe=${recipe}
                    -DCMAKE_CXX_COMPILER_LAUNCHER=${KVBENCH_CCACHE})
     endif()
     string(TIMESTAMP t0 "%s")
+    if(project STREQUAL "autotools")
+      kvbench_dep_build_autotools("${dir}" "${root}" "${prefix}" "${log}" "${args}" rc)
+      set(project "")
+    else()
+      set(rc 0)
+    endif()
+    if(rc EQUAL 0 AND project)
     execute_process(
       COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${root}/build" -G "${CMAKE_GENERATOR}"
         -DCMAKE_BUILD_TYPE=Release
@@ -195,7 +276,8 @@ recipe=${recipe}
         "-DCMAKE_CXX_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
         "-DCMAKE_ASM_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
         -DCMAKE_POSITION_INDEPENDENT_CODE=ON "-DCMAKE_INSTALL_PREFIX=${prefix}"
-        -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${launcher} ${args}
+        -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${launcher}
+        ${KVBENCH_DEPS_TOOLCHAIN_ARGS} ${args}
       OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
     if(rc EQUAL 0)
       execute_process(COMMAND ${CMAKE_COMMAND} --build "${root}/build" --parallel ${KVBENCH_DEPS_JOBS}
@@ -206,6 +288,7 @@ recipe=${recipe}
       execute_process(COMMAND ${CMAKE_COMMAND} --install "${root}/build"
         OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
       file(APPEND "${log}.err" "${err}")
+    endif()
     endif()
     if(NOT rc EQUAL 0)
       file(STRINGS "${log}.err" tail)

@@ -31,7 +31,8 @@ else
 fi
 
 if [ "$arm64_cross" = 1 ]; then
-  packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
+  # autotools: WiredTiger 3.x from source (Debian builds it for amd64 only).
+  packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user autoconf automake libtool)
 fi
 
 missing=()

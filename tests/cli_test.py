@@ -701,8 +701,11 @@ class CliTest(unittest.TestCase):
             counts = [0]
             while time.monotonic() < deadline and (len(counts) != 2 or min(counts) == 0):
                 time.sleep(0.05)
-                with open(ack, "rb") as f:
-                    data = f.read()
+                try:  # the run replaces the older file before it starts writing
+                    with open(ack, "rb") as f:
+                        data = f.read()
+                except FileNotFoundError:
+                    continue
                 counts = [struct.unpack_from("=Q", data, 64 + 64 * t)[0]
                           for t in range((len(data) - 64) // 64)]
         finally:

@@ -97,7 +97,7 @@ class CrashTest(unittest.TestCase):
             (["--kill-after", "2,1"], "--kill-after '2,1'"),
             (["--kill-after", "x"], "--kill-after 'x'"),
             (["--benchmark", "readrandom"], "invalid choice"),
-            (["--dir", self.tmp], "is not empty"),
+            (["--dir", self.tmp, "--engines", "memory"], "is not empty"),
         ]
         with open(os.path.join(self.tmp, "older-run"), "w") as f:
             f.write("x")

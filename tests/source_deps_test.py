@@ -41,10 +41,11 @@ TREES: dict[str, tuple[str, dict[str, str], str]] = {
                                           "#define MDB_VERSION_MINOR\t9\n"
                                           "#define MDB_VERSION_PATCH\t31\n",
               "libraries/liblmdb/mdb.c": ""}, "0.9.31"),
-    "WIREDTIGER": ("src/include/wiredtiger.h.in",
-                   {"src/include/wiredtiger.h.in": "", "CMakeLists.txt": "",
-                    "RELEASE_INFO": "WIREDTIGER_VERSION_MAJOR=11\nWIREDTIGER_VERSION_MINOR=2\n"
-                                    "WIREDTIGER_VERSION_PATCH=0\n"}, "11.2.0"),
+    # A 3.x release tree (autotools: build_posix/); 10.0 and later add a CMakeLists.txt.
+    "WIREDTIGER": ("src/include/wiredtiger.in",
+                   {"src/include/wiredtiger.in": "", "build_posix/configure.ac.in": "",
+                    "RELEASE_INFO": "WIREDTIGER_VERSION_MAJOR=3\nWIREDTIGER_VERSION_MINOR=2\n"
+                                    "WIREDTIGER_VERSION_PATCH=1\n"}, "3.2.1"),
 }
 
 
