@@ -133,7 +133,8 @@ void AddContext(const Options& o) {
     if (*l.package) v += std::string(" ") + l.package;
     if (v == "prefix") v += std::string(" ") + l.prefix;
     if (*l.source_dir) {
-      v += std::string(" ") + l.source_dir + " " + l.version + " (" + l.compiler + ": " + l.flags + ")";
+      v += std::string(" ") + l.source_dir + " " + l.version + " (" + l.compiler + ": " + l.flags +
+           ")";
     }
     benchmark::AddCustomContext(std::string(l.name) + "_origin", v);
   }

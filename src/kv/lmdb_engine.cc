@@ -285,9 +285,7 @@ class LMDBEngine : public Engine {
   ~LMDBEngine() override { Close(); }
 
   std::string Name() const override { return "lmdb"; }
-  std::string Version() const override {
-    return LMDBLibrary().version;
-  }
+  std::string Version() const override { return LMDBLibrary().version; }
   std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
 
   Status NewSession(std::unique_ptr<Session>* session) override {

@@ -331,9 +331,7 @@ class WTEngine : public Engine {
   ~WTEngine() override { Close(); }
 
   std::string Name() const override { return "wiredtiger"; }
-  std::string Version() const override {
-    return WiredTigerLibrary().version;
-  }
+  std::string Version() const override { return WiredTigerLibrary().version; }
   std::vector<std::pair<std::string, std::string>> Config() const override { return config_; }
 
   Status NewSession(std::unique_ptr<Session>* session) override {
