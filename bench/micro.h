@@ -49,13 +49,16 @@ size_t ColdBufferBytes();
 std::string BenchmarkName(const std::string& algorithm, const std::string& variant,
                           size_t block_size);
 
-// Clears the upper halves of the vector registers (vzeroupper) on x86 builds with AVX. A benchmark
-// compiled with AVX can leave them dirty, and every SSE instruction of the next benchmark then pays
-// for it: measured here, libxxhash's (SSE2) XXH3 ran at 3.6 GB/s right after the inline AVX2 one
-// and 15.7 GB/s alone. Each benchmark starts clean, as it would in a process of its own.
+// Clears the upper halves of the vector registers (vzeroupper) on x86 CPUs with AVX. AVX code
+// can leave them dirty (ours in a -march=native build, or a library's own, such as libxxhash's
+// runtime-dispatched XXH3, in any build), and every SSE instruction of the next benchmark then pays
+// for it: measured here, libxxhash's SSE2 XXH3 ran at 3.6-3.9 GB/s right after AVX2 code and at
+// 15.7 GB/s alone. Each benchmark starts clean, as it would in a process of its own. Decided at run
+// time, so a portable build clears too.
 inline void ClearUpperVectorState() {
-#if defined(__AVX__) && (defined(__x86_64__) || defined(__i386__))
-  asm volatile("vzeroupper" ::: "memory");
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx) asm volatile("vzeroupper" ::: "memory");
 #endif
 }
 
