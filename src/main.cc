@@ -30,8 +30,8 @@ DEFINE_int32(repeats, 1,
 DEFINE_int32(warmups, 0,
              "Discarded runs of each benchmark before the measured ones (0..1000; warm-ups "
              "and repeats of one benchmark together at most 1024)");
-DEFINE_string(engine, "rocksdb",
-              "Engine: rocksdb, wiredtiger, lmdb, or the references memory/null");
+DEFINE_string(engine, kvbench::DefaultEngine(),
+              "Engine: one of the list above (--list-engines prints those compiled in)");
 DEFINE_string(db, "",
               "Database directory (default /tmp/kvbench-<uid>/<engine>). Emptied at start "
               "unless --use_existing_db; kvbench only empties directories it created. A run "
@@ -123,6 +123,13 @@ void PrintVersion() {
   }
 }
 
+// One compiled-in engine per line, "name<TAB>storage" or "name<TAB>reference", for scripts.
+void PrintEngineList() {
+  for (const auto& e : kvbench::AllEngines()) {
+    if (e.compiled_in) std::printf("%s\t%s\n", e.name, e.reference ? "reference" : "storage");
+  }
+}
+
 void PrintHelp() {
   std::printf(
       "Usage: kvbench [--flag=value ...]\n\n"
@@ -145,7 +152,7 @@ void PrintHelp() {
         f.type == "string" ? ("\"" + f.default_value + "\"").c_str() : f.default_value.c_str(),
         f.description.c_str());
   }
-  std::printf("  --help, --version\n");
+  std::printf("  --help, --version, --list-engines\n");
 }
 
 // Applies argv to the gflags definitions. Returns -1 to go on, or an exit status.
@@ -168,6 +175,10 @@ int ParseFlags(int argc, char** argv) {
     }
     if (name == "version") {
       PrintVersion();
+      return 0;
+    }
+    if (name == "list-engines" || name == "list_engines") {
+      PrintEngineList();
       return 0;
     }
     gflags::CommandLineFlagInfo info;
@@ -340,7 +351,7 @@ int BuildConfig(int argc, char** argv, kvbench::RunConfig* c) {
     return Usage("--writes must be 0.." + std::to_string(kMaxOps) + " (or -1 for --num)");
   }
   if (FLAGS_key_size < 1 || FLAGS_key_size > 1024) return Usage("--key_size must be 1..1024");
-  const int max_key = engine->max_key_size != nullptr ? engine->max_key_size() : 0;
+  const int max_key = engine->adapter.max_key_size != nullptr ? engine->adapter.max_key_size() : 0;
   if (max_key > 0 && FLAGS_key_size > max_key) {
     return Usage("--key_size=" + std::to_string(FLAGS_key_size) + " is larger than " +
                  engine->name + "'s maximum key size (" + std::to_string(max_key) + " bytes)");

@@ -25,6 +25,8 @@ namespace kvbench {
 
 namespace {
 
+EngineLibraryFacts LMDBLibrary();  // the adapter's, below
+
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kMinDefaultMapSize = 1ull << 30;
 
@@ -414,8 +416,6 @@ Status ParseEngineOptions(const std::string& raw, LMDBSettings* out) {
 
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
-}  // namespace
-
 int LMDBMaxKeySize() {
   // The limit is compiled into liblmdb (MDB_MAXKEYSIZE, 511 by default); an environment that is
   // created but never opened reports it.
@@ -528,5 +528,9 @@ Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
   *engine = std::make_unique<LMDBEngine>(options.path, db, std::move(config));
   return Status::OK();
 }
+
+}  // namespace
+
+KVBENCH_ENGINE_ADAPTER(lmdb) = {&OpenLMDBEngine, &LMDBLibrary, &LMDBMaxKeySize};
 
 }  // namespace kvbench

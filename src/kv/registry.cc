@@ -14,29 +14,6 @@ namespace kvbench {
 
 namespace {
 
-// The entry point of an engine left out at configure time; OpenEngine reports it by name first.
-Status NotCompiledIn(const EngineOptions&, std::unique_ptr<Engine>*) {
-  return Status::NotSupported("not compiled in");
-}
-
-#if KVBENCH_HAVE_ROCKSDB
-constexpr auto kOpenRocksDB = &OpenRocksDBEngine;
-#else
-constexpr auto kOpenRocksDB = &NotCompiledIn;
-#endif
-#if KVBENCH_HAVE_WIREDTIGER
-constexpr auto kOpenWiredTiger = &OpenWiredTigerEngine;
-#else
-constexpr auto kOpenWiredTiger = &NotCompiledIn;
-#endif
-#if KVBENCH_HAVE_LMDB
-constexpr auto kOpenLMDB = &OpenLMDBEngine;
-constexpr auto kLMDBMaxKeySize = &LMDBMaxKeySize;
-#else
-constexpr auto kOpenLMDB = &NotCompiledIn;
-constexpr int (*kLMDBMaxKeySize)() = nullptr;
-#endif
-
 // A directory kvbench may empty: empty but for the lock file, or carrying the marker.
 bool OwnedOrEmpty(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
@@ -56,35 +33,52 @@ std::string ForeignDirectory(const std::string& path) {
 
 }  // namespace
 
+// The reference engines, defined in their adapters (memory_engine.cc, null_engine.cc).
+extern const EngineInfo kMemoryEngine;
+extern const EngineInfo kNullEngine;
+
+// The storage engines CMake found, from the manifest (cmake/deps.json), one line each:
+// KVBENCH_ENGINE(name, description) or KVBENCH_MISSING_ENGINE(name, description, install hint),
+// and KVBENCH_DEFAULT_ENGINE(name).
+#define KVBENCH_ENGINE(name, description) extern const EngineAdapter kEngineAdapter_##name;
+#define KVBENCH_MISSING_ENGINE(name, description, missing)
+#define KVBENCH_DEFAULT_ENGINE(name)
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
+
 const std::vector<EngineInfo>& AllEngines() {
   static const std::vector<EngineInfo> engines = {
-      {"rocksdb", "RocksDB (LSM tree)", kOpenRocksDB != &NotCompiledIn,
-       "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenRocksDB},
-      {"wiredtiger", "WiredTiger (B-tree)", kOpenWiredTiger != &NotCompiledIn,
-       "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
-       kOpenWiredTiger},
-      {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kOpenLMDB != &NotCompiledIn,
-       "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenLMDB,
-       kLMDBMaxKeySize},
-      {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
-       &OpenMemoryEngine},
-      {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)", true,
-       "", true, &OpenNullEngine},
+#define KVBENCH_ENGINE(name, description) \
+  {#name, description, true, "", false, kEngineAdapter_##name},
+#define KVBENCH_MISSING_ENGINE(name, description, missing) \
+  {#name, description, false, missing, false, {nullptr, nullptr, nullptr}},
+#define KVBENCH_DEFAULT_ENGINE(name)
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
+      kMemoryEngine,
+      kNullEngine,
   };
   return engines;
 }
 
+const char* DefaultEngine() {
+#define KVBENCH_ENGINE(name, description)
+#define KVBENCH_MISSING_ENGINE(name, description, missing)
+#define KVBENCH_DEFAULT_ENGINE(name) return #name;
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
+}
+
 EngineLibraryFacts EngineLibrary(const std::string& name) {
-#if KVBENCH_HAVE_ROCKSDB
-  if (name == "rocksdb") return RocksDBLibrary();
-#endif
-#if KVBENCH_HAVE_WIREDTIGER
-  if (name == "wiredtiger") return WiredTigerLibrary();
-#endif
-#if KVBENCH_HAVE_LMDB
-  if (name == "lmdb") return LMDBLibrary();
-#endif
-  return {};
+  const EngineInfo* info = FindEngine(name);
+  if (info == nullptr || info->adapter.library == nullptr) return {};
+  return info->adapter.library();
 }
 
 const EngineInfo* FindEngine(const std::string& name) {
@@ -102,7 +96,7 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
     return Status::NotSupported("engine '" + name +
                                 "' is not compiled into this kvbench: " + info->missing);
   }
-  return info->open(options, engine);
+  return info->adapter.open(options, engine);
 }
 
 Status PrepareNewDatabase(const std::string& path, const std::string& engine) {

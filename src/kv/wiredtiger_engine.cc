@@ -29,6 +29,8 @@ namespace kvbench {
 
 namespace {
 
+EngineLibraryFacts WiredTigerLibrary();  // the adapter's, below
+
 constexpr const char* kTable = "table:kvbench";
 constexpr const char* kTableFile = "file:kvbench.wt";
 // WiredTiger detects write-write conflicts only under snapshot isolation. Under its default,
@@ -510,8 +512,6 @@ Status ExistingCompressor(WT_SESSION* session, std::string* compressor) {
   return capture.ToStatus("read table metadata", ret, session);
 }
 
-}  // namespace
-
 EngineLibraryFacts WiredTigerLibrary() {
   int major = 0, minor = 0, patch = 0;
   wiredtiger_version(&major, &minor, &patch);
@@ -614,5 +614,9 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
   *engine = std::make_unique<WTEngine>(options.path, conn, internal, std::move(config));
   return Status::OK();
 }
+
+}  // namespace
+
+KVBENCH_ENGINE_ADAPTER(wiredtiger) = {&OpenWiredTigerEngine, &WiredTigerLibrary, nullptr};
 
 }  // namespace kvbench

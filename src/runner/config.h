@@ -18,7 +18,7 @@ struct BenchmarkPlan {
 };
 
 struct RunConfig {
-  std::string engine = "rocksdb";
+  std::string engine;  // a compiled-in engine of kv/registry.h
   std::vector<BenchmarkPlan> benchmarks;
   bool use_existing_db = false;
   EngineOptions engine_options;  // path, cache, compression, sync, raw options
