@@ -15,9 +15,12 @@
 #include <vector>
 
 #include "common/build_info.h"
+#include "env/environment.h"
 #include "kv/registry.h"
-#include "runner/config.h"
-#include "runner/environment.h"
+#include "report/console_reporter.h"
+#include "report/json_reporter.h"
+#include "result/config.h"
+#include "runner/runner.h"
 #include "workload/key_generator.h"
 
 DEFINE_string(benchmarks, "fillseq,readrandom",
@@ -116,7 +119,7 @@ void PrintVersion() {
   }
   std::printf("\nlibraries:\n");
   // The same audit as the run header: origin, version, the file loaded and how it was built.
-  for (const auto& l : kvbench::Environment::Collect().libraries) {
+  for (const auto& l : kvbench::Environment::Collect(&kvbench::EngineLibrary).libraries) {
     if (l.version.empty() && l.path.empty() && l.origin.empty()) continue;
     std::printf("  %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
                 kvbench::DescribeLibrary(l).c_str());
@@ -463,5 +466,11 @@ int main(int argc, char** argv) {
   kvbench::RunConfig config;
   rc = BuildConfig(argc, argv, &config);
   if (rc >= 0) return rc;
-  return kvbench::RunBenchmarks(config);
+  kvbench::ReporterList reporters;
+  reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));
+  if (!config.json_path.empty()) {
+    reporters.Append(std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path),
+                                                             stderr));
+  }
+  return kvbench::RunBenchmarks(config, reporters);
 }

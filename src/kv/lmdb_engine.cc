@@ -25,7 +25,7 @@ namespace kvbench {
 
 namespace {
 
-EngineLibraryFacts LMDBLibrary();  // the adapter's, below
+LibraryFacts LMDBLibrary();  // the adapter's, below
 
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kMinDefaultMapSize = 1ull << 30;
@@ -429,7 +429,7 @@ int LMDBMaxKeySize() {
   return max_key;
 }
 
-EngineLibraryFacts LMDBLibrary() {
+LibraryFacts LMDBLibrary() {
   int major = 0, minor = 0, patch = 0;
   mdb_version(&major, &minor, &patch);
   return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};

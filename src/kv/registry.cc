@@ -75,7 +75,7 @@ const char* DefaultEngine() {
 #undef KVBENCH_DEFAULT_ENGINE
 }
 
-EngineLibraryFacts EngineLibrary(const std::string& name) {
+LibraryFacts EngineLibrary(const std::string& name) {
   const EngineInfo* info = FindEngine(name);
   if (info == nullptr || info->adapter.library == nullptr) return {};
   return info->adapter.library();

@@ -7,23 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "common/build_info.h"
 #include "kv/engine.h"
 
 namespace kvbench {
-
-// What an engine's linked library says about itself without opening a database, for the build
-// audit: its version, and notes on its build (rocksdb: whether it takes the hardware crc32c path,
-// "crc32c: Supported on x86").
-struct EngineLibraryFacts {
-  std::string version;
-  std::string notes;
-};
 
 // What each adapter file provides, defined there with KVBENCH_ENGINE_ADAPTER(<name>) = {...};
 // for every engine the manifest (cmake/deps.json) lists and CMake found.
 struct EngineAdapter {
   Status (*open)(const EngineOptions& options, std::unique_ptr<Engine>* engine);
-  EngineLibraryFacts (*library)();  // the library's own facts; nullptr: no library
+  LibraryFacts (*library)();  // the library's own facts; nullptr: no library
   // The largest key the engine takes, in bytes; nullptr = no limit kvbench's keys reach.
   int (*max_key_size)();
 };
@@ -89,6 +82,6 @@ Status PrepareNewDatabase(const std::string& path, const std::string& engine);
 Status CheckExistingDatabase(const std::string& path, const std::string& engine);
 
 // The facts of engine `name`'s library; empty for a reference engine or one not compiled in.
-EngineLibraryFacts EngineLibrary(const std::string& name);
+LibraryFacts EngineLibrary(const std::string& name);
 
 }  // namespace kvbench

@@ -240,7 +240,7 @@ Status ToCompression(const std::string& name, rocksdb::CompressionType* type) {
   return Status::OK();
 }
 
-EngineLibraryFacts RocksDBLibrary() {
+LibraryFacts RocksDBLibrary() {
   return {rocksdb::GetRocksVersionAsString(true),
           "crc32c: " + rocksdb::crc32c::IsFastCrc32Supported()};
 }

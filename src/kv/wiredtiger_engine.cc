@@ -29,7 +29,7 @@ namespace kvbench {
 
 namespace {
 
-EngineLibraryFacts WiredTigerLibrary();  // the adapter's, below
+LibraryFacts WiredTigerLibrary();  // the adapter's, below
 
 constexpr const char* kTable = "table:kvbench";
 constexpr const char* kTableFile = "file:kvbench.wt";
@@ -512,7 +512,7 @@ Status ExistingCompressor(WT_SESSION* session, std::string* compressor) {
   return capture.ToStatus("read table metadata", ret, session);
 }
 
-EngineLibraryFacts WiredTigerLibrary() {
+LibraryFacts WiredTigerLibrary() {
   int major = 0, minor = 0, patch = 0;
   wiredtiger_version(&major, &minor, &patch);
   return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};

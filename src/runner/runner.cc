@@ -16,11 +16,11 @@
 #include <thread>
 
 #include "common/random.h"
+#include "env/environment.h"
 #include "kv/registry.h"
-#include "runner/config.h"
-#include "runner/environment.h"
-#include "runner/report.h"
-#include "runner/result.h"
+#include "report/format.h"
+#include "result/role_metrics.h"
+#include "runner/runner.h"
 
 namespace kvbench {
 
@@ -140,6 +140,18 @@ std::string LostWritesMessage(const RoleResult& r, uint64_t acked) {
   return m + ")";
 }
 
+// Per role, the spread of ops/s over the measured repeats of one benchmark.
+std::vector<RoleSummary> SummarizeRoles(const std::vector<BenchmarkResult>& repeats) {
+  std::vector<RoleSummary> summaries;
+  if (repeats.empty()) return summaries;
+  for (size_t i = 0; i < repeats[0].roles.size(); ++i) {
+    std::vector<double> rates;
+    for (const auto& r : repeats) rates.push_back(r.roles[i].ops_per_sec());
+    summaries.push_back({repeats[0].name, repeats[0].roles[i].role, Summarize(rates)});
+  }
+  return summaries;
+}
+
 struct RoleRun {
   const char* role;
   bool background;
@@ -161,8 +173,9 @@ struct RoleRun {
 
 class Runner {
  public:
-  explicit Runner(const RunConfig& c)
+  Runner(const RunConfig& c, Reporter& reporter)
       : config_(c),
+        reporter_(reporter),
         keys_(c.workload.key_size),
         values_(c.workload.seed, c.workload.compression_ratio, c.workload.value_size) {}
 
@@ -176,6 +189,7 @@ class Runner {
   Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
 
   const RunConfig& config_;
+  Reporter& reporter_;
   KeyFormat keys_;
   ValueSource values_;
   std::unique_ptr<DatabaseLock> lock_;  // held from before the first open to the end
@@ -246,6 +260,7 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   const ResourceSnapshot after = ResourceSnapshot::Take();
   for (auto& r : result->roles) {
     r.cost = CostPerOp(before, after, r.ops);
+    AddRoleMetrics(&r);
   }
   result->cpu_seconds = CostPerOp(before, after, 0).cpu_seconds;
   result->rss_bytes = after.rss_bytes;
@@ -350,7 +365,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   auto sample = [&](uint64_t now_ns, bool final_sample) {
     const double secs = (now_ns - last_sample_ns) / 1e9;
     const double elapsed = (now_ns - start_ns) / 1e9;
-    std::string progress;
+    ProgressUpdate progress{spec.name, elapsed, wo.duration_seconds, {}};
     for (size_t ri = 0; ri < roles.size(); ++ri) {
       RoleRun& r = roles[ri];
       uint64_t ops, bytes;
@@ -359,12 +374,11 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       r.last_ops = ops;
       r.last_bytes = bytes;
       if (secs > 0) result->roles[ri].series.Add(in);
-      if (!final_sample) {
-        progress += ProgressFragment(r.role, in, ops, r.background ? 0 : main_total);
-      }
+      progress.roles.push_back({r.role, in, ops, r.background ? 0 : main_total});
     }
     last_sample_ns = now_ns;
-    if (!final_sample) PrintProgress(spec.name, elapsed, wo.duration_seconds, progress);
+    progress.elapsed_seconds = elapsed;
+    if (!final_sample) reporter_.Progress(progress);
   };
   {
     std::unique_lock<std::mutex> l(done_mu);
@@ -431,11 +445,16 @@ int Runner::Run() {
   // Writes past RLIMIT_FSIZE must come back as errors to report, not kill the process.
   signal(SIGXFSZ, SIG_IGN);
 
-  Environment env = Environment::Collect();
-  Reporter reporter(config_, env);
+  const Environment env = Environment::Collect(&EngineLibrary);
+  RunContext context;
+  context.config = &config_;
+  context.env = &env;
+  context.engine = config_.engine;
+  context.warnings = env.warnings;
+  Reporter& reporter = reporter_;
   // An unwritable --json is found now, not after the run; and until the run ends, the document
   // at --json says it did not finish, so no older result there passes for this run's.
-  if (!reporter.Start()) return 1;
+  if (!reporter.Start(context)) return 1;
 
   // Ends an interrupted run: what finished is in the JSON document, marked incomplete.
   auto interrupted = [&](const std::string& during) {
@@ -470,7 +489,13 @@ int Runner::Run() {
     return 1;
   }
   if (signal_.load() != 0) return interrupted(" while opening the database");
-  reporter.Begin(*engine_);
+  context.engine = engine_->Name();
+  context.engine_version = engine_->Version();
+  context.engine_config = engine_->Config();
+  const EngineInfo* info = FindEngine(context.engine);
+  context.reference_engine = info != nullptr && info->reference;
+  context.warnings = RunWarnings(env, context.engine, engine_->BuildWarnings());
+  reporter.Begin(context);
   for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
     const BenchmarkPlan& plan = config_.benchmarks[i];
     const BenchmarkSpec* spec = FindBenchmark(plan.name);
@@ -494,7 +519,7 @@ int Runner::Run() {
       }
       if (!result.warmup) measured.push_back(std::move(result));
     }
-    if (plan.repeats > 1) reporter.AddSummary(measured);
+    if (plan.repeats > 1) reporter.AddSummaries(SummarizeRoles(measured));
   }
   s = engine_->Close();
   engine_.reset();
@@ -507,8 +532,8 @@ int Runner::Run() {
 
 }  // namespace
 
-int RunBenchmarks(const RunConfig& config) {
-  Runner runner(config);
+int RunBenchmarks(const RunConfig& config, Reporter& reporter) {
+  Runner runner(config, reporter);
   return runner.Run();
 }
 

@@ -1,4 +1,5 @@
-// Everything one kvbench invocation was asked to do, already validated by main.cc.
+// Everything one kvbench invocation was asked to do, already validated (cli/). Read by the runner
+// and the reporters.
 #pragma once
 
 #include <string>
@@ -30,9 +31,5 @@ struct RunConfig {
                                          // verifyacked reads them back; empty = none
   std::string command_line;              // as typed, for the record
 };
-
-// Runs every benchmark in order, printing one result line each; returns the process exit code
-// (0 success, 1 runtime failure). Usage errors are caught before this is called.
-int RunBenchmarks(const RunConfig& config);
 
 }  // namespace kvbench

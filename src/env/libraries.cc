@@ -7,8 +7,7 @@
 #include <string>
 
 #include "common/build_info.h"
-#include "kv/registry.h"
-#include "runner/environment.h"
+#include "env/environment.h"
 
 namespace kvbench {
 
@@ -51,7 +50,7 @@ std::string RuntimeVersion(const std::string& name) {
 
 }  // namespace
 
-std::vector<LibraryInfo> LinkedLibraries() {
+std::vector<LibraryInfo> LinkedLibraries(const LibraryFactsFn& facts) {
   // Every library this build links, in the manifest's order (cmake/deps.json): a shared one with
   // the file loaded, a static one (a source build) with its configured origin. An engine's
   // version comes from its adapter.
@@ -69,9 +68,9 @@ std::vector<LibraryInfo> LinkedLibraries() {
     l.build_compiler = o.compiler;
     l.build_flags = o.flags;
     if (l.version.empty()) l.version = o.version;
-    const EngineLibraryFacts facts = EngineLibrary(l.name);
-    if (l.version.empty()) l.version = facts.version;
-    l.notes = facts.notes;
+    const LibraryFacts own = facts(l.name);
+    if (l.version.empty()) l.version = own.version;
+    l.notes = own.notes;
     // A static library (a source build) is in the executable; a shared copy of the same library
     // may still be loaded as another library's dependency, but it is not the one kvbench calls.
     if (l.linked_file.size() > 2 && l.linked_file.compare(l.linked_file.size() - 2, 2, ".a") == 0 &&
