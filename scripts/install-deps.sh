@@ -21,7 +21,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
-  libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
 )
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 if [ "$arch" = amd64 ]; then

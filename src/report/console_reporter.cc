@@ -81,7 +81,9 @@ void ConsoleReporter::Begin(const RunContext& c) {
     std::fprintf(out_, "  %-34s %s\n", k.c_str(), v.c_str());
   }
   std::fprintf(out_, "Database:   %s%s\n", config.engine_options.path.c_str(),
-               config.use_existing_db ? " (existing)" : " (emptied at start)");
+               config.use_existing_db     ? " (existing)"
+               : config.RemovesDatabase() ? " (emptied at start, removed at the end: --keep_db keeps it)"
+                                          : " (emptied at start)");
   std::fprintf(out_, "Keys:       %d bytes each; values %d bytes each (compression ratio %.2f)\n",
                w.key_size, w.value_size, w.compression_ratio);
   std::fprintf(out_,

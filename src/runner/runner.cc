@@ -15,8 +15,10 @@
 #include <mutex>
 #include <thread>
 
+#include "common/limits.h"
 #include "common/random.h"
 #include "env/environment.h"
+#include "kv/database_dir.h"
 #include "kv/registry.h"
 #include "report/format.h"
 #include "result/role_metrics.h"
@@ -184,6 +186,13 @@ class Runner {
  private:
   // From the signal thread: remembers the first signal and stops the running benchmark.
   void Interrupt(int sig);
+  // Ends an interrupted run: what finished is in the JSON document, marked incomplete.
+  int Interrupted(const std::string& during);
+  // Locks and opens the database, then runs every plan; the exit code so far.
+  int OpenAndRunAll(RunContext* context);
+  // The warm-ups and measured runs of one --benchmarks item.
+  int RunPlan(const BenchmarkPlan& plan, int index);
+  int Conclude(int rc);
   Status OpenEngine(bool create);
   Status RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
   Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
@@ -451,83 +460,110 @@ int Runner::Run() {
   context.env = &env;
   context.engine = config_.engine;
   context.warnings = env.warnings;
-  Reporter& reporter = reporter_;
   // An unwritable --json is found now, not after the run; and until the run ends, the document
   // at --json says it did not finish, so no older result there passes for this run's.
-  if (!reporter.Start(context)) return 1;
+  if (!reporter_.Start(context)) return 1;
+  return Conclude(OpenAndRunAll(&context));
+}
 
-  // Ends an interrupted run: what finished is in the JSON document, marked incomplete.
-  auto interrupted = [&](const std::string& during) {
-    const int sig = signal_.load();
-    if (engine_) {
-      engine_->Close();
-      engine_.reset();
-    }
-    reporter.Fail(std::string("interrupted by ") + SignalName(sig) + during +
-                  "; only the benchmarks that finished before it are reported");
-    return 128 + sig;
-  };
+int Runner::Interrupted(const std::string& during) {
+  const int sig = signal_.load();
+  if (engine_) {
+    engine_->Close();
+    engine_.reset();
+  }
+  reporter_.Fail(std::string("interrupted by ") + SignalName(sig) + during +
+                 "; only the benchmarks that finished before it are reported");
+  return 128 + sig;
+}
 
+int Runner::OpenAndRunAll(RunContext* context) {
   const bool create = !config_.use_existing_db;
-  Status s = DatabaseLock::Acquire(config_.engine_options.path, create, &lock_);
+  const std::string& path = config_.engine_options.path;
+  Status s = DatabaseLock::Acquire(path, create, &lock_);
   if (!s.ok()) {
-    reporter.Fail(s.message());  // says what and where; the code name would add nothing
+    reporter_.Fail(s.message());  // says what and where; the code name would add nothing
     return 1;
   }
   // The database is about to be emptied: an ack file of an earlier fill would claim writes that
   // are no longer there. (Each fill then creates its own before it empties the database.)
   if (create && !config_.ack_file.empty() && unlink(config_.ack_file.c_str()) != 0 &&
       errno != ENOENT) {
-    reporter.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " + strerror(errno));
+    reporter_.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " +
+                   strerror(errno));
     return 1;
   }
   // Like db_bench: without --use_existing_db the database starts empty.
   s = OpenEngine(create);
   if (!s.ok()) {
-    reporter.Fail("cannot open " + config_.engine + " at " + config_.engine_options.path + ": " +
-                  s.ToString());
+    const char* hint = config_.default_db && !create
+                           ? " (the default --db is removed after each run unless --keep_db)"
+                           : "";
+    reporter_.Fail("cannot open " + config_.engine + " at " + path + ": " + s.ToString() + hint);
     return 1;
   }
-  if (signal_.load() != 0) return interrupted(" while opening the database");
-  context.engine = engine_->Name();
-  context.engine_version = engine_->Version();
-  context.engine_config = engine_->Config();
-  const EngineInfo* info = FindEngine(context.engine);
-  context.reference_engine = info != nullptr && info->reference;
-  context.warnings = RunWarnings(env, context.engine, engine_->BuildWarnings());
-  reporter.Begin(context);
+  if (signal_.load() != 0) return Interrupted(" while opening the database");
+  context->engine = engine_->Name();
+  context->engine_version = engine_->Version();
+  context->engine_config = engine_->Config();
+  const EngineInfo* info = FindEngine(context->engine);
+  context->reference_engine = info != nullptr && info->reference;
+  context->warnings = RunWarnings(*context->env, context->engine, engine_->BuildWarnings());
+  reporter_.Begin(*context);
   for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
-    const BenchmarkPlan& plan = config_.benchmarks[i];
-    const BenchmarkSpec* spec = FindBenchmark(plan.name);
-    std::vector<BenchmarkResult> measured;
-    for (int run = 0; run < plan.warmups + plan.repeats; ++run) {
-      BenchmarkResult result;
-      result.warmup = run < plan.warmups;
-      result.repeat = result.warmup ? run + 1 : run - plan.warmups + 1;
-      result.repeats = result.warmup ? plan.warmups : plan.repeats;
-      // Each run draws its own keys: the seed stream depends on the run as well as the benchmark.
-      s = RunOne(*spec, static_cast<int>(i) * 1024 + run, &result);
-      if (signal_.load() != 0) return interrupted(std::string(" during ") + spec->name);
-      if (!s.ok()) {
-        reporter.Fail(std::string(spec->name) + " failed: " + s.ToString());
-        return 1;
-      }
-      reporter.Add(result);
-      if (spec->checks_acks && result.roles[0].not_found > 0) {
-        reporter.Fail(LostWritesMessage(result.roles[0], ack_log_->TotalAcknowledged()));
-        return 1;
-      }
-      if (!result.warmup) measured.push_back(std::move(result));
+    const int rc = RunPlan(config_.benchmarks[i], static_cast<int>(i));
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+int Runner::RunPlan(const BenchmarkPlan& plan, int index) {
+  const BenchmarkSpec* spec = FindBenchmark(plan.name);
+  std::vector<BenchmarkResult> measured;
+  for (int run = 0; run < plan.warmups + plan.repeats; ++run) {
+    BenchmarkResult result;
+    result.warmup = run < plan.warmups;
+    result.repeat = result.warmup ? run + 1 : run - plan.warmups + 1;
+    result.repeats = result.warmup ? plan.warmups : plan.repeats;
+    // Each run draws its own keys: the seed stream depends on the run as well as the benchmark.
+    Status s = RunOne(*spec, index * kMaxRunsPerBenchmark + run, &result);
+    if (signal_.load() != 0) return Interrupted(std::string(" during ") + spec->name);
+    if (!s.ok()) {
+      reporter_.Fail(std::string(spec->name) + " failed: " + s.ToString());
+      return 1;
     }
-    if (plan.repeats > 1) reporter.AddSummaries(SummarizeRoles(measured));
+    reporter_.Add(result);
+    if (spec->checks_acks && result.roles[0].not_found > 0) {
+      reporter_.Fail(LostWritesMessage(result.roles[0], ack_log_->TotalAcknowledged()));
+      return 1;
+    }
+    if (!result.warmup) measured.push_back(std::move(result));
   }
-  s = engine_->Close();
-  engine_.reset();
-  if (!s.ok()) {
-    reporter.Fail("closing the database failed: " + s.ToString());
-    return 1;
+  if (plan.repeats > 1) reporter_.AddSummaries(SummarizeRoles(measured));
+  return 0;
+}
+
+// Closes the engine, removes the database the run created in the default directory, and ends
+// the report: whatever `rc` the run ended with.
+int Runner::Conclude(int rc) {
+  if (engine_) {
+    Status s = engine_->Close();
+    engine_.reset();
+    if (!s.ok() && rc == 0) {
+      reporter_.Fail("closing the database failed: " + s.ToString());
+      rc = 1;
+    }
   }
-  return reporter.Finish() ? 0 : 1;
+  if (lock_ != nullptr && config_.RemovesDatabase()) {
+    Status s = RemoveDatabase(config_.engine_options.path);
+    if (!s.ok() && rc == 0) {
+      reporter_.Fail("cannot remove the database (--keep_db keeps it): " + s.ToString());
+      rc = 1;
+    }
+  }
+  lock_.reset();
+  if (rc != 0) return rc;
+  return reporter_.Finish() ? 0 : 1;
 }
 
 }  // namespace

@@ -2,13 +2,12 @@
 // error, leaving it in Worker::error.
 #include <string>
 
+#include "common/limits.h"
 #include "workload/workload.h"
 
 namespace kvbench {
 
 namespace {
-
-constexpr int kMaxKeySize = 1024;
 
 // Writes key `k`; false when the loop must stop. With an `ack` slot (fills under --ack_file),
 // publishes `acknowledged` in it once the engine has acknowledged the write, after the op's
