@@ -17,7 +17,7 @@
 #include "report/console_reporter.h"
 #include "report/json_reporter.h"
 #include "runner/runner.h"
-#include "workload/workload.h"
+#include "workload/benchmark.h"
 
 namespace {
 

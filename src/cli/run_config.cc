@@ -8,7 +8,8 @@
 
 #include "common/limits.h"
 #include "kv/registry.h"
-#include "workload/key_generator.h"
+#include "workload/benchmark.h"
+#include "workload/keys.h"
 
 namespace kvbench {
 

@@ -23,6 +23,7 @@
 #include "report/format.h"
 #include "result/role_metrics.h"
 #include "runner/runner.h"
+#include "workload/benchmark.h"
 
 namespace kvbench {
 
@@ -78,32 +79,6 @@ class SignalWatcher {
 
 const char* SignalName(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-}
-
-// The number of ops the main workers' loop is given: `acked` for verifyacked, from --ack_file.
-uint64_t MainCount(const BenchmarkSpec& spec, const WorkloadOptions& wo, uint64_t acked) {
-  const std::string c = spec.count;
-  return c == "num"     ? wo.num
-         : c == "acked" ? acked
-         : c == "reads" ? wo.TotalReads()
-                        : wo.TotalWrites();
-}
-
-std::string CountNote(const BenchmarkSpec& spec, const WorkloadOptions& wo, uint64_t acked) {
-  const std::string c = spec.count;
-  const uint64_t n = MainCount(spec, wo, acked);
-  // Fills and verifyacked stop when their keys run out; the others run to the deadline.
-  const bool bounded = c == "num" || c == "acked";
-  std::string note = c == "num"     ? std::to_string(n) + " keys"
-                     : c == "acked" ? std::to_string(n) + " acknowledged writes"
-                                    : std::to_string(n) + " " + c;
-  note += " total over " + std::to_string(wo.threads) + " thread" + (wo.threads == 1 ? "" : "s");
-  if (wo.duration_seconds > 0) {
-    note += bounded ? ", or until" : ", ignored: runs for";
-    note += " --duration=" + FormatDouble(wo.duration_seconds) + "s";
-  }
-  if (spec.background != nullptr) note += "; plus 1 paced writer thread";
-  return note;
 }
 
 // Pairs the engine's figures from before and after a benchmark; derives write amplification.
@@ -286,7 +261,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   stop.store(false);
   if (signal_.load() != 0) stop.store(true);
   std::vector<RoleRun> roles;
-  roles.push_back({spec.role, false, spec.work, {}, {}, {}, 0, 0, nullptr});
+  roles.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, 0, 0, nullptr});
   if (spec.background != nullptr) {
     roles.push_back({"writer", true, spec.background, {}, {}, {}, 0, 0, nullptr});
     if (wo.write_rate_limit > 0) {
@@ -306,7 +281,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
       const uint64_t seed = Mix64(wo.seed ^ Mix64(static_cast<uint64_t>(index) << 20 | thread_id));
       r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), wo, keys_, values_,
                                                    &stop, 0, r.limiter.get()));
-      if (!r.background && (spec.acks != AckKind::kNone || spec.checks_acks)) {
+      if (!r.background && spec.UsesAckFile()) {
         r.workers.back()->ack_log = ack_log_.get();
       }
       sessions.push_back(std::move(session));
@@ -320,7 +295,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
     result->roles.push_back(std::move(rr));
   }
   const uint64_t acked = spec.checks_acks && ack_log_ ? ack_log_->TotalAcknowledged() : 0;
-  result->count_note = CountNote(spec, wo, acked);
+  result->count_note = spec.CountNote(wo, acked);
 
   const int main_threads = wo.threads;
   StartBarrier barrier;
@@ -367,9 +342,8 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   const double interval = config_.report_interval_seconds;
   // With --duration, read and overwrite loops ignore their counts: no "% of ops" then, only the
   // progress line's "% of duration". Fills stop at --num or the deadline, whichever is first.
-  const std::string count = spec.count;
-  const bool counts_ignored = wo.duration_seconds > 0 && count != "num" && count != "acked";
-  const uint64_t main_total = counts_ignored ? 0 : MainCount(spec, wo, acked);
+  const bool counts_ignored = wo.duration_seconds > 0 && !spec.Bounded();
+  const uint64_t main_total = counts_ignored ? 0 : spec.MainCount(wo, acked);
   uint64_t last_sample_ns = start_ns;
   auto sample = [&](uint64_t now_ns, bool final_sample) {
     const double secs = (now_ns - last_sample_ns) / 1e9;
