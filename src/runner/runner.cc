@@ -1,85 +1,29 @@
-// The benchmark runner: opens the engine, runs each benchmark's threads behind a start barrier,
-// samples their counters once per interval, and hands the results to the reporters.
+// The benchmark runner: locks and opens the database, runs each --benchmarks item's warm-ups and
+// measured runs (the threads of one run: benchmark_threads.h), measures the process around each,
+// and hands every result to the reporter.
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
-#include <functional>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "common/limits.h"
 #include "common/random.h"
 #include "env/environment.h"
 #include "kv/database_dir.h"
 #include "kv/registry.h"
-#include "report/format.h"
 #include "result/role_metrics.h"
+#include "runner/benchmark_threads.h"
 #include "runner/runner.h"
+#include "runner/signal_watcher.h"
 #include "workload/benchmark.h"
 
 namespace kvbench {
 
 namespace {
-
-// Threads wait at the barrier until every thread exists and the clock has started.
-class StartBarrier {
- public:
-  void Wait() {
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [this] { return open_; });
-  }
-  void Open() {
-    std::lock_guard<std::mutex> l(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
-
-// SIGINT and SIGTERM end a run cleanly: the workers stop, the finished benchmarks are written to
-// the JSON document (marked incomplete) and the process exits with 128 + the signal. The signals
-// are blocked in every thread (threads inherit the mask of the thread that creates them, so this
-// must run before any other thread exists) and taken by one thread with sigwait, so the callback
-// runs as ordinary code, not in a signal handler. A second signal ends the process at once.
-class SignalWatcher {
- public:
-  explicit SignalWatcher(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-    // Detached: it waits for a signal that may never come; the process exits around it.
-    std::thread([this] {
-      int sig = 0;
-      bool first = true;
-      while (sigwait(&set_, &sig) == 0) {
-        if (!first) _exit(128 + sig);
-        first = false;
-        on_signal_(sig);
-      }
-    }).detach();
-  }
-
- private:
-  sigset_t set_;
-  std::function<void(int)> on_signal_;
-};
-
-const char* SignalName(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
-}
 
 // Pairs the engine's figures from before and after a benchmark; derives write amplification.
 void RecordEngineMetrics(const std::vector<EngineMetric>& before,
@@ -97,12 +41,6 @@ void RecordEngineMetrics(const std::vector<EngineMetric>& before,
     if (m.name == "flush_compaction_bytes_written") engine = v;
   }
   if (user > 0 && engine >= 0) result->write_amplification = engine / user;
-}
-
-uint64_t ThreadCpuNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 // verifyacked's verdict when acknowledged writes are missing.
@@ -129,25 +67,6 @@ std::vector<RoleSummary> SummarizeRoles(const std::vector<BenchmarkResult>& repe
   return summaries;
 }
 
-struct RoleRun {
-  const char* role;
-  bool background;
-  WorkFn fn;
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<uint64_t> end_ticks;
-  std::vector<uint64_t> cpu_ns;  // each thread's own CPU time over its loop
-  uint64_t last_ops = 0, last_bytes = 0;
-  std::unique_ptr<RateLimiter> limiter;
-
-  void Sum(uint64_t* ops, uint64_t* bytes) const {
-    *ops = *bytes = 0;
-    for (const auto& w : workers) {
-      *ops += w->stats.published_ops.load(std::memory_order_relaxed);
-      *bytes += w->stats.published_bytes.load(std::memory_order_relaxed);
-    }
-  }
-};
-
 class Runner {
  public:
   Runner(const RunConfig& c, Reporter& reporter)
@@ -167,6 +86,8 @@ class Runner {
   int OpenAndRunAll(RunContext* context);
   // The warm-ups and measured runs of one --benchmarks item.
   int RunPlan(const BenchmarkPlan& plan, int index);
+  // Closes the engine, removes a database the run created in the default directory, and ends
+  // the report; the exit code.
   int Conclude(int rc);
   Status OpenEngine(bool create);
   Status RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
@@ -179,17 +100,14 @@ class Runner {
   std::unique_ptr<DatabaseLock> lock_;  // held from before the first open to the end
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<AckLog> ack_log_;  // --ack_file, as the last fill or verifyacked opened it
-  std::atomic<int> signal_{0};       // the first SIGINT/SIGTERM received; 0 = none
-  std::atomic<bool> stop_{false};    // the running benchmark's workers stop when set
-  std::mutex done_mu_;               // guards the count of finished workers; with done_cv_,
-  std::condition_variable done_cv_;  // wakes the sampling loop when a worker or a signal ends
+  StopSignal stop_;                  // a signal, or the end of the main workers, stops a run
 };
 
 void Runner::Interrupt(int sig) {
-  signal_.store(sig);
-  stop_.store(true);
-  std::lock_guard<std::mutex> l(done_mu_);
-  done_cv_.notify_all();
+  stop_.signal.store(sig);
+  stop_.stop.store(true);
+  std::lock_guard<std::mutex> l(stop_.mu);
+  stop_.cv.notify_all();
 }
 
 Status Runner::OpenEngine(bool create) {
@@ -257,166 +175,21 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
 Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
   const WorkloadOptions& wo = config_.workload;
   // Cleared first, then the signal looked at: a signal arriving in between still stops the run.
-  std::atomic<bool>& stop = stop_;
-  stop.store(false);
-  if (signal_.load() != 0) stop.store(true);
-  std::vector<RoleRun> roles;
-  roles.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, 0, 0, nullptr});
-  if (spec.background != nullptr) {
-    roles.push_back({"writer", true, spec.background, {}, {}, {}, 0, 0, nullptr});
-    if (wo.write_rate_limit > 0) {
-      roles.back().limiter = std::make_unique<RateLimiter>(wo.write_rate_limit, SystemPacerClock());
-      roles.back().limiter->StopWhen(&stop);
-    }
-  }
-  std::vector<std::unique_ptr<Session>> sessions;
-  int thread_id = 0;
-  for (auto& r : roles) {
-    const int n = r.background ? 1 : wo.threads;
-    for (int i = 0; i < n; ++i, ++thread_id) {
-      std::unique_ptr<Session> session;
-      Status s = engine_->NewSession(&session);
-      if (!s.ok()) return s;
-      // Seeds unique per benchmark and thread, repeatable for the same --seed.
-      const uint64_t seed = Mix64(wo.seed ^ Mix64(static_cast<uint64_t>(index) << 20 | thread_id));
-      r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), wo, keys_, values_,
-                                                   &stop, 0, r.limiter.get()));
-      if (!r.background && spec.UsesAckFile()) {
-        r.workers.back()->ack_log = ack_log_.get();
-      }
-      sessions.push_back(std::move(session));
-    }
-    r.end_ticks.assign(n, 0);
-    r.cpu_ns.assign(n, 0);
-    RoleResult rr;
-    rr.role = r.role;
-    rr.background = r.background;
-    rr.threads = n;
-    result->roles.push_back(std::move(rr));
-  }
+  stop_.stop.store(false);
+  if (stop_.signal.load() != 0) stop_.stop.store(true);
+  BenchmarkThreads threads(wo, keys_, values_, &stop_);
+  Status s = threads.Prepare(spec, index, engine_.get(), ack_log_.get(), result);
+  if (!s.ok()) return s;
   const uint64_t acked = spec.checks_acks && ack_log_ ? ack_log_->TotalAcknowledged() : 0;
   result->count_note = spec.CountNote(wo, acked);
-
-  const int main_threads = wo.threads;
-  StartBarrier barrier;
-  std::mutex& done_mu = done_mu_;
-  std::condition_variable& done_cv = done_cv_;
-  int main_done = 0;
-  uint64_t start_ticks = 0;
-  std::vector<std::thread> threads;
-  for (auto& r : roles) {
-    for (size_t i = 0; i < r.workers.size(); ++i) {
-      threads.emplace_back([&, rp = &r, i] {
-        Worker& w = *rp->workers[i];
-        w.session->AttachToThread();
-        barrier.Wait();
-        const uint64_t cpu0 = ThreadCpuNanos();
-        rp->fn(w);
-        rp->end_ticks[i] = Clock::Now();
-        rp->cpu_ns[i] = ThreadCpuNanos() - cpu0;
-        if (!w.error.ok()) stop.store(true);
-        if (!rp->background) {
-          std::lock_guard<std::mutex> l(done_mu);
-          ++main_done;
-          done_cv.notify_all();
-        }
-      });
-    }
-  }
-
-  // The deadline is set before the barrier opens, so workers read it without synchronisation
-  // beyond the barrier itself.
-  start_ticks = Clock::Now();
-  const uint64_t start_ns = Clock::MonotonicNanos();
-  if (wo.duration_seconds > 0) {
-    const uint64_t duration_ns = static_cast<uint64_t>(wo.duration_seconds * 1e9);
-    const uint64_t deadline = start_ticks + Clock::FromNanos(duration_ns);
-    for (auto& r : roles) {
-      for (auto& w : r.workers) w->SetDeadline(deadline);
-      if (r.limiter) r.limiter->StopAt(start_ns + duration_ns);  // the pacer's own clock
-    }
-  }
-  barrier.Open();
-
-  // Sample every role once per interval until the main workers are done.
-  const double interval = config_.report_interval_seconds;
   // With --duration, read and overwrite loops ignore their counts: no "% of ops" then, only the
   // progress line's "% of duration". Fills stop at --num or the deadline, whichever is first.
-  const bool counts_ignored = wo.duration_seconds > 0 && !spec.Bounded();
-  const uint64_t main_total = counts_ignored ? 0 : spec.MainCount(wo, acked);
-  uint64_t last_sample_ns = start_ns;
-  auto sample = [&](uint64_t now_ns, bool final_sample) {
-    const double secs = (now_ns - last_sample_ns) / 1e9;
-    const double elapsed = (now_ns - start_ns) / 1e9;
-    ProgressUpdate progress{spec.name, elapsed, wo.duration_seconds, {}};
-    for (size_t ri = 0; ri < roles.size(); ++ri) {
-      RoleRun& r = roles[ri];
-      uint64_t ops, bytes;
-      r.Sum(&ops, &bytes);
-      Interval in{elapsed, secs, ops - r.last_ops, bytes - r.last_bytes};
-      r.last_ops = ops;
-      r.last_bytes = bytes;
-      if (secs > 0) result->roles[ri].series.Add(in);
-      progress.roles.push_back({r.role, in, ops, r.background ? 0 : main_total});
-    }
-    last_sample_ns = now_ns;
-    progress.elapsed_seconds = elapsed;
-    if (!final_sample) reporter_.Progress(progress);
-  };
-  {
-    std::unique_lock<std::mutex> l(done_mu);
-    auto done = [&] { return main_done >= main_threads || signal_.load() != 0; };
-    while (!done()) {
-      if (interval <= 0) {
-        done_cv.wait(l, done);
-        break;
-      }
-      const auto next = std::chrono::steady_clock::now() +
-                        std::chrono::nanoseconds(static_cast<uint64_t>(interval * 1e9));
-      if (done_cv.wait_until(l, next, done)) break;
-      l.unlock();
-      sample(Clock::MonotonicNanos(), false);
-      l.lock();
-    }
-  }
-  stop.store(true);
-  for (auto& t : threads) t.join();
-  if (interval > 0) sample(Clock::MonotonicNanos(), true);
-  sessions.clear();
-
-  Status first_error;
-  uint64_t main_end = start_ticks;
-  for (size_t ri = 0; ri < roles.size(); ++ri) {
-    const RoleRun& r = roles[ri];
-    RoleResult& rr = result->roles[ri];
-    // The paced writer's time is the benchmark's: it may return early, when its next write would
-    // only be due after the deadline, but it was pacing (writing nothing) until the end.
-    uint64_t end = r.background ? main_end : start_ticks;
-    for (size_t i = 0; i < r.workers.size(); ++i) {
-      const Worker& w = *r.workers[i];
-      rr.latency.Merge(w.stats.latency);
-      rr.ops += w.stats.ops;
-      rr.bytes += w.stats.bytes;
-      rr.found += w.stats.found;
-      rr.not_found += w.stats.not_found;
-      rr.entries += w.stats.entries;
-      if (rr.first_not_found == UINT64_MAX) rr.first_not_found = w.stats.first_not_found;
-      end = std::max(end, r.end_ticks[i]);
-      rr.thread_cpu_seconds += r.cpu_ns[i] / 1e9;
-      if (first_error.ok() && !w.error.ok()) first_error = w.error;
-    }
-    if (!r.background) main_end = std::max(main_end, end);
-    rr.seconds = Clock::ToNanos(end - start_ticks) / 1e9;
-    rr.stalls = rr.series.Summarize(interval);
-    if (r.background) {
-      rr.target_bytes_per_sec = wo.write_rate_limit;
-      rr.byte_stalls = rr.series.Summarize(interval, /*use_bytes=*/true);
-      const double achieved =
-          rr.byte_stalls.intervals > 0 ? rr.byte_stalls.p99_exceeded : rr.mb_per_sec() * 1048576.0;
-      rr.sustained = rr.target_bytes_per_sec > 0 && achieved >= 0.9 * rr.target_bytes_per_sec;
-    }
-  }
-  return first_error;
+  const uint64_t main_total =
+      wo.duration_seconds > 0 && !spec.Bounded() ? 0 : spec.MainCount(wo, acked);
+  threads.Start();
+  threads.Sample(config_.report_interval_seconds, main_total, spec.name,
+                 [this](const ProgressUpdate& p) { reporter_.Progress(p); }, result);
+  return threads.Finish(config_.report_interval_seconds, result);
 }
 
 int Runner::Run() {
@@ -441,7 +214,7 @@ int Runner::Run() {
 }
 
 int Runner::Interrupted(const std::string& during) {
-  const int sig = signal_.load();
+  const int sig = stop_.signal.load();
   if (engine_) {
     engine_->Close();
     engine_.reset();
@@ -476,7 +249,7 @@ int Runner::OpenAndRunAll(RunContext* context) {
     reporter_.Fail("cannot open " + config_.engine + " at " + path + ": " + s.ToString() + hint);
     return 1;
   }
-  if (signal_.load() != 0) return Interrupted(" while opening the database");
+  if (stop_.signal.load() != 0) return Interrupted(" while opening the database");
   context->engine = engine_->Name();
   context->engine_version = engine_->Version();
   context->engine_config = engine_->Config();
@@ -501,7 +274,7 @@ int Runner::RunPlan(const BenchmarkPlan& plan, int index) {
     result.repeats = result.warmup ? plan.warmups : plan.repeats;
     // Each run draws its own keys: the seed stream depends on the run as well as the benchmark.
     Status s = RunOne(*spec, index * kMaxRunsPerBenchmark + run, &result);
-    if (signal_.load() != 0) return Interrupted(std::string(" during ") + spec->name);
+    if (stop_.signal.load() != 0) return Interrupted(std::string(" during ") + spec->name);
     if (!s.ok()) {
       reporter_.Fail(std::string(spec->name) + " failed: " + s.ToString());
       return 1;
