@@ -5,9 +5,11 @@
 
 namespace kvbench {
 
-std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
+namespace {
+
+// What to run, and where.
+std::vector<Flag> RunFlags(KvbenchFlags* f) {
   return {
-      // What to run.
       Flag("benchmarks", &f->benchmarks, "fillseq,readrandom",
            "Comma-separated benchmarks to run in order (see the list above); `settle` waits for "
            "background work between phases"),
@@ -31,7 +33,12 @@ std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
            "Open the existing database at --db instead of starting empty"),
       Flag("keep_db", &f->keep_db, "false",
            "Keep the default database directory after the run (a --db you name is always kept)"),
-      // The workload.
+  };
+}
+
+// The keys, values and ops of the workloads.
+std::vector<Flag> WorkloadFlags(KvbenchFlags* f) {
+  return {
       Flag("num", &f->num, "1000000", "Key space: keys 0..num-1; fills write num keys in total")
           .Range(1, kMaxNum)
           .Unit("keys"),
@@ -80,7 +87,12 @@ std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
            "Fills (fillseq, fillrandom) publish each thread's count of acknowledged writes in this "
            "file (memory-mapped: a SIGKILL loses none of it); verifyacked reads it back after a "
            "crash (docs/workloads.md). Not inside --db"),
-      // The engine.
+  };
+}
+
+// The engine's settings, and what the run prints and writes.
+std::vector<Flag> EngineAndOutputFlags(KvbenchFlags* f) {
+  return {
       Flag("cache_size", &f->cache_size, "268435456",
            "The engine's own cache (docs/engines.md says which; some have none and use the OS "
            "page cache)")
@@ -93,7 +105,6 @@ std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
       Flag("engine_options", &f->engine_options, "",
            "Passed raw to the engine, in its own syntax (docs/engines.md); the reference engines "
            "take none"),
-      // The output.
       Flag("histogram", &f->histogram, "false",
            "Print every latency percentile and the syscall bytes per op, not only the usual ones"),
       Flag("report_interval_seconds", &f->report_interval_seconds, "1",
@@ -105,6 +116,16 @@ std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
            "Write the results as one JSON document to this path (checked before the first "
            "benchmark; holds an incomplete document until the run ends)"),
   };
+}
+
+}  // namespace
+
+std::vector<Flag> KvbenchFlagTable(KvbenchFlags* f) {
+  std::vector<Flag> table;
+  for (auto part : {RunFlags(f), WorkloadFlags(f), EngineAndOutputFlags(f)}) {
+    table.insert(table.end(), part.begin(), part.end());
+  }
+  return table;
 }
 
 }  // namespace kvbench
