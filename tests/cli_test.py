@@ -435,6 +435,33 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("the default --db is removed after each run unless --keep_db", p.stderr)
 
+    def test_reading_an_empty_database_warns_with_the_way_out(self) -> None:
+        for bench in ("readrandom", "fwdrange", "readseq"):
+            with self.subTest(benchmark=bench):
+                out = os.path.join(self.tmp, f"{bench}.json")
+                p = run(["--engine=memory", f"--db={self.db}", "--num=100",
+                         f"--benchmarks={bench}", f"--json={out}"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn(f"WARNING: {bench}: ", p.stdout)
+                self.assertIn("the database is empty", p.stdout)
+                self.assertIn(f"run fillseq first (--benchmarks=fillseq,{bench}) or pass "
+                              "--use_existing_db", p.stdout)
+                warnings = [w["message"] for w in load_json(out)["context"]["warnings"]]
+                self.assertTrue(any("the database is empty" in w for w in warnings), warnings)
+        # After a fill, or on a database that has the keys, nothing to warn about.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100",
+                 "--benchmarks=fillseq,readrandom"])
+        self.assertNotIn("the database is empty", p.stdout)
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--use_existing_db",
+                 "--benchmarks=readrandom"])
+        self.assertNotIn("WARNING: readrandom", p.stdout)
+        # Another key size looks for keys the database does not have.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--use_existing_db",
+                 "--key_size=8", "--benchmarks=readrandom"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("readrandom: 0 of 100 found: the database at", p.stdout)
+        self.assertIn("has none of the keys 0..99 of --key_size=8", p.stdout)
+
     def test_named_db_is_kept(self) -> None:
         p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq"])
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -139,8 +139,16 @@ TEST_F(ReporterTest, ConsolePrintsTheDbBenchLineAndOneLinePerGroup) {
   EXPECT_NE(text.find("    WARNING: readwhilewriting: a warning about this result"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("CPU:        2 x Test CPU\n"), std::string::npos)
+      << "no empty parentheses when the caches are unknown\n"
+      << text;
   EXPECT_EQ(text.find("p75"), std::string::npos) << "p75 is --histogram's";
   EXPECT_EQ(text.find("syscall"), std::string::npos) << "syscall bytes are --histogram's";
+}
+
+TEST_F(ReporterTest, CpuLineNamesTheCachesWhenKnown) {
+  env_.cpu_caches = "L1d 48K, L2 1M";
+  EXPECT_NE(Console(false).find("CPU:        2 x Test CPU (L1d 48K, L2 1M)\n"), std::string::npos);
 }
 
 TEST_F(ReporterTest, HistogramShowsEveryPercentile) {

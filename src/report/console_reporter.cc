@@ -65,8 +65,10 @@ void ConsoleReporter::Begin(const RunContext& c) {
                b.git_revision, b.preset, b.compiler_id, b.compiler_version, b.build_type,
                b.cxx_flags);
   std::fprintf(out_, "Date:       %s\n", env.date_utc.c_str());
-  std::fprintf(out_, "CPU:        %d x %s (%s)\n", env.cpu_cores, env.cpu_model.c_str(),
-               env.cpu_caches.c_str());
+  // The caches in parentheses when the kernel says what they are (a VM may not).
+  const std::string caches = env.cpu_caches.empty() ? "" : " (" + env.cpu_caches + ")";
+  std::fprintf(out_, "CPU:        %d x %s%s\n", env.cpu_cores, env.cpu_model.c_str(),
+               caches.c_str());
   std::fprintf(out_, "Kernel:     %s; memory %s; clock %s\n", env.kernel.c_str(),
                FormatBytes(env.memory_bytes).c_str(), env.clock.c_str());
   for (const auto& l : env.libraries) {

@@ -55,6 +55,27 @@ std::string LostWritesMessage(const RoleResult& r, uint64_t acked) {
   return m + ")";
 }
 
+// A reader that found nothing, on a database this run knows holds no keys, or one that has none of
+// the keys this run looks for: say why, since "0 of N found" alone looks like a result. "" when
+// the reader found something, or writes earlier in this run make it the engine's business.
+std::string EmptyReadWarning(const BenchmarkResult& r, const RunConfig& config,
+                             bool keys_written) {
+  const RoleResult& reader = r.roles[0];
+  if (reader.role != RoleName(Role::kReader) || reader.found > 0 || keys_written) return "";
+  const uint64_t looked = reader.found + reader.not_found;
+  const std::string what = r.name + ": " +
+                           (looked > 0 ? "0 of " + std::to_string(looked) + " found"
+                                       : std::string("nothing to read"));
+  if (!config.use_existing_db) {
+    return what + ": the database is empty (kvbench empties --db at start); run fillseq first " +
+           "(--benchmarks=fillseq," + r.name + ") or pass --use_existing_db";
+  }
+  const WorkloadOptions& w = config.workload;
+  return what + ": the database at " + config.engine_options.path + " has none of the keys 0.." +
+         std::to_string(w.num - 1) + " of --key_size=" + std::to_string(w.key_size) +
+         "; was it filled with another --num or --key_size, or not at all?";
+}
+
 // Per role, the spread of ops/s over the measured repeats of one benchmark.
 std::vector<RoleSummary> SummarizeRoles(const std::vector<BenchmarkResult>& repeats) {
   std::vector<RoleSummary> summaries;
@@ -101,6 +122,7 @@ class Runner {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<AckLog> ack_log_;  // --ack_file, as the last fill or verifyacked opened it
   StopSignal stop_;                  // a signal, or the end of the main workers, stops a run
+  bool keys_written_ = false;        // a writer of this run has put keys in the database
 };
 
 void Runner::Interrupt(int sig) {
@@ -278,6 +300,13 @@ int Runner::RunPlan(const BenchmarkPlan& plan, int index) {
     if (!s.ok()) {
       reporter_.Fail(std::string(spec->name) + " failed: " + s.ToString());
       return 1;
+    }
+    if (!spec->checks_acks && !result.roles.empty()) {  // verifyacked calls a miss a lost write
+      const std::string w = EmptyReadWarning(result, config_, keys_written_);
+      if (!w.empty()) result.warnings.push_back(w);
+    }
+    for (const auto& role : result.roles) {
+      keys_written_ = keys_written_ || (role.role == RoleName(Role::kWriter) && role.ops > 0);
     }
     reporter_.Add(result);
     if (spec->checks_acks && result.roles[0].not_found > 0) {
