@@ -86,9 +86,9 @@ int main(int argc, char** argv) {
   kvbench::KvbenchFlags flags;
   std::vector<kvbench::Flag> table = kvbench::KvbenchFlagTable(&flags);
   std::string action;
-  Status s = kvbench::ParseFlags(table, {"help", "h", "helpfull", "version", "list-engines", "list_engines"},
-                                 argc,
-                                 argv, kvbench::UnknownFlags::kError, &action);
+  Status s = kvbench::ParseFlags(
+      table, {"help", "h", "helpfull", "version", "list-engines", "list_engines"}, argc, argv,
+      kvbench::UnknownFlags::kError, &action);
   if (!s.ok()) return Usage(s);
   if (action == "version") {
     PrintVersion();
@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
   kvbench::ReporterList reporters;
   reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));
   if (!config.json_path.empty()) {
-    reporters.Append(std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path),
-                                                             stderr));
+    reporters.Append(
+        std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path), stderr));
   }
   return kvbench::RunBenchmarks(config, reporters);
 }

@@ -153,8 +153,10 @@ TEST_F(ReporterTest, CpuLineNamesTheCachesWhenKnown) {
 
 TEST_F(ReporterTest, HistogramShowsEveryPercentile) {
   const std::string text = Console(true);
-  EXPECT_NE(text.find("p50 598ns  p75 850ns  p90 998ns  p95 1.05us  p99 1.09us  p99_9 1.10us  p99_99 1.10us"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "p50 598ns  p75 850ns  p90 998ns  p95 1.05us  p99 1.09us  p99_9 1.10us  p99_99 1.10us"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("syscall read 0.000 KB"), std::string::npos) << text;
 }
@@ -203,7 +205,8 @@ TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
   EXPECT_EQ(tail.find("\"path\": \"latency_ns.p99\""), tail.rfind("\"path\": \"latency_ns.p99\""))
       << "each path once, though two roles carry it";
   size_t n = 0;
-  for (size_t at = tail.find("\"path\""); at != std::string::npos; at = tail.find("\"path\"", at + 1)) {
+  for (size_t at = tail.find("\"path\""); at != std::string::npos;
+       at = tail.find("\"path\"", at + 1)) {
     ++n;
   }
   EXPECT_EQ(n, Result().roles[1].metrics.items().size()) << "the writer carries every metric";

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "kv/registry.h"
-#include "workload/benchmark.h"
 #include "test_util.h"
+#include "workload/benchmark.h"
 
 namespace kvbench {
 namespace {

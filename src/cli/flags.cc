@@ -93,8 +93,8 @@ Status Flag::CheckRange(double v, const std::string& text) const {
   if (!has_range_ || (has_special_ && v == special_)) return Status::OK();
   const bool above_lo = lo_open_ ? v > lo_ : v >= lo_;
   if (above_lo && v <= hi_) return Status::OK();  // false for NaN
-  return Status::InvalidArgument(std::string("--") + name_ + " must be " + RangeText() +
-                                 ", got " + text);
+  return Status::InvalidArgument(std::string("--") + name_ + " must be " + RangeText() + ", got " +
+                                 text);
 }
 
 Status Flag::Set(const std::string& text, bool by_user) {
@@ -170,8 +170,8 @@ Status ParseFlags(std::vector<Flag>& flags, const std::vector<std::string>& stop
   action->clear();
   for (auto& f : flags) {
     Status s = f.Set(f.default_value(), false);
-    if (!s.ok()) return Status::InvalidArgument("default of --" + std::string(f.name()) + ": " +
-                                                s.message());
+    if (!s.ok())
+      return Status::InvalidArgument("default of --" + std::string(f.name()) + ": " + s.message());
   }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -200,6 +200,7 @@ Status ParseFlags(std::vector<Flag>& flags, const std::vector<std::string>& stop
 
 void PrintFlags(std::FILE* out, const std::vector<Flag>& flags) {
   std::vector<const Flag*> sorted;
+  sorted.reserve(flags.size());
   for (const auto& f : flags) sorted.push_back(&f);
   std::sort(sorted.begin(), sorted.end(),
             [](const Flag* a, const Flag* b) { return std::strcmp(a->name(), b->name()) < 0; });

@@ -35,8 +35,7 @@ Status ParseRepeatSuffix(const std::string& item, BenchmarkPlan* plan) {
   const auto open = item.find('[');
   if (open == std::string::npos) return Status::OK();
   plan->name = item.substr(0, open);
-  const Status malformed =
-      Usage("malformed repeat syntax in '" + item + "' (expected name[X5-W2])");
+  Status malformed = Usage("malformed repeat syntax in '" + item + "' (expected name[X5-W2])");
   if (item.back() != ']') return malformed;
   const std::string inner = item.substr(open + 1, item.size() - open - 2);
   size_t start = 0;
@@ -118,8 +117,8 @@ Status CheckEngine(const KvbenchFlags& f, const EngineInfo** engine) {
     return Usage("unknown engine '" + f.engine + "' (known:" + known + ")");
   }
   if (!(*engine)->compiled_in) {
-    return Usage("engine '" + f.engine + "' is not compiled into this kvbench: " +
-                 (*engine)->missing);
+    return Usage("engine '" + f.engine +
+                 "' is not compiled into this kvbench: " + (*engine)->missing);
   }
   // The reference engines have no options: accepting some would suggest they had an effect.
   if ((*engine)->reference && !f.engine_options.empty()) {
@@ -168,8 +167,7 @@ Status CheckPaths(const KvbenchFlags& f, bool db_given, std::string* db) {
     // Emptying the database would delete it from under the fill.
     namespace fs = std::filesystem;
     std::error_code ec;
-    const auto parent =
-        fs::weakly_canonical(fs::absolute(f.ack_file, ec).parent_path(), ec);
+    const auto parent = fs::weakly_canonical(fs::absolute(f.ack_file, ec).parent_path(), ec);
     if (!ec && parent == fs::weakly_canonical(fs::absolute(*db, ec), ec)) {
       return Usage("--ack_file=" + f.ack_file + " is inside --db=" + *db +
                    "; put it beside the database, not in it");

@@ -466,10 +466,10 @@ uint64_t ChooseMapSize(const LMDBSettings& settings, const EngineOptions& option
   }
   const uint64_t expected =
       options.expected_bytes > (~0ull >> 3) ? (~0ull >> 3) : options.expected_bytes;
-  *source = "default: max(1 GiB, 4 x expected_bytes=" + std::to_string(expected) + ")" +
-            (existing_bytes ? " + existing data.mdb " + std::to_string(existing_bytes)
-                            : std::string()) +
-            ", rounded up to a MiB";
+  *source =
+      "default: max(1 GiB, 4 x expected_bytes=" + std::to_string(expected) + ")" +
+      (existing_bytes ? " + existing data.mdb " + std::to_string(existing_bytes) : std::string()) +
+      ", rounded up to a MiB";
   return RoundUp(std::max(kMinDefaultMapSize, 4 * expected) + existing_bytes, kMiB);
 }
 

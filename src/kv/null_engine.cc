@@ -69,8 +69,11 @@ Status OpenNullEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
 
 extern const EngineInfo kNullEngine;
 const EngineInfo kNullEngine = {
-    "null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)", true,
-    "",     /*reference=*/true,
+    "null",
+    "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
+    true,
+    "",
+    /*reference=*/true,
     {&OpenNullEngine, nullptr, nullptr}};
 
 }  // namespace kvbench

@@ -22,16 +22,16 @@ struct EngineAdapter {
 };
 
 // The adapter of engine <name>, for the engine table (registry.cc) to find by name.
-#define KVBENCH_ENGINE_ADAPTER(name)                          \
+#define KVBENCH_ENGINE_ADAPTER(name)                           \
   extern const ::kvbench::EngineAdapter kEngineAdapter_##name; \
   const ::kvbench::EngineAdapter kEngineAdapter_##name
 
 struct EngineInfo {
   const char* name;
   const char* description;
-  bool compiled_in;     // false: the library was missing at configure time
-  const char* missing;  // when !compiled_in: how to get it
-  bool reference;       // memory/null: reference engines, labelled as such in output
+  bool compiled_in;       // false: the library was missing at configure time
+  const char* missing;    // when !compiled_in: how to get it
+  bool reference;         // memory/null: reference engines, labelled as such in output
   EngineAdapter adapter;  // all nullptr when !compiled_in
 };
 

@@ -39,8 +39,8 @@ std::string FormatItem(const Metric& m, std::string_view title) {
     value = FormatDouble(m.value, precision);
   }
   constexpr std::string_view kPerOp = "/op";
-  const bool per_op_title = title.size() >= kPerOp.size() &&
-                            title.substr(title.size() - kPerOp.size()) == kPerOp;
+  const bool per_op_title =
+      title.size() >= kPerOp.size() && title.substr(title.size() - kPerOp.size()) == kPerOp;
   if (per_op_title && unit.size() > kPerOp.size() &&
       unit.substr(unit.size() - kPerOp.size()) == kPerOp) {
     unit.remove_suffix(kPerOp.size());
@@ -83,9 +83,10 @@ void ConsoleReporter::Begin(const RunContext& c) {
     std::fprintf(out_, "  %-34s %s\n", k.c_str(), v.c_str());
   }
   std::fprintf(out_, "Database:   %s%s\n", config.engine_options.path.c_str(),
-               config.use_existing_db     ? " (existing)"
-               : config.RemovesDatabase() ? " (emptied at start, removed at the end: --keep_db keeps it)"
-                                          : " (emptied at start)");
+               config.use_existing_db ? " (existing)"
+               : config.RemovesDatabase()
+                   ? " (emptied at start, removed at the end: --keep_db keeps it)"
+                   : " (emptied at start)");
   std::fprintf(out_, "Keys:       %d bytes each; values %d bytes each (compression ratio %.2f)\n",
                w.key_size, w.value_size, w.compression_ratio);
   std::fprintf(out_,
@@ -100,8 +101,8 @@ void ConsoleReporter::Begin(const RunContext& c) {
 void ConsoleReporter::Progress(const ProgressUpdate& u) {
   std::string line = "... " + u.benchmark + " " + FormatDouble(u.elapsed_seconds, 1) + "s";
   if (u.duration_seconds > 0) {
-    line += " (" + FormatDouble(100.0 * u.elapsed_seconds / u.duration_seconds, 0) +
-            "% of duration)";
+    line +=
+        " (" + FormatDouble(100.0 * u.elapsed_seconds / u.duration_seconds, 0) + "% of duration)";
   }
   line += ": ";
   for (const auto& r : u.roles) {
@@ -167,8 +168,7 @@ void ConsoleReporter::AddGroupLines(const RoleResult& role) {
     const GroupStyle style = StyleOf(group);
     std::string line;
     for (const auto& m : role.metrics.items()) {
-      const bool shown =
-          m.show == Show::kAlways || (m.show == Show::kHistogram && histogram_);
+      const bool shown = m.show == Show::kAlways || (m.show == Show::kHistogram && histogram_);
       if (m.group != group || !shown) continue;
       if (!line.empty()) line += style.separator;
       line += FormatItem(m, style.title);

@@ -51,7 +51,7 @@ struct BenchmarkResult {
   double cpu_seconds = 0;
   // Engine-internal figures: cumulative ones as the change over this benchmark, others at its end.
   std::vector<std::pair<std::string, double>> engine_metrics;
-  double write_amplification = -1;  // flush+compaction bytes / user bytes, where the engine says
+  double write_amplification = -1;    // flush+compaction bytes / user bytes, where the engine says
   std::vector<std::string> warnings;  // about this result, e.g. a read of an empty database
 };
 

@@ -27,9 +27,9 @@ void AddLatency(const Histogram& h, MetricList* m) {
     Show show;
   };
   static const Percentile kPercentiles[] = {
-      {"p50", 50, Show::kAlways},      {"p75", 75, Show::kHistogram},
-      {"p90", 90, Show::kHistogram},   {"p95", 95, Show::kHistogram},
-      {"p99", 99, Show::kAlways},      {"p99_9", 99.9, Show::kAlways},
+      {"p50", 50, Show::kAlways},          {"p75", 75, Show::kHistogram},
+      {"p90", 90, Show::kHistogram},       {"p95", 95, Show::kHistogram},
+      {"p99", 99, Show::kAlways},          {"p99_9", 99.9, Show::kAlways},
       {"p99_99", 99.99, Show::kHistogram},
   };
   const auto g = kLatencyGroup;

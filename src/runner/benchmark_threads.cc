@@ -172,8 +172,8 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
   if (r.background) {
     rr->target_bytes_per_sec = options_.write_rate_limit;
     rr->byte_stalls = rr->series.Summarize(interval, /*use_bytes=*/true);
-    const double achieved = rr->byte_stalls.intervals > 0 ? rr->byte_stalls.p99_exceeded
-                                                          : rr->mb_per_sec() * 1048576.0;
+    const double achieved =
+        rr->byte_stalls.intervals > 0 ? rr->byte_stalls.p99_exceeded : rr->mb_per_sec() * 1048576.0;
     rr->sustained = rr->target_bytes_per_sec > 0 && achieved >= 0.9 * rr->target_bytes_per_sec;
   }
   return first_error;

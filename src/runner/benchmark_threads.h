@@ -31,8 +31,8 @@ struct StopSignal {
 
 class BenchmarkThreads {
  public:
-  BenchmarkThreads(const WorkloadOptions& options, const KeyFormat& keys,
-                   const ValueSource& values, StopSignal* stop)
+  BenchmarkThreads(const WorkloadOptions& options, const KeyFormat& keys, const ValueSource& values,
+                   StopSignal* stop)
       : options_(options), keys_(keys), values_(values), stop_(stop) {}
   ~BenchmarkThreads();
 
@@ -68,7 +68,8 @@ class BenchmarkThreads {
   void RunWorker(RoleThreads* role, size_t i);
   void SampleOnce(uint64_t now_ns, uint64_t main_total, ProgressUpdate* progress,
                   BenchmarkResult* result);
-  Status MergeRole(const RoleThreads& role, double interval, uint64_t* main_end, RoleResult* out) const;
+  Status MergeRole(const RoleThreads& role, double interval, uint64_t* main_end,
+                   RoleResult* out) const;
 
   const WorkloadOptions& options_;
   const KeyFormat& keys_;

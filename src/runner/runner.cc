@@ -1,6 +1,8 @@
 // The benchmark runner: locks and opens the database, runs each --benchmarks item's warm-ups and
 // measured runs (the threads of one run: benchmark_threads.h), measures the process around each,
 // and hands every result to the reporter.
+#include "runner/runner.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -17,7 +19,6 @@
 #include "kv/registry.h"
 #include "result/role_metrics.h"
 #include "runner/benchmark_threads.h"
-#include "runner/runner.h"
 #include "runner/signal_watcher.h"
 #include "workload/benchmark.h"
 
@@ -58,14 +59,13 @@ std::string LostWritesMessage(const RoleResult& r, uint64_t acked) {
 // A reader that found nothing, on a database this run knows holds no keys, or one that has none of
 // the keys this run looks for: say why, since "0 of N found" alone looks like a result. "" when
 // the reader found something, or writes earlier in this run make it the engine's business.
-std::string EmptyReadWarning(const BenchmarkResult& r, const RunConfig& config,
-                             bool keys_written) {
+std::string EmptyReadWarning(const BenchmarkResult& r, const RunConfig& config, bool keys_written) {
   const RoleResult& reader = r.roles[0];
   if (reader.role != RoleName(Role::kReader) || reader.found > 0 || keys_written) return "";
   const uint64_t looked = reader.found + reader.not_found;
-  const std::string what = r.name + ": " +
-                           (looked > 0 ? "0 of " + std::to_string(looked) + " found"
-                                       : std::string("nothing to read"));
+  const std::string what =
+      r.name + ": " +
+      (looked > 0 ? "0 of " + std::to_string(looked) + " found" : std::string("nothing to read"));
   if (!config.use_existing_db) {
     return what + ": the database is empty (kvbench empties --db at start); run fillseq first " +
            "(--benchmarks=fillseq," + r.name + ") or pass --use_existing_db";
@@ -82,6 +82,7 @@ std::vector<RoleSummary> SummarizeRoles(const std::vector<BenchmarkResult>& repe
   if (repeats.empty()) return summaries;
   for (size_t i = 0; i < repeats[0].roles.size(); ++i) {
     std::vector<double> rates;
+    rates.reserve(repeats.size());
     for (const auto& r : repeats) rates.push_back(r.roles[i].ops_per_sec());
     summaries.push_back({repeats[0].name, repeats[0].roles[i].role, Summarize(rates)});
   }
@@ -209,8 +210,9 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   const uint64_t main_total =
       wo.duration_seconds > 0 && !spec.Bounded() ? 0 : spec.MainCount(wo, acked);
   threads.Start();
-  threads.Sample(config_.report_interval_seconds, main_total, spec.name,
-                 [this](const ProgressUpdate& p) { reporter_.Progress(p); }, result);
+  threads.Sample(
+      config_.report_interval_seconds, main_total, spec.name,
+      [this](const ProgressUpdate& p) { reporter_.Progress(p); }, result);
   return threads.Finish(config_.report_interval_seconds, result);
 }
 
@@ -258,8 +260,7 @@ int Runner::OpenAndRunAll(RunContext* context) {
   // are no longer there. (Each fill then creates its own before it empties the database.)
   if (create && !config_.ack_file.empty() && unlink(config_.ack_file.c_str()) != 0 &&
       errno != ENOENT) {
-    reporter_.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " +
-                   strerror(errno));
+    reporter_.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " + strerror(errno));
     return 1;
   }
   // Like db_bench: without --use_existing_db the database starts empty.

@@ -32,10 +32,10 @@ struct BenchmarkSpec {
   bool fresh_db = false;         // starts from an empty database unless --use_existing_db
   Role role = Role::kNone;
   OpCount count = OpCount::kNone;
-  WorkFn work = nullptr;             // run by each of the --threads workers; nullptr for `settle`
-  WorkFn background = nullptr;       // *whilewriting: the paced writer (one extra thread)
-  AckKind acks = AckKind::kNone;     // fills: the key order they record in --ack_file
-  bool checks_acks = false;          // verifyacked: reads --ack_file; a missing key is a lost write
+  WorkFn work = nullptr;          // run by each of the --threads workers; nullptr for `settle`
+  WorkFn background = nullptr;    // *whilewriting: the paced writer (one extra thread)
+  AckKind acks = AckKind::kNone;  // fills: the key order they record in --ack_file
+  bool checks_acks = false;       // verifyacked: reads --ack_file; a missing key is a lost write
 
   // The number of ops the main workers' loop is given (`acked`: --ack_file's total).
   uint64_t MainCount(const WorkloadOptions& options, uint64_t acked) const;
