@@ -48,36 +48,35 @@ std::string BenchmarkSpec::CountNote(const WorkloadOptions& o, uint64_t acked) c
   return note;
 }
 
-BenchmarkSpec Fill(const char* name, const char* description, WorkFn work, AckKind acks) {
+namespace {
+
+// The fields every row with workers sets.
+BenchmarkSpec Row(const char* name, const char* description, Role role, OpCount count,
+                  WorkFn work) {
   BenchmarkSpec b;
   b.name = name;
   b.description = description;
-  b.fresh_db = true;
-  b.role = Role::kWriter;
-  b.count = OpCount::kNum;
+  b.role = role;
+  b.count = count;
   b.work = work;
+  return b;
+}
+
+}  // namespace
+
+BenchmarkSpec Fill(const char* name, const char* description, WorkFn work, AckKind acks) {
+  BenchmarkSpec b = Row(name, description, Role::kWriter, OpCount::kNum, work);
+  b.fresh_db = true;
   b.acks = acks;
   return b;
 }
 
 BenchmarkSpec Update(const char* name, const char* description, WorkFn work) {
-  BenchmarkSpec b;
-  b.name = name;
-  b.description = description;
-  b.role = Role::kWriter;
-  b.count = OpCount::kWrites;
-  b.work = work;
-  return b;
+  return Row(name, description, Role::kWriter, OpCount::kWrites, work);
 }
 
 BenchmarkSpec Read(const char* name, const char* description, WorkFn work) {
-  BenchmarkSpec b;
-  b.name = name;
-  b.description = description;
-  b.role = Role::kReader;
-  b.count = OpCount::kReads;
-  b.work = work;
-  return b;
+  return Row(name, description, Role::kReader, OpCount::kReads, work);
 }
 
 BenchmarkSpec ReadWhileWriting(const char* name, const char* description, WorkFn work) {
@@ -94,10 +93,7 @@ BenchmarkSpec CheckAcks(const char* name, const char* description, WorkFn work) 
 }
 
 BenchmarkSpec Settle(const char* name, const char* description) {
-  BenchmarkSpec b;
-  b.name = name;
-  b.description = description;
-  return b;
+  return Row(name, description, Role::kNone, OpCount::kNone, nullptr);
 }
 
 }  // namespace kvbench
