@@ -4,10 +4,12 @@
 The statistics are checked against textbook and published values; compare against synthetic
 documents made here with a seeded RNG (from a real kvbench document as the template) and against
 real output of kvbench and kvbench_micro; matrix and versions for their argument handling (no
-builds); bisect end to end on a generated git repository of a tiny C library.
+builds); the adaptive rounds (kvbtools.rounds) on synthetic samples; bisect end to end on a
+generated git repository of a tiny C library.
 """
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import math
@@ -27,7 +29,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import host, sources, stats  # noqa: E402
+from kvbtools import host, rounds, sources, stats  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 
@@ -149,6 +151,115 @@ class StatsTest(unittest.TestCase):
                           alpha=0.05)
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertIn("cannot reach", v.note)
+
+
+# ---- adaptive rounds -------------------------------------------------------------------------
+
+class RoundsTest(unittest.TestCase):
+    def test_the_interval_is_the_inverted_u_test(self) -> None:
+        # 5 values a side: the 3rd smallest and 3rd largest of the 25 pairwise log ratios, as the
+        # tables of Hollander & Wolfe give (coverage 1 - 2 * 4/252 = 96.8%).
+        self.assertEqual(rounds.cut(5, 5), 3)
+        self.assertEqual(rounds.cut(8, 8), 14)
+        self.assertEqual(rounds.cut(10, 10), 24)
+        self.assertEqual(rounds.cut(3, 3), 0)         # no finite 95% interval with 3 a side
+        # Past 25 a side, the normal approximation: one pair wider than the exact 318.
+        self.assertEqual(rounds.cut(30, 30), 317)
+        base, other = [10, 11, 12, 13, 14], [15, 16, 17, 18, 19]
+        d = sorted(math.log(o / b) for o in other for b in base)
+        iv = rounds.ratio_interval(base, other)
+        self.assertAlmostEqual(iv.lo, math.exp(d[2]))
+        self.assertAlmostEqual(iv.hi, math.exp(d[22]))
+        self.assertAlmostEqual(iv.estimate, math.exp(d[12]))
+        # The interval excludes 1 exactly when the exact U test gives p <= 2 P(U <= 2).
+        edge = 2 * sum(stats._u_counts(5, 5)[:3]) / math.comb(10, 5)
+        rng = random.Random(5)
+        for _ in range(300):
+            a = [rng.lognormvariate(0, 0.1) for _ in range(5)]
+            b = [rng.lognormvariate(0.08, 0.1) for _ in range(5)]
+            iv = rounds.ratio_interval(a, b)
+            self.assertEqual(not iv.lo <= 1 <= iv.hi, stats.mann_whitney_u(b, a).p <= edge)
+
+    def test_the_interval_covers_the_true_ratio(self) -> None:
+        rng = random.Random(11)
+        hits = 0
+        for _ in range(400):
+            a = [100 * rng.lognormvariate(0, 0.05) for _ in range(6)]
+            b = [110 * rng.lognormvariate(0, 0.05) for _ in range(6)]
+            iv = rounds.ratio_interval(a, b)
+            hits += iv.lo <= 1.1 <= iv.hi
+        self.assertGreaterEqual(hits / 400, 0.94)
+        self.assertLessEqual(hits / 400, 0.995)
+
+    def until(self, ratio: float, sigma: float, max_rounds: int) -> tuple[rounds.Outcome,
+                                                                         rounds.Decision]:
+        """Adaptive rounds of two synthetic sides (higher is better)."""
+        rng = random.Random(2)
+        a: list[float] = []
+        b: list[float] = []
+
+        def one_round(r: int) -> None:
+            a.append(rng.lognormvariate(0, sigma))
+            b.append(ratio * rng.lognormvariate(0, sigma))
+
+        def decision() -> rounds.Decision:
+            return rounds.decide(a, b, higher_is_better=True, threshold=0.05, alpha=0.05)
+
+        out = rounds.run(rounds.Budget(5, max_rounds, None), one_round,
+                         lambda r: decision().resolved)
+        return out, decision()
+
+    def test_a_clear_difference_is_decided_quickly(self) -> None:
+        out, d = self.until(0.8, 0.01, 12)
+        self.assertTrue(out.settled)
+        self.assertLessEqual(out.rounds, 6)
+        self.assertEqual(d.word, "slower")
+
+    def test_identical_sides_with_narrow_noise_are_the_same(self) -> None:
+        out, d = self.until(1.0, 0.01, 12)
+        self.assertTrue(out.settled)
+        self.assertEqual(d.word, "same")
+        self.assertLess(d.interval.width, 0.05)
+
+    def test_wide_noise_stays_unresolved_at_the_budget(self) -> None:
+        out, d = self.until(1.0, 0.2, 12)
+        self.assertFalse(out.settled)
+        self.assertEqual((out.rounds, out.why), (12, "max rounds"))
+        self.assertEqual(d.word, "unresolved at n=12")
+
+    def test_the_time_budget_starts_no_round_that_would_end_late(self) -> None:
+        now = [0.0]
+        ran = []
+
+        def one_round(r: int) -> None:
+            ran.append(r)
+            now[0] += 10.0
+
+        out = rounds.run(rounds.Budget(2, 50, 35.0), one_round, lambda r: False,
+                         clock=lambda: now[0])
+        self.assertEqual((out.rounds, out.why), (3, "max time"))
+
+    def test_durations(self) -> None:
+        for text, seconds in (("90s", 90), ("20m", 1200), ("1h30m", 5400), ("1.5h", 5400),
+                              ("45", 45)):
+            self.assertEqual(rounds.parse_duration(text), seconds)
+        for bad in ("soon", "-5m", "0", "", "5 minutes"):
+            with self.assertRaises(argparse.ArgumentTypeError):
+                rounds.parse_duration(bad)
+
+    def test_bad_budgets_exit_2(self) -> None:
+        base = ["matrix", "--presets", f"{HOST}-gcc-native", "--micro", "--dry-run"]
+        for extra, message in ((["--until-resolved", "--max-rounds", "0"], "must be at least 1"),
+                               (["--until-resolved", "--max-time", "soon"], "not a duration"),
+                               (["--until-resolved", "--max-time=-5m"], "not a duration"),
+                               (["--max-rounds", "12"], "need --until-resolved")):
+            p = kvb(*base, *extra)
+            self.assertEqual(p.returncode, 2, f"{extra}: {p.stderr}")
+            self.assertIn(message, p.stderr)
+        p = kvb(*base, "--until-resolved", "--max-rounds", "12", "--repeats", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("then more rounds of the same order until every row's 95% interval is "
+                      "narrower than 5%, at most 12 rounds", p.stdout)
 
 
 # ---- synthetic documents ---------------------------------------------------------------------
@@ -450,6 +561,43 @@ class MatrixVersionsArgsTest(unittest.TestCase):
                           f"{ROOT}/build/kvb/{HOST}-gcc-native-lz4-1.9.4", p.stdout)
             self.assertIn(f"-DKVBENCH_LZ4_SOURCE_DIR={trees[1]}", p.stdout)
             self.assertIn("3 control", p.stdout)
+
+    def test_trees_of_one_version_are_told_apart_by_commit_or_name(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            trees = []
+            for name in ("lz4-a", "lz4-b"):
+                d = os.path.join(tmp, name)
+                os.makedirs(os.path.join(d, "lib"))
+                with open(os.path.join(d, "lib", "lz4.h"), "w") as f:
+                    f.write("#define LZ4_VERSION_MAJOR 1\n#define LZ4_VERSION_MINOR 9\n"
+                            "#define LZ4_VERSION_RELEASE 3\n")
+                trees.append(d)
+            args = ["versions", "--dep", "lz4", "--preset", f"{HOST}-gcc-native", "--dry-run"]
+            p = kvb(*args, "--source", *trees)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("  lz4 1.9.3 (lz4-a): cmake", p.stdout)
+            self.assertIn(f"-B {ROOT}/build/kvb/{HOST}-gcc-native-lz4-1.9.3-lz4-b ", p.stdout)
+            env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                       GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+                       GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+            git = lambda *a: subprocess.run(["git", "-C", trees[0], *a], check=True, env=env,
+                                            capture_output=True, text=True).stdout.strip()
+            git("init", "-q")
+            git("add", "-A")
+            git("commit", "-q", "-m", "1.9.3")
+            git("tag", "v1.9.3")
+            with open(os.path.join(trees[0], "NEWS"), "w") as f:
+                f.write("x\n")
+            git("add", "-A")
+            git("commit", "-q", "-m", "after")
+            short = git("rev-parse", "--short", "HEAD")
+            p = kvb(*args, "--source", *trees)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"  lz4 1.9.3 ({short} v1.9.3-1-g{short}): cmake", p.stdout)
+            self.assertIn("  lz4 1.9.3 (lz4-b): cmake", p.stdout)
+            p = kvb(*args, "--source", trees[1], trees[1] + "/")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("a tree given twice", p.stderr)
 
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
