@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Tests of kvb compare / matrix / versions / bisect and their statistics (run by ctest).
+"""Tests of kvb compare / matrix / versions and their statistics (run by ctest).
 
 The statistics are checked against textbook and published values; compare against synthetic
 documents made here with a seeded RNG (from a real kvbench document as the template) and against
 real output of kvbench and kvbench_micro; matrix and versions for their argument handling (no
-builds); the adaptive rounds (kvbtools.rounds) on synthetic samples; bisect end to end on a
-generated git repository of a tiny C library.
+builds); the adaptive rounds (kvbtools.rounds) on synthetic samples. kvb bisect has its own
+tests/bisect_test.py.
 """
 from __future__ import annotations
 
@@ -611,148 +611,6 @@ class MatrixVersionsArgsTest(unittest.TestCase):
         self.assertEqual(matrix.check_library_versions([micro, kv], expect),
                          ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
                           "use that tree"])
-
-
-# ---- bisect ----------------------------------------------------------------------------------
-
-LIB_FAST = """#include <stddef.h>
-#include <stdint.h>
-uint64_t lib_sum(const unsigned char *p, size_t n) {
-  uint64_t s = 0;
-  for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
-  return s;
-}
-"""
-# Six passes through a volatile accumulator: at least 6x the work of LIB_FAST (a 60% threshold
-# then leaves room for a shared machine's CPU-time swings, seen up to 2x under load).
-LIB_SLOW = """#include <stddef.h>
-#include <stdint.h>
-uint64_t lib_sum(const unsigned char *p, size_t n) {
-  uint64_t s = 0;
-  for (int r = 0; r < 6; r++) {
-    volatile uint64_t t = 0;
-    for (size_t i = 0; i < n; i++) t += (uint64_t)p[i] * (i | 1);
-    s = t;
-  }
-  return s;
-}
-"""
-# Prints one Google Benchmark iteration row: the best of 10 chunks of ~2 ms of CPU time each, so
-# another tenant's burst on a shared machine does not decide a step.
-BENCH = r"""#include <stdint.h>
-#include <stdio.h>
-#include <time.h>
-uint64_t lib_sum(const unsigned char *p, size_t n);
-int main(void) {
-  static unsigned char buf[4096];
-  for (int i = 0; i < 4096; i++) buf[i] = (unsigned char)(i * 7);
-  uint64_t sink = 0;
-  double best = 1e30;
-  long total = 0;
-  for (int chunk = 0; chunk < 10; chunk++) {
-    long iters = 0;
-    clock_t t0 = clock(), t;
-    do {
-      for (int k = 0; k < 20; k++) sink += lib_sum(buf, sizeof buf);
-      iters += 20;
-      t = clock();
-    } while (t - t0 < CLOCKS_PER_SEC / 500);
-    double ns = (double)(t - t0) / CLOCKS_PER_SEC * 1e9 / iters;
-    if (ns < best) best = ns;
-    total += iters;
-  }
-  printf("{\"context\": {\"library\": \"tiny\", \"sink\": %llu},\n"
-         " \"benchmarks\": [{\"name\": \"sum/4096\", \"run_name\": \"sum/4096\", "
-         "\"run_type\": \"iteration\", \"iterations\": %ld, \"real_time\": %g, "
-         "\"cpu_time\": %g, \"time_unit\": \"ns\", \"bytes_per_second\": %g}]}\n",
-         (unsigned long long)sink, total, best, best, 4096.0 / best * 1e9);
-  return 0;
-}
-"""
-
-
-class BisectTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect-test.")
-        self.repo = os.path.join(self.tmp, "tiny")
-        os.makedirs(self.repo)
-        self.env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
-                        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
-        self.git("init", "-q", "-b", "main")
-        self.commits: list[str] = []
-        # 8 commits; #3 does not compile (a step must skip it), #5 makes lib_sum 3x slower.
-        self.commit("initial library and benchmark", {"sum.c": LIB_FAST, "bench.c": BENCH})
-        self.commit("docs", {"README": "tiny\n"})
-        self.commit("more docs", {"README": "tiny library\n"})
-        self.commit("break the build", {"sum.c": LIB_FAST + "this does not compile\n"})
-        self.commit("fix the build", {"sum.c": LIB_FAST})
-        self.commit("rewrite lib_sum (slow)", {"sum.c": LIB_SLOW})
-        self.commit("docs again", {"README": "tiny library, summing\n"})
-        self.commit("last", {"NOTES": "x\n"})
-
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def git(self, *args: str) -> str:
-        return subprocess.run(["git", "-C", self.repo, *args], check=True, capture_output=True,
-                              text=True, env=self.env).stdout.strip()
-
-    def commit(self, msg: str, files: dict[str, str]) -> None:
-        for name, text in files.items():
-            with open(os.path.join(self.repo, name), "w") as f:
-                f.write(text)
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", msg)
-        self.commits.append(self.git("rev-parse", "HEAD"))
-
-    def bisect(self, good: str, bad: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        return kvb("bisect", "--repo", self.repo, "--good", good, "--bad", bad,
-                   "--build-cmd", "cc -O2 -o bench bench.c sum.c", "--measure-cmd", "./bench",
-                   "--metric", "bytes_per_second", "--threshold", "60%", "--repeats", "5",
-                   "--results-dir", os.path.join(self.tmp, "results"), *extra, env=self.env)
-
-    def test_finds_the_commit_that_made_it_slower(self) -> None:
-        head = self.git("rev-parse", "HEAD")
-        p = self.bisect(self.commits[0], "main")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn(f"first bad commit: {self.commits[5]}", p.stdout)
-        self.assertIn("rewrite lib_sum (slow)", p.stdout)
-        self.assertRegex(p.stdout, r"first bad [0-9a-f]{12}: median .*ratio to good 0\.[0-3]\d*, "
-                                   r"U=\d+, p=0\.0\d+: slower")
-        self.assertRegex(p.stdout, r"builds: \d+ \(good, bad, \d+ bisect step")
-        self.assertIn("1 skipped as not building", p.stdout)  # the commit that does not compile
-        print("\n" + p.stdout, file=sys.stderr)
-        # The user's checkout did not move, no worktree or bisect state is left behind.
-        self.assertEqual(self.git("rev-parse", "HEAD"), head)
-        self.assertEqual(self.git("symbolic-ref", "HEAD"), "refs/heads/main")
-        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
-        self.assertEqual(self.git("for-each-ref", "refs/bisect"), "")
-        results = os.listdir(os.path.join(self.tmp, "results"))
-        self.assertEqual(len(results), 1)
-        doc = load_json(os.path.join(self.tmp, "results", results[0], "bisect.json"))
-        self.assertEqual(doc["first_bad"], self.commits[5])
-
-    def test_good_must_be_an_ancestor_of_bad(self) -> None:
-        self.git("checkout", "-q", "-b", "side", self.commits[1])
-        self.commit("side branch", {"SIDE": "x\n"})
-        side = self.commits[-1]
-        self.git("checkout", "-q", "main")
-        p = self.bisect(side, "main")
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("is not an ancestor of --bad", p.stderr)
-        p = self.bisect("no-such-ref", "main")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--good 'no-such-ref' is not a commit", p.stderr)
-        p = kvb("bisect", "--repo", self.tmp, "--good", "a", "--bad", "b", "--build-cmd", "true",
-                "--measure-cmd", "true")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("is not a git repository", p.stderr)
-        p = kvb("bisect", "--repo", self.repo, "--good", self.commits[0], "--bad", "main",
-                "--dep", "nosuchlib", "--bench", "readrandom")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("unknown dependency", p.stderr)
-        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
 
 
 if __name__ == "__main__":
