@@ -17,6 +17,7 @@ Two ways to build and measure a commit, sharing everything else:
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -27,7 +28,7 @@ import sys
 import tempfile
 from typing import Any
 
-from kvbtools import compare, runner, stats
+from kvbtools import compare, runner, stats, store
 from kvbtools.results import ResultError
 from kvbtools.runner import Build, BuildError, Plan, progress
 from kvbtools.samples import GB_METRICS, KV_METRICS, load_side, metrics_for
@@ -74,6 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
     p.add_argument("--results-dir", help="parent of the results directory (default results/)")
     p.add_argument("--step", metavar="STATE", help=argparse.SUPPRESS)
+    store.add_store_arguments(p, auto=True)
 
 
 # ---- building and measuring one commit -------------------------------------------------------
@@ -260,6 +262,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _drive(state, repo, tree, good, bad)
     finally:
+        runs = sorted(glob.glob(os.path.join(outdir, "runs", "*.json")))
+        store.auto_store(runs, args, {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(
+            ".")[0].split("-")[-1]} for r in runs} if state["mode"] == "kvbench" else None)
         git(tree, "bisect", "reset", check=False)
         git(repo, "worktree", "remove", "--force", tree, check=False)
         git(repo, "worktree", "prune", check=False)

@@ -15,7 +15,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools import compare, runner, sources
+from kvbtools import compare, runner, sources, store
 from kvbtools.results import ResultError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
@@ -47,6 +47,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    help="print the builds and the run order, build and run nothing")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
+    store.add_store_arguments(p, auto=True)
 
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
@@ -119,6 +120,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     compare.write_json(os.path.join(outdir, f"{kind}.json"), doc)
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
+    store.auto_store([f for s in series for f in files[s.label]], args)
     return 0
 
 

@@ -125,6 +125,7 @@ class Store:
     # ---- statements ---------------------------------------------------------------------------
 
     def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Runs one statement. Write no literal % or ? in SQL: pass patterns as parameters."""
         if self.dialect == "postgresql":
             sql = sql.replace("?", "%s")
         try:
@@ -367,15 +368,22 @@ def add_files(paths: list[str], store_arg: str | None, attrs: dict[str, str] | N
     return added, dup
 
 
-def auto_store(paths: list[str], args: argparse.Namespace) -> None:
+def auto_store(paths: list[str], args: argparse.Namespace,
+               attrs: dict[str, dict[str, str]] | None = None) -> None:
     """The hook matrix, versions and bisect call at their end: stores what they measured
-    unless --no-store. A failure to store is reported, and does not fail the measurement."""
+    unless --no-store, with per-file attributes (bisect: the library commit of each run).
+    A failure to store is reported, and does not fail the measurement."""
     if getattr(args, "no_store", False) or not paths:
         return
     try:
-        added, dup = add_files(paths, getattr(args, "store", None), quiet=True)
-        print(f"stored {added} run(s) ({dup} already there) in "
-              f"{shown(location(getattr(args, 'store', None)))}; kvb history lists them")
+        docs = [(p, *read_document(p, (attrs or {}).get(p))) for p in paths]
+        with open_store(getattr(args, "store", None), create=True) as st:
+            with st.write() as tx:
+                added = sum(st.add_one(e, raw, os.path.abspath(p)) is not None
+                            for p, e, raw in docs)
+                tx.ok()
+        print(f"stored {added} run(s) ({len(docs) - added} already there) in "
+              f"{shown(st.loc)}; kvb history lists them")
     except (UsageError, RunError) as e:
         print(f"kvb: warning: the runs were not stored: {e}", file=sys.stderr)
 
