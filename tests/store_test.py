@@ -17,8 +17,6 @@ import argparse
 import copy
 import csv
 import glob
-import gzip
-import io
 import json
 import os
 import random

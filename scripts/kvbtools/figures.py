@@ -70,9 +70,14 @@ def series_figure(times: Sequence[str], medians: Sequence[float], lows: Sequence
     ax.set_title(title, fontsize=9, loc="left")
     ax.set_ylabel(unit)
     step = max(1, len(xs) // 8)
-    ax.set_xticks(xs[::step])
-    ax.set_xticklabels([f"{i}\n{t[:10]}\n{t[11:19]}" for i, t in
-                        zip(xs[::step], times[::step])], fontsize=7)
+    ticks = xs[::step]
+    labels, day = [], ""
+    for i in ticks:  # the point's number, its time, and its date where the date changes
+        t = times[i - 1]
+        labels.append(f"{i}\n{t[11:16]}" + (f"\n{t[:10]}" if t[:10] != day else ""))
+        day = t[:10]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(labels, fontsize=7)
     ax.set_xlim(0.5, len(xs) + 0.5)
     ax.grid(axis="y", color="#e4e4e4", linewidth=0.6)
     out = svg(fig)

@@ -26,7 +26,7 @@ from typing import Any
 from kvbtools import results
 from kvbtools.errors import UsageError
 from kvbtools.results import ResultError
-from kvbtools.samples import GB_METRICS, KV_METRICS, Side, _add_gbench, _kv_value, kind_of
+from kvbtools.samples import KV_METRICS, Side, _add_gbench, _kv_value, kind_of
 
 # Key fields shared by both kinds (normalised names; absent ones are left out).
 KEY_HOST = ("host", "cpu_model", "cpu_cores", "memory_gib")

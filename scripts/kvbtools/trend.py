@@ -232,6 +232,8 @@ def format_drift(a: Analysis, number: int) -> list[str]:
 
 def cmd(args: argparse.Namespace) -> int:
     params = Params(args.window, args.pvalue, args.min_magnitude, args.min_size)
+    if params.min_size < 2:
+        raise UsageError("--min-size must be at least 2: a t-test needs two points a side")
     if params.window < 2 * params.min_size:
         raise UsageError(f"--window must be at least twice --min-size ({2 * params.min_size})")
     st, series = history.select(args)
