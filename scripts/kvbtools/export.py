@@ -27,6 +27,7 @@ from typing import Any
 
 from kvbtools import history
 from kvbtools.errors import RunError, UsageError
+from kvbtools.io_util import write_text
 from kvbtools.history import Point, Series, shown_attributes
 
 
@@ -83,16 +84,6 @@ def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
     return out
 
 
-def _write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise RunError(f"cannot write {path}: {e.strerror}") from None
-
-
 def cmd(args: argparse.Namespace) -> int:
     if not args.metric:
         args.metric = ["all"]
@@ -107,7 +98,7 @@ def cmd(args: argparse.Namespace) -> int:
             raise UsageError(f"no stored run's hash starts with {args.document!r}")
         text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
         if args.out:
-            _write(args.out, text)
+            write_text(args.out, text)
         else:
             sys.stdout.write(text)
         return 0
@@ -123,7 +114,7 @@ def cmd(args: argparse.Namespace) -> int:
     except OSError as e:
         raise RunError(f"cannot create {args.out}: {e.strerror}") from None
     for (row, fp), group in groups.items():
-        _write(os.path.join(args.out, test_name(row, fp) + ".csv"), csv_text(group))
+        write_text(os.path.join(args.out, test_name(row, fp) + ".csv"), csv_text(group))
     print(f"wrote {len(groups)} CSV file(s) to {args.out}", file=sys.stderr)
     return 0
 

@@ -11,24 +11,13 @@ from __future__ import annotations
 
 import html
 import io
-import os
-import sys
 from typing import Any, Sequence
 
-from kvbtools.errors import UsageError, RunError
+from kvbtools.io_util import import_debian, write_text
 
 
 def pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        hint = ""
-        if os.path.exists("/usr/lib/python3/dist-packages/matplotlib") and \
-                not sys.executable.startswith("/usr/bin/"):
-            hint = (f"; it is installed for /usr/bin/python3, not for {sys.executable}: run "
-                    "`/usr/bin/python3 scripts/kvb ...`")
-        raise UsageError("--html needs matplotlib: apt-get install python3-matplotlib"
-                         + hint) from None
+    matplotlib = import_debian("matplotlib", "python3-matplotlib", "--html")
     matplotlib.use("svg")
     matplotlib.rcParams["svg.hashsalt"] = "kvbench"
     matplotlib.rcParams["font.size"] = 9
@@ -136,10 +125,4 @@ def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any]
                "its median and 95% interval (min..max below 6 repeats); dashed red lines are "
                "change points (E-divisive means, Hunter's t-test), grey lines each segment's "
                "mean.", sections)
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(doc)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise RunError(f"cannot write {path}: {e.strerror}") from None
+    write_text(path, doc)

@@ -22,6 +22,7 @@ from typing import Any
 
 from kvbtools import store as store_mod
 from kvbtools.errors import UsageError
+from kvbtools.compare import fmt_value as fmt
 from kvbtools.samples import GB_METRICS, KV_METRICS, Metric
 
 SERIES_COLUMNS = {"kind": "s.kind", "engine": "s.engine", "benchmark": "s.benchmark",
@@ -197,17 +198,6 @@ def split_by(series: list[Series], by: list[str]) -> list[Series]:
 
 
 # ---- text ---------------------------------------------------------------------------------------
-
-def fmt(v: float) -> str:
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 10:
-        return f"{v:.2f}"
-    return f"{v:.4g}"
-
 
 def describe_key(key: dict[str, str], common: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in key.items() if common.get(k) != v)

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 from kvbtools import store_schema
 from kvbtools.errors import RunError, UsageError
+from kvbtools.io_util import import_debian
 from kvbtools.fingerprint import Extracted, canonical, extract
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,17 +54,7 @@ def utc_now() -> str:
 
 
 def import_psycopg() -> Any:
-    try:
-        import psycopg  # type: ignore[import-not-found]
-    except ImportError:
-        hint = ""
-        if os.path.exists("/usr/lib/python3/dist-packages/psycopg") and \
-                not sys.executable.startswith("/usr/bin/"):
-            hint = (f"; it is installed for /usr/bin/python3, not for {sys.executable}: run "
-                    "`/usr/bin/python3 scripts/kvb ...`")
-        raise UsageError("a PostgreSQL store needs psycopg 3: apt-get install python3-psycopg"
-                         + hint) from None
-    return psycopg
+    return import_debian("psycopg", "python3-psycopg", "a PostgreSQL store")
 
 
 class Store:

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools import edivisive, history
+from kvbtools import compare, edivisive, history
 from kvbtools.errors import UsageError
 from kvbtools.history import Point, Series, changed, fmt
 
@@ -273,16 +273,6 @@ def cmd(args: argparse.Namespace) -> int:
     return 1 if found and args.fail_on_change else 0
 
 
-def _pvalue(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return v
-
-
 def _percent(text: str) -> float:
     try:
         v = float(text.rstrip("%")) / 100.0
@@ -301,7 +291,7 @@ def register(subparsers: Any) -> None:
     history.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
-    p.add_argument("--pvalue", type=_pvalue, default=Params.max_pvalue,
+    p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.max_pvalue,
                    help="significance of a change, t-test (default 0.001, as Otava)")
     p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
                    help="ignore changes smaller than this, e.g. 2%% (default 0)")
