@@ -185,10 +185,6 @@ class Store:
         elif not create:
             raise UsageError(f"{shown(self.loc)} holds no kvbench store (kvb store add "
                              "FILE.json creates one)")
-        elif self.dialect == "sqlite" and self.q(
-                "SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
-            raise UsageError(f"{self.loc} is an SQLite database of something else (it has "
-                             "tables but no kvbench schema_version): not touching it")
         self.migrate()
 
     def migrate(self) -> None:
@@ -197,6 +193,11 @@ class Store:
         with self.write() as tx:
             if self.dialect == "postgresql":
                 self.q("SELECT pg_advisory_xact_lock(?)", (PG_MIGRATION_LOCK,))
+            elif not self._has_version_table() and self.q(
+                    "SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                # Checked under the write lock: another kvb may have just created the store.
+                raise UsageError(f"{self.loc} is an SQLite database of something else (it has "
+                                 "tables but no kvbench schema_version): not touching it")
             self.q(store_schema.VERSION_TABLE.strip())
             v = self.version()
             self._refuse_newer(v)

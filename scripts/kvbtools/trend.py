@@ -100,7 +100,8 @@ def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str
     subj = subjects(changed(before, after), engine)
     if not subj:
         return None, ("nothing the store records differs between these two points: the cause "
-                      "is outside it (the machine, its load, the weather); look at the runs")
+                      "is outside it (the machine's load, its temperature, other tenants); look at "
+                      "the runs")
     if len(subj) > 1:
         return None, (f"{len(subj)} things changed at once ({', '.join(sorted(subj))}): "
                       "bisect one of them with the others held fixed")
