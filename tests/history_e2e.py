@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -40,7 +41,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
-PRESET = "x86-gcc-native"
+PRESET = f"{'arm' if platform.machine() == 'aarch64' else 'x86'}-gcc-native"
 TREND = ["--metric", "cpu", "--metric", "cpu_time", "--min-magnitude", "25%"]
 RUN_FLAGS = ["--engine=memory", "--num=100000", "--benchmarks=fillseq,readrandom", "--repeats=3"]
 

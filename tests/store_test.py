@@ -578,6 +578,14 @@ class PostgresOnlyTest(unittest.TestCase):
         self.assertIn("cannot connect to the store", p.stderr)
         self.assertNotIn("secret", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
+        fake = os.path.join(TMP, "nopsycopg")
+        os.makedirs(os.path.join(fake, "psycopg"), exist_ok=True)
+        with open(os.path.join(fake, "psycopg", "__init__.py"), "w") as f:
+            f.write("raise ImportError('not installed (test)')\n")
+        p = kvb("store", "info", "--store", BACKEND.url("postgres"),
+                env=dict(os.environ, PYTHONPATH=fake))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("apt-get install python3-psycopg", p.stderr)
 
 
 # ---- the change-point method (pure functions; run once, with the SQLite suite) -----------------
