@@ -8,7 +8,6 @@ builds); bisect end to end on a generated git repository of a tiny C library.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import math
@@ -28,15 +27,17 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import runner, sources, stats  # noqa: E402
+from kvbtools import host, sources, stats  # noqa: E402
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
+from kvbtest import ARGS  # noqa: E402
 
-ARGS = argparse.Namespace(kvbench="", micro="")
 
 
-def kvb(*args: str, env: dict[str, str] | None = None,
-        cwd: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, KVB, *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
+def kvb(*args: str, env: dict[str, str] | None = None, cwd: str | None = None,
+        python: bool = False) -> subprocess.CompletedProcess[str]:
+    """scripts/kvb ARGS, or python3 scripts/kvb ARGS (python=True: for a PATH without python3)."""
+    return subprocess.run([*([sys.executable] if python else []), KVB, *args],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 
 class StatsTest(unittest.TestCase):
@@ -270,15 +271,18 @@ class CompareTest(unittest.TestCase):
         _, slow = self.kvbench_pair(0.9)
         p = kvb("compare", base, slow, "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        for title in ("ops/s", "p99 latency", "CPU per op"):
+        for title in ("ops_per_sec [ops/s], higher", "latency_ns.p99 [us], lower",
+                      "cost.cpu_user_us_per_op [us/op], lower",
+                      "cost.cpu_sys_us_per_op [us/op], lower"):
             self.assertIn(title, p.stdout)
         # Every metric is worse: ops/s lower, latency and CPU higher, all called slower.
-        self.assertEqual(p.stdout.count(" slower (p"), 3, p.stdout)
+        self.assertEqual(p.stdout.count(" slower (p"), 4, p.stdout)
         j = self.path("cmp.json")
         kvb("compare", base, slow, "--json", j)
         rows = load_json(j)["rows"]
-        self.assertTrue(all(r["regression"] for r in rows if r["metric"] in
-                            ("ops_per_sec", "p99", "cpu")))
+        worse = ("ops_per_sec", "latency_ns.p99", "cost.cpu_user_us_per_op",
+                 "cost.cpu_sys_us_per_op")
+        self.assertEqual({r["metric"] for r in rows if r["regression"]}, set(worse))
 
     def test_single_values_say_noise_unknown(self) -> None:
         a = write(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
@@ -310,11 +314,13 @@ class CompareTest(unittest.TestCase):
         malformed = write(self.path("malformed.json"), {"schema": "kvbench-run",
                                                        "schema_version": 1, "context": {},
                                                        "results": [{}]})
+        wrong_kind = write(self.path("wrong-kind.json"), {"benchmarks": "none"})
         template = load_json(real_kvbench(self.tmp, "--num=200", "--benchmarks=fillseq"))
         kv = write(self.path("kv1.json"), template)
         cases = {
             notjson: "not JSON", binary: "not", other_kind: "neither a kvbench run document",
-            malformed: "malformed", self.path("missing.json"): "cannot read",
+            malformed: "$.results[0].benchmark: missing", self.path("missing.json"): "cannot read",
+            wrong_kind: "neither a kvbench run document",
             kv: "cannot compare kvbench results with Google Benchmark",
         }
         for bad, words in cases.items():
@@ -354,7 +360,7 @@ class CompareTest(unittest.TestCase):
 
 # ---- matrix and versions: argument handling --------------------------------------------------
 
-HOST = "arm" if runner.host_arch() == "aarch64" else "x86"
+HOST = host.native_preset().split("-")[0]
 OTHER = "x86" if HOST == "arm" else "arm"
 
 
@@ -378,7 +384,8 @@ class MatrixVersionsArgsTest(unittest.TestCase):
     def test_preset_whose_compiler_is_missing_is_skipped(self) -> None:
         with tempfile.TemporaryDirectory() as empty:
             env = dict(os.environ, PATH=empty)
-            p = kvb("matrix", "--presets", f"{HOST}-clang-native", "--micro", env=env)
+            p = kvb("matrix", "--presets", f"{HOST}-clang-native", "--micro", env=env,
+                    python=True)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn(f"skipping preset {HOST}-clang-native: compiler clang, clang++ not found",
                       p.stderr)
@@ -419,6 +426,7 @@ class MatrixVersionsArgsTest(unittest.TestCase):
             with open(os.path.join(tmp, "xxhash.h"), "w") as f:
                 f.write("#define XXH_VERSION_MAJOR 0\n#define XXH_VERSION_MINOR 8\n"
                         "#define XXH_VERSION_RELEASE 3\n")
+            open(os.path.join(tmp, "xxhash.c"), "w").close()
             self.assertEqual(kvb("versions", "--dep", "lz4", "--source", tmp,
                                  "--dry-run").returncode, 2)
             self.assertEqual(sources.detect("xxhash", tmp), "0.8.3")
@@ -599,15 +607,5 @@ class BisectTest(unittest.TestCase):
         self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kvbench", required=True)
-    parser.add_argument("--micro", required=True, help="kvbench_micro")
-    args, rest = parser.parse_known_args()
-    ARGS.__dict__.update(vars(args))
-    result = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2).result
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    kvbtest.main("kvbench", "micro")

@@ -34,7 +34,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import edivisive, history, store, store_schema  # noqa: E402
+from kvbtools import edivisive, history, metrics, store, store_schema  # noqa: E402
 
 ARGS = argparse.Namespace(backend="sqlite", kvbench="", micro="")
 SKIP = 77
@@ -174,15 +174,16 @@ def synthetic(i: int, values: list[float], *, rocksdb: str = "7.8.3", host: str 
         res["repeat"], res["repeats"] = r, len(values)
         res["roles"][0]["ops_per_sec"] = v
         doc["results"].append(res)
-    doc.pop("summaries", None)
+    doc["summaries"] = []  # per-repeat values are what the store keeps
     return doc
 
 
 def metrics_per_repeat(doc: dict[str, Any]) -> int:
-    """kvbench metrics stored per repeat: 5, or 4 when storage KB/op is absent (no
-    /proc/self/io)."""
-    cost = doc["results"][0]["roles"][0]["cost"]
-    return 4 + (cost.get("storage_write_kb_per_op") is not None)
+    """kvbench metrics stored per repeat: those the document describes (metrics.py) that its
+    first role has (storage KB/op is absent without /proc/self/io)."""
+    result = doc["results"][0]
+    return sum(metrics.value(result["roles"][0], result, m) is not None
+               for m in metrics.of_kvbench(doc))
 
 
 def count(loc: str, table: str) -> int:

@@ -28,29 +28,44 @@ import sys
 import tempfile
 from typing import Any
 
-from kvbtools import compare, runner, stats, store
-from kvbtools.results import ResultError
+from kvbtools import command, compare, host, manifest, metrics, results, runner, stats, store
+from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, progress
-from kvbtools.samples import GB_METRICS, KV_METRICS, load_side, metrics_for
+from kvbtools.samples import load_side
+from kvbtools.table import fmt_value
 
 GOOD, BAD, SKIP = 0, 1, 125
+# git bisect run reads 1..127 (but 125) as "bad": a failure of kvb itself in a step must abort
+# the bisection (exit > 127) instead of blaming the commit.
+STEP_FAILED = 128
 
 
 def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     p = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if check and p.returncode != 0:
-        raise ResultError(f"git {' '.join(args)}: {p.stderr.strip()}")
+        raise UsageError(f"git {' '.join(args)}: {p.stderr.strip()}")
     return p
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+class _Step(argparse.Action):
+    """--step STATE: one step of `git bisect run`, whose failures exit STEP_FAILED."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        namespace.step = values
+        namespace.failure_exit = STEP_FAILED
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "bisect", __doc__, run)
     p.add_argument("--repo", help="git repository of the library (never checked out by kvb)")
     p.add_argument("--good", help="a commit without the regression")
     p.add_argument("--bad", help="a later commit with it (--good must be its ancestor)")
-    p.add_argument("--metric", help="metric to watch: kvbench ops_per_sec (default), p99, cpu, "
-                                    "wkb, db_size; Google Benchmark bytes_per_second (default), "
-                                    "items_per_second, cpu_time, real_time")
+    p.add_argument("--metric", help="metric to watch, as kvb compare --metric names it: kvbench "
+                                    "ops_per_sec (default), p99, ...; Google Benchmark "
+                                    "bytes_per_second (default), items_per_second, cpu_time, "
+                                    "real_time")
     p.add_argument("--threshold", type=compare.parse_threshold,
                    default=compare.parse_threshold("5%"),
                    help="a step is bad when worse by at least this much, significantly "
@@ -60,13 +75,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench", help="kvbench mode: the workload (e.g. readrandom); generic mode: "
                                    "the benchmark name in the JSON (optional when there is one)")
     g = p.add_argument_group("kvbench mode")
-    g.add_argument("--dep", help=f"the library: {', '.join(runner.DEPS)}")
-    g.add_argument("--preset", default=f"{'arm' if runner.host_arch() == 'aarch64' else 'x86'}"
-                   "-gcc-native", help="configure preset (default: this host's gcc native)")
+    g.add_argument("--dep", help=f"the library: {', '.join(manifest.buildable())}")
+    g.add_argument("--preset", help="configure preset (default: this host's gcc native)")
     g.add_argument("--micro", metavar="NAME",
                    help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
     g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
-                                    "else rocksdb)")
+                                    "else the first engine of cmake/deps.json)")
     g.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
     g.add_argument("--min-time", type=float, default=0.1,
                    help="kvbench_micro --benchmark_min_time (default 0.1)")
@@ -74,7 +88,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--build-cmd", help="shell command that builds the commit (cwd: worktree)")
     g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
     p.add_argument("--results-dir", help="parent of the results directory (default results/)")
-    p.add_argument("--step", metavar="STATE", help=argparse.SUPPRESS)
+    p.add_argument("--step", metavar="STATE", action=_Step, help=argparse.SUPPRESS)
     store.add_store_arguments(p, auto=True)
 
 
@@ -112,34 +126,38 @@ def _measure(state: dict[str, Any], tree: str, tag: str) -> tuple[list[float] | 
         return None, str(e)
     try:
         side = load_side(tag, files)
-    except ResultError as e:
+    except UsageError as e:
         return None, str(e)
     return _pick(state, side), ""
 
 
 def _pick(state: dict[str, Any], side: Any) -> list[float] | None:
-    metric = state["metric"] or ("ops_per_sec" if side.kind == "kvbench" else "bytes_per_second")
-    if metric not in metrics_for(side.kind):
-        raise ResultError(f"metric {metric} is not one of {side.kind}'s: "
-                          f"{', '.join(metrics_for(side.kind))}")
+    default = "ops_per_sec" if side.kind == results.KVBENCH else "bytes_per_second"
+    m = next(iter(metrics.select(side.metrics, [state["metric"] or default], side.kind).values()))
+    metric = m.path
     state["metric"] = metric
+    state["unit"], state["better"] = m.unit, m.better
     state["kind"] = side.kind
     names = [b for b, m in side.order if m == metric]
     want = state["bench_key"]
     if want is None:
         if len(names) != 1:
-            raise ResultError(f"the JSON has {len(names)} benchmarks; name one with --bench: "
+            raise UsageError(f"the JSON has {len(names)} benchmarks; name one with --bench: "
                               f"{', '.join(names[:20])}")
         want = names[0]
     if want not in names:
-        raise ResultError(f"benchmark {want!r} is not in the measured JSON; it has: "
+        raise UsageError(f"benchmark {want!r} is not in the measured JSON; it has: "
                           f"{', '.join(names[:20])}")
     state["bench_key"] = want
     return side.values[(want, metric)]
 
 
+def _metric(state: dict[str, Any]) -> metrics.Metric:
+    return metrics.Metric(state["metric"], state["unit"], state["better"])
+
+
 def _judge(state: dict[str, Any], values: list[float]) -> stats.Verdict:
-    m = metrics_for(state["kind"])[state["metric"]]
+    m = _metric(state)
     return stats.verdict(state["base_values"], values, higher_is_better=m.higher_is_better,
                          threshold=state["threshold"], alpha=state["alpha"],
                          better_word=m.better_word, worse_word=m.worse_word)
@@ -169,7 +187,7 @@ def step(state_path: str) -> int:
     progress(f"bisect step {n}: building and measuring {commit[:12]}")
     try:
         values, why = _measure(state, tree, commit[:12])
-    except ResultError as e:
+    except UsageError as e:
         values, why = None, str(e)
     if values is None:
         progress(f"  {commit[:12]}: skip ({why})")
@@ -188,65 +206,57 @@ def step(state_path: str) -> int:
 def _resolve(repo: str, ref: str, what: str) -> str:
     p = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     if p.returncode != 0:
-        raise ResultError(f"{what} {ref!r} is not a commit in {repo}")
+        raise UsageError(f"{what} {ref!r} is not a commit in {repo}")
     return p.stdout.strip()
 
 
 def _describe(values: list[float], scale: float) -> str:
-    return (f"median {compare.fmt_value(statistics.median(values) * scale)} "
-            f"(n={len(values)}: " + ", ".join(compare.fmt_value(x * scale) for x in values) + ")")
+    return (f"median {fmt_value(statistics.median(values) * scale)} "
+            f"(n={len(values)}: " + ", ".join(fmt_value(x * scale) for x in values) + ")")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.step:
-        # git bisect run reads 1..127 (but 125) as "bad": an error of kvb itself must abort
-        # the bisection (exit > 127) instead of blaming the commit.
-        try:
-            return step(args.step)
-        except Exception as e:  # noqa: BLE001
-            print(f"kvb bisect --step: internal error, aborting the bisection: "
-                  f"{type(e).__name__}: {e}", file=sys.stderr)
-            return 128
+        return step(args.step)  # its failures exit STEP_FAILED (_Step, kvbtools.cli)
     for name in ("repo", "good", "bad"):
         if not getattr(args, name):
-            raise ResultError(f"--{name} is required")
+            raise UsageError(f"--{name} is required")
     generic = bool(args.build_cmd or args.measure_cmd)
     if generic and not (args.build_cmd and args.measure_cmd):
-        raise ResultError("generic mode needs both --build-cmd and --measure-cmd")
+        raise UsageError("generic mode needs both --build-cmd and --measure-cmd")
     if generic and args.dep:
-        raise ResultError("--dep (kvbench mode) and --build-cmd/--measure-cmd (generic mode) "
+        raise UsageError("--dep (kvbench mode) and --build-cmd/--measure-cmd (generic mode) "
                           "exclude each other")
     if not generic and not args.dep:
-        raise ResultError("give --dep DEP (kvbench mode) or --build-cmd and --measure-cmd")
-    if args.metric and args.metric not in KV_METRICS and args.metric not in GB_METRICS:
-        raise ResultError(f"unknown metric {args.metric}; valid: "
-                          f"{', '.join([*KV_METRICS, *GB_METRICS])}")
+        raise UsageError("give --dep DEP (kvbench mode) or --build-cmd and --measure-cmd")
     if args.repeats < 2:
-        raise ResultError("--repeats must be at least 2: a verdict needs a noise estimate")
+        raise UsageError("--repeats must be at least 2: a verdict needs a noise estimate")
     repo = os.path.abspath(args.repo)
     if not os.path.isdir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode:
-        raise ResultError(f"{args.repo} is not a git repository")
+        raise UsageError(f"{args.repo} is not a git repository")
     good = _resolve(repo, args.good, "--good")
     bad = _resolve(repo, args.bad, "--bad")
     if good == bad:
-        raise ResultError("--good and --bad are the same commit")
+        raise UsageError("--good and --bad are the same commit")
     anc = git(repo, "merge-base", "--is-ancestor", good, bad, check=False).returncode
     if anc != 0:
-        raise ResultError(f"--good {args.good} is not an ancestor of --bad {args.bad}")
+        raise UsageError(f"--good {args.good} is not an ancestor of --bad {args.bad}")
     state: dict[str, Any] = {"repeats": args.repeats, "threshold": args.threshold,
                              "alpha": args.alpha, "metric": args.metric, "kind": ""}
     if generic:
         state.update(mode="generic", build_cmd=args.build_cmd, measure_cmd=args.measure_cmd,
                      bench_key=args.bench)
     else:
-        dep = runner.check_dep(args.dep)
+        lib = manifest.check_buildable(args.dep)
+        dep = lib.name
+        args.preset = args.preset or host.native_preset()
         presets, skipped = runner.select_presets([args.preset])
         if skipped:
-            raise ResultError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
+            raise UsageError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
         micro = args.micro is not None
         if not micro and not args.bench:
-            raise ResultError("kvbench mode needs --bench WORKLOAD or --micro NAME")
-        engine = args.engine or (dep if dep in runner.ENGINE_DEPS else "rocksdb")
+            raise UsageError("kvbench mode needs --bench WORKLOAD or --micro NAME")
+        engine = args.engine or (dep if lib.engine else manifest.default_engine())
         plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
                     min_time=args.min_time, engines=[engine], workloads=args.bench or "",
                     num=args.num)
@@ -276,28 +286,23 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     progress(f"bisect: measuring the good commit {good[:12]} (build 1)")
     values, why = _measure(state, tree, "good-" + good[:12])
     if values is None:
-        print(f"kvb bisect: error: the good commit {good[:12]} does not build or run: {why}",
-              file=sys.stderr)
-        return 1
+        raise RunError(f"the good commit {good[:12]} does not build or run: {why}")
     state["base_values"] = values
     _record(state, _entry(good, "good", values, None))
     progress(f"bisect: measuring the bad commit {bad[:12]} (build 2)")
     git(tree, "checkout", "--quiet", "--detach", bad)
     bvalues, why = _measure(state, tree, "bad-" + bad[:12])
-    m = metrics_for(state["kind"])[state["metric"]]
     if bvalues is None:
-        print(f"kvb bisect: error: the bad commit {bad[:12]} does not build or run: {why}",
-              file=sys.stderr)
-        return 1
+        raise RunError(f"the bad commit {bad[:12]} does not build or run: {why}")
+    m = _metric(state)
     v = _judge(state, bvalues)
     _record(state, _entry(bad, "bad", bvalues, v))
     if not v.regression:
-        print(f"kvb bisect: the bad commit is not a significant regression beyond "
-              f"{state['threshold'] * 100:g}%: ratio {v.ratio:.3f}, {v.word}"
-              + (f" (p={v.test.p:.4f})" if v.test else "")
-              + f"\n  good: {_describe(values, m.scale)}\n  bad:  {_describe(bvalues, m.scale)}",
-              file=sys.stderr)
-        return 1
+        raise RunError(f"the bad commit is not a significant regression beyond "
+                       f"{state['threshold'] * 100:g}%: ratio {v.ratio:.3f}, {v.word}"
+                       + (f" (p={v.test.p:.4f})" if v.test else "")
+                       + f"\n  good: {_describe(values, m.scale)}"
+                       f"\n  bad:  {_describe(bvalues, m.scale)}")
     state_path = os.path.join(outdir, "state.json")
     with open(state_path, "w", encoding="utf-8") as f:
         json.dump(state, f)
@@ -307,7 +312,7 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     git(tree, "bisect", "start", bad, good)
     # git's messages to the log; the steps' progress (stderr) to the user.
     with open(os.path.join(outdir, "bisect-run.log"), "w", encoding="utf-8") as log:
-        p = subprocess.run(["git", "bisect", "run", sys.executable, runner.KVB, "bisect",
+        p = subprocess.run(["git", "bisect", "run", sys.executable, host.KVB, "bisect",
                             "--step", state_path], cwd=tree, stdout=log)
     first = git(tree, "rev-parse", "--verify", "--quiet", "refs/bisect/bad", check=False)
     with open(os.path.join(outdir, "steps.jsonl"), encoding="utf-8") as f:
@@ -317,17 +322,15 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     log_text = open(os.path.join(outdir, "bisect-run.log"), encoding="utf-8").read()
     builds = len(entries)
     if p.returncode != 0 or first.returncode != 0 or "is the first bad commit" not in log_text:
-        print(f"kvb bisect: git bisect run did not name one first bad commit "
-              f"(exit {p.returncode}); see {outdir}/bisect-run.log", file=sys.stderr)
-        print(log_text[-3000:], file=sys.stderr)
-        return 1
+        raise RunError(f"git bisect run did not name one first bad commit (exit {p.returncode}); "
+                       f"see {outdir}/bisect-run.log; its end:\n{log_text[-3000:]}")
     sha = first.stdout.strip()
     subject = git(repo, "log", "-1", "--format=%h %s", sha).stdout.strip()
     by_commit = {e["commit"]: e for e in entries if e["values"] is not None}
     fb = by_commit.get(sha)
     parent = git(repo, "rev-parse", f"{sha}^", check=False).stdout.strip()
     lines = [f"first bad commit: {sha}", f"  {subject}",
-             f"metric: {state['bench_key']} {m.title} [{m.unit}], "
+             f"metric: {state['bench_key']} {m.path} [{m.shown_unit}], "
              f"{'higher' if m.higher_is_better else 'lower'} is better; threshold "
              f"{state['threshold'] * 100:g}%, alpha {state['alpha']:g}, Mann-Whitney U two-sided",
              f"  good {good[:12]}: {_describe(values, m.scale)}"]
@@ -343,7 +346,7 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     print(text)
     with open(os.path.join(outdir, "bisect.txt"), "w", encoding="utf-8") as f:
         f.write(text + "\n")
-    compare.write_json(os.path.join(outdir, "bisect.json"), {
+    results.write_json(os.path.join(outdir, "bisect.json"), {
         "schema": "kvb-bisect", "schema_version": 1, "repo": repo, "good": good, "bad": bad,
         "first_bad": sha, "metric": state["metric"], "benchmark": state["bench_key"],
         "threshold": state["threshold"], "alpha": state["alpha"], "builds": builds,
@@ -351,10 +354,3 @@ def _drive(state: dict[str, Any], repo: str, tree: str, good: str, bad: str) -> 
     print(f"results: {runner.shown(outdir)}/")
     return 0
 
-
-def cmd(args: argparse.Namespace) -> int:
-    try:
-        return run(args)
-    except ResultError as e:
-        print(f"kvb bisect: error: {e}", file=sys.stderr)
-        return 2

@@ -3,10 +3,10 @@
   kvb export csv [--out DIR]   Apache Otava's (Hunter's) CSV layout, one file per test (a
                                benchmark row on one fingerprint): one row per run; columns
                                time, the attributes (commit, library versions, ...), then one
-                               column per metric holding the run's median, in the stored units
-                               (ops_per_sec ops/s, p99 ns, cpu us/op, wkb KB/op, db_size
-                               bytes; kvbench_micro: bytes_per_second, items_per_second,
-                               cpu_time ns, real_time ns). Without --out: one test, on stdout.
+                               column per metric (its path: ops_per_sec, latency_ns.p99, ...)
+                               holding the run's median in the unit the documents give it
+                               (kvbench_micro's cpu_time and real_time in ns). Without --out:
+                               one test, on stdout.
   kvb export bencher [--out FILE] [--document HASH]
                                Bencher Metric Format JSON for one run of each series (the
                                latest, or the stored document HASH): {"benchmark": {"metric":
@@ -25,7 +25,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools import history
+from kvbtools import command, history
 from kvbtools.errors import RunError, UsageError
 from kvbtools.io_util import write_text
 from kvbtools.history import Point, Series, shown_attributes
@@ -120,13 +120,10 @@ def cmd(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("export", help="the store's series as Otava CSV or Bencher JSON",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command.add(subparsers, "export", __doc__, cmd)
     p.add_argument("format", choices=("csv", "bencher"))
     history.add_selection_arguments(p)
     p.add_argument("--out", metavar="PATH", help="csv: a directory; bencher: a file "
                                                  "(default: stdout)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "
                                                       "each series' latest")
-    p.set_defaults(func=cmd)

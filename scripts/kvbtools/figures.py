@@ -118,8 +118,8 @@ def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any]
         text = (f"fingerprint {s.fingerprint[:12]}: {key}\n{len(s.points)} points; {better} is "
                 f"better; {len(a.changes)} change point(s)"
                 + ("; a drift" if a.drift is not None else ""))
-        sections.append((f"{s.label} [{m.unit}]", text, series_figure(
-            [p.time for p in s.points], meds, lows, highs, title=s.label, unit=m.unit,
+        sections.append((f"{s.label} [{m.shown_unit}]", text, series_figure(
+            [p.time for p in s.points], meds, lows, highs, title=s.label, unit=m.shown_unit,
             changes=changes, segments=segments, drift=drift)))
     doc = page("kvbench history", f"{len(series)} series from {where}. Each point is one run: "
                "its median and 95% interval (min..max below 6 repeats); dashed red lines are "

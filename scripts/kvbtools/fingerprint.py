@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from kvbtools import results
+from kvbtools import metrics, results
 from kvbtools.errors import UsageError
-from kvbtools.results import ResultError
-from kvbtools.samples import KV_METRICS, Side, _add_gbench, _kv_value, kind_of
+from kvbtools.samples import Side, _add_gbench
 
 # Key fields shared by both kinds (normalised names; absent ones are left out).
 KEY_HOST = ("host", "cpu_model", "cpu_cores", "memory_gib")
@@ -52,7 +51,7 @@ class Measurement:
     engine: str       # kvbench engine; "" for kvbench_micro
     benchmark: str
     role: str         # kvbench role; "" for kvbench_micro
-    metric: str       # a key of samples.KV_METRICS / GB_METRICS
+    metric: metrics.Metric   # as the document describes it (metrics.py): path, unit, better
     repeat: int       # 1-based
     value: float
 
@@ -196,48 +195,42 @@ def _present(d: dict[str, Any]) -> dict[str, str]:
 
 def _kvbench_measurements(doc: dict[str, Any]) -> list[Measurement]:
     out = []
+    described = metrics.of_kvbench(doc)
     for row in results.rows(doc):
         result = row.data["_result"]
-        for metric in KV_METRICS:
-            v = _kv_value(metric, row.data, result)
+        for m in described.values():
+            v = metrics.value(row.data, result, m.path)
             if v is not None:
                 out.append(Measurement(f"{row.engine} {row.label}", row.engine, row.benchmark,
-                                       row.role, metric, int(result.get("repeat", 1)), v))
+                                       row.role, m, int(result.get("repeat", 1)), v))
     return out
 
 
-def _gbench_measurements(doc: dict[str, Any]) -> tuple[list[Measurement], list[str]]:
+def _gbench_measurements(d: results.Document) -> tuple[list[Measurement], list[str]]:
     side = Side("store")
-    _add_gbench(side, doc)
+    _add_gbench(side, d)
     out = []
-    for (name, metric), values in side.values.items():
+    for (name, key), values in side.values.items():
         for i, v in enumerate(values, 1):
-            out.append(Measurement(name, "", name, "", metric, i, v))
+            out.append(Measurement(name, "", name, "", metrics.GBENCH[key], i, v))
     return out, [f"{b}: {m}" for b, m in side.skipped.items()]
 
 
-def extract(doc: Any, what: str, user_attrs: dict[str, str] | None = None) -> Extracted:
-    """Everything the store keeps of one parsed document. Raises UsageError for a document
-    that is not a kvbench or kvbench_micro result, or lacks what a point needs."""
-    try:
-        kind = kind_of(doc)
-    except ResultError as e:
-        raise UsageError(f"{what}: {e}") from None
+def extract(d: results.Document, user_attrs: dict[str, str] | None = None) -> Extracted:
+    """Everything the store keeps of one document, loaded and checked by results.load.
+    Raises UsageError when it lacks what a point needs."""
+    doc, what, kind = d.doc, d.path, d.kind
     ctx = doc["context"]
-    try:
-        if kind == "kvbench":
-            key, attrs = _kvbench_fields(ctx)
-            run_utc = utc(ctx.get("date_utc"), what)
-            measurements, skipped = _kvbench_measurements(doc), []
-            complete = doc.get("complete") is not False
-        else:
-            key, attrs = _gbench_fields(ctx)
-            run_utc = utc(ctx.get("date"), what)
-            measurements, skipped = _gbench_measurements(doc)
-            complete = True
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise UsageError(f"{what}: malformed {kind} document ({type(e).__name__}: {e})") \
-            from None
+    if kind == results.KVBENCH:
+        key, attrs = _kvbench_fields(ctx)
+        run_utc = utc(ctx.get("date_utc"), what)
+        measurements, skipped = _kvbench_measurements(doc), []
+        complete = doc.get("complete") is not False
+    else:
+        key, attrs = _gbench_fields(ctx)
+        run_utc = utc(ctx.get("date"), what)
+        measurements, skipped = _gbench_measurements(d)
+        complete = True
     if "host" not in key:
         raise UsageError(f"{what}: the context names no host")
     flat: dict[str, str] = {}

@@ -20,19 +20,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools import store as store_mod
+from kvbtools import command, store as store_mod
 from kvbtools.errors import UsageError
-from kvbtools.compare import fmt_value as fmt
-from kvbtools.samples import GB_METRICS, KV_METRICS, Metric
+from kvbtools.metrics import Metric
+from kvbtools.table import fmt_value as fmt
 
 SERIES_COLUMNS = {"kind": "s.kind", "engine": "s.engine", "benchmark": "s.benchmark",
                   "role": "s.role", "row": "s.row_name", "metric": "s.metric"}
 # The first of these a row has is its default metric (kvb compare's choice for micro rows).
 PRIMARY = ("ops_per_sec", "bytes_per_second", "items_per_second", "cpu_time")
-
-
-def metric_info(kind: str, key: str) -> Metric:
-    return (KV_METRICS if kind == "kvbench" else GB_METRICS)[key]
 
 
 def median_interval(values: list[float]) -> tuple[float, float, float]:
@@ -81,7 +77,9 @@ class Series:
     id: int
     kind: str
     row: str
-    metric: str
+    metric: str                     # the metric's path (metrics.py)
+    unit: str
+    better: str
     fingerprint: str
     key: dict[str, str]
     split: dict[str, str] = field(default_factory=dict)
@@ -89,7 +87,7 @@ class Series:
 
     @property
     def info(self) -> Metric:
-        return metric_info(self.kind, self.metric)
+        return Metric(self.metric, self.unit, self.better)
 
     @property
     def label(self) -> str:
@@ -149,16 +147,17 @@ def load(st: store_mod.Store, *, filters: list[tuple[str, str]] | None = None,
     """The series matching the filters, each with its points in time order. metrics: None for
     each row's primary metric, ["all"] for every stored one."""
     where, params = _where(filters or [])
-    rows = st.q("SELECT s.id, s.kind, s.row_name, s.metric, f.hash, f.fields, d.id, d.hash, "
-                "d.run_utc, m.value FROM measurements m "
+    rows = st.q("SELECT s.id, s.kind, s.row_name, s.metric, s.unit, s.better, f.hash, f.fields, "
+                "d.id, d.hash, d.run_utc, m.value FROM measurements m "
                 "JOIN series s ON s.id = m.series_id JOIN documents d ON d.id = m.document_id "
                 f"JOIN fingerprints f ON f.id = s.fingerprint_id WHERE {where} "
                 "ORDER BY s.id, d.run_utc, d.id, m.repeat_index", params).fetchall()
     series: dict[int, Series] = {}
-    for sid, kind, row, metric, fhash, fields, doc, dhash, run_utc, value in rows:
+    for sid, kind, row, metric, unit, better, fhash, fields, doc, dhash, run_utc, value in rows:
         s = series.get(sid)
         if s is None:
-            s = series[sid] = Series(int(sid), kind, row, metric, fhash, json.loads(fields))
+            s = series[sid] = Series(int(sid), kind, row, metric, unit, better, fhash,
+                                     json.loads(fields))
         if not s.points or s.points[-1].document != doc:
             s.points.append(Point(int(doc), dhash, run_utc))
         s.points[-1].values.append(float(value))
@@ -192,8 +191,8 @@ def split_by(series: list[Series], by: list[str]) -> list[Series]:
             groups.setdefault(tuple(p.attributes.get(k, s.key.get(k, "")) for k in by),
                               []).append(p)
         for values, points in groups.items():
-            out.append(Series(s.id, s.kind, s.row, s.metric, s.fingerprint, s.key,
-                              dict(zip(by, values)), points))
+            out.append(Series(s.id, s.kind, s.row, s.metric, s.unit, s.better, s.fingerprint,
+                              s.key, dict(zip(by, values)), points))
     return out
 
 
@@ -213,7 +212,7 @@ def common_items(dicts: list[dict[str, str]]) -> dict[str, str]:
 def format_series(s: Series, common_key: dict[str, str], number: int) -> list[str]:
     m = s.info
     scale = m.scale
-    lines = [f"[{number}] {s.label} [{m.unit}], {'higher' if m.higher_is_better else 'lower'} "
+    lines = [f"[{number}] {s.label} [{m.shown_unit}], {'higher' if m.higher_is_better else 'lower'} "
              f"is better; fingerprint {s.fingerprint[:12]}"]
     own = describe_key(s.key, common_key)
     if own:
@@ -265,23 +264,36 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
                    help="only series and runs with this value (repeat: all must match), e.g. "
                         "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
     p.add_argument("--metric", action="append",
-                   help="only these metrics (repeat; 'all' for every stored one; default: each "
-                        "row's primary metric, ops_per_sec or bytes_per_second)")
+                   help="only these metrics (repeat), a path or its last parts as kvb compare "
+                        "takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
+                        "default: each row's primary metric, ops_per_sec or bytes_per_second")
     p.add_argument("--by", action="append", metavar="NAME",
                    help="split series further by this attribute (repeat), e.g. "
                         "lib.rocksdb.version or kernel")
 
 
+def metric_names(st: store_mod.Store, asked: list[str] | None) -> list[str] | None:
+    """--metric values as stored paths: a whole path or its last parts (p99 for latency_ns.p99,
+    as kvb compare takes them), or "all"; None for each row's primary metric."""
+    if not asked or "all" in asked:
+        return asked
+    stored = [m for (m,) in st.q("SELECT DISTINCT metric FROM series ORDER BY metric")]
+    out = []
+    for n in asked:
+        hits = [m for m in stored if m == n or m.endswith("." + n)]
+        if len(hits) != 1:
+            raise UsageError(f"{'ambiguous' if hits else 'unknown'} metric {n}; the store has: "
+                             f"{', '.join(stored) or 'none'}")
+        out.append(hits[0])
+    return out
+
+
 def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
     """Opens the store and loads the series the common arguments select."""
     filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
-    known = set(KV_METRICS) | set(GB_METRICS) | {"all"}
-    for m in args.metric or []:
-        if m not in known:
-            raise UsageError(f"--metric {m}: not a stored metric; known: {', '.join(sorted(known))}")
     st = store_mod.open_store(args.store)
     try:
-        series = load(st, filters=filters, metrics=args.metric, by=args.by)
+        series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)
     except BaseException:
         st.close()
         raise
@@ -306,11 +318,8 @@ def cmd(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("history", help="series in the results store and their points",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command.add(subparsers, "history", __doc__, cmd)
     add_selection_arguments(p)
     p.add_argument("--html", metavar="OUT",
                    help="draw every series over time, with intervals and change points, as "
                         "one self-contained HTML page (needs python3-matplotlib)")
-    p.set_defaults(func=cmd)

@@ -9,14 +9,13 @@ independent series labelled "control": identical code, so its verdict shows the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from typing import Any
 
-from kvbtools import compare, runner, sources, store
-from kvbtools.results import ResultError
+from kvbtools import command, compare, manifest, results, runner, sources, store
+from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
 
@@ -24,8 +23,9 @@ from kvbtools.samples import load_side
 def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$") -> None:
     p.add_argument("--workloads", default="fillseq,readrandom",
                    help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
-    p.add_argument("--engines", default="rocksdb",
-                   help="comma-separated engines for KV runs (default rocksdb)")
+    p.add_argument("--engines",
+                   help="comma-separated engines for KV runs (default: the first engine of "
+                        "cmake/deps.json)")
     p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
     p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
                    help="one more kvbench flag for KV runs, e.g. "
@@ -52,10 +52,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
-        raise ResultError("--repeats must be at least 1")
+        raise UsageError("--repeats must be at least 1")
     return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
                 min_time=args.min_time,
-                engines=[e for e in args.engines.split(",") if e],
+                engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
                 workloads=args.workloads, num=args.num,
                 extra=[] if micro else list(args.kvbench_arg))
 
@@ -91,14 +91,11 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
             failed.append(b.label)
     series = [s for s in series if s.build.label not in failed]
     if not series or series[0].build.label in failed:
-        print(f"kvb {kind}: error: the first build failed; nothing to compare against",
-              file=sys.stderr)
-        return 1
+        raise RunError(f"{kind}: the first build failed; nothing to compare against")
     try:
         files = runner.measure_interleaved(series, plan, args.repeats, outdir)
     except BuildError as e:
-        print(f"kvb {kind}: error: a run failed: {e}", file=sys.stderr)
-        return 1
+        raise RunError(f"{kind}: a run failed: {e}") from None
     sides = [load_side(s.label, files[s.label]) for s in series]
     mismatches = check_library_versions(sides, meta.get("expect", {}))
     c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
@@ -117,7 +114,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
                      for b in builds}
     doc["failed_builds"] = failed
     doc["library_version_mismatches"] = mismatches
-    compare.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
     store.auto_store([f for s in series for f in files[s.label]], args)
@@ -167,13 +164,13 @@ def from_source_defines(items: list[str], source_args: list[str]
     versions: list[list[str]] = []
     for item in items:
         dep, _, version = item.partition("@")
-        dep = runner.check_dep(dep)
+        dep = manifest.check_buildable(dep).name
         if version:
             d = given.get(dep) or sources.fetch(dep, version)
         elif dep in given:
             d = given[dep]
         else:
-            raise ResultError(f"--from-source {dep}: give its tree with --source {dep}=DIR "
+            raise UsageError(f"--from-source {dep}: give its tree with --source {dep}=DIR "
                               f"or a version to fetch, {dep}@VERSION")
         found = sources.detect(dep, d)
         if version and found != version:
@@ -185,7 +182,8 @@ def from_source_defines(items: list[str], source_args: list[str]
     return defines, suffix, versions
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def register(sub: Any) -> None:
+    p = command.add(sub, "matrix", __doc__, run)
     p.add_argument("--presets", required=True,
                    help="comma-separated configure presets; the first is the base")
     p.add_argument("--micro", action="store_true",
@@ -200,12 +198,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     names = [n for n in args.presets.split(",") if n]
     if not names:
-        raise ResultError("--presets is empty")
+        raise UsageError("--presets is empty")
     presets, skipped = runner.select_presets(names)
     for name, why in skipped:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
-        raise ResultError("none of the presets can be built on this host")
+        raise UsageError("none of the presets can be built on this host")
     defines, suffix, versions = from_source_defines(
         [x for x in args.from_source.split(",") if x], args.source)
     plan = make_plan(args, args.micro, "/4096$")
@@ -218,10 +216,3 @@ def run(args: argparse.Namespace) -> int:
     return run_series("matrix", "+".join(p.name for p in presets) + suffix, series, plan,
                       args, meta)
 
-
-def cmd(args: argparse.Namespace) -> int:
-    try:
-        return run(args)
-    except ResultError as e:
-        print(f"kvb matrix: error: {e}", file=sys.stderr)
-        return 2

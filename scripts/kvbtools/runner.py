@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -17,25 +16,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from kvbtools.results import ResultError
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KVB = os.path.join(ROOT, "scripts", "kvb")
-DEPS = ("rocksdb", "wiredtiger", "lmdb", "lz4", "zstd", "xxhash")
-ENGINE_DEPS = ("rocksdb", "wiredtiger", "lmdb")
+from kvbtools.errors import RunError, UsageError
+from kvbtools.host import ROOT, host_arch
 
 
 def progress(msg: str) -> None:
     print(f"kvb: {msg}", file=sys.stderr, flush=True)
-
-
-def check_dep(dep: str) -> str:
-    d = dep.lower()
-    if d not in DEPS:
-        raise ResultError(f"unknown dependency {dep!r}; valid: {', '.join(DEPS)}")
-    return d
 
 
 # ---- presets ---------------------------------------------------------------------------------
@@ -60,7 +47,7 @@ def load_presets(root: str = ROOT) -> dict[str, Preset]:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
-        raise ResultError(f"{path}: {e}") from None
+        raise RunError(f"{path}: {e}") from None
     raw = {p["name"]: p for p in doc.get("configurePresets", [])}
 
     def resolve(name: str) -> tuple[dict[str, str], str]:
@@ -98,11 +85,6 @@ def _toolchain_compilers(path: str) -> list[str]:
     return re.findall(r"set\(\s*CMAKE_(?:C|CXX)_COMPILER\s+\"?([^\s\")]+)", text)
 
 
-def host_arch() -> str:
-    m = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
-
-
 def why_not_buildable(p: Preset) -> str:
     """'' when this host can build the preset, else the reason."""
     if p.arch and p.arch != host_arch():
@@ -116,11 +98,11 @@ def why_not_buildable(p: Preset) -> str:
 
 def select_presets(names: list[str]) -> tuple[list[Preset], list[tuple[str, str]]]:
     """The buildable presets among `names`, and (name, reason) for those skipped. Unknown names
-    raise ResultError listing the valid ones."""
+    raise UsageError listing the valid ones."""
     presets = load_presets()
     unknown = [n for n in names if n not in presets]
     if unknown:
-        raise ResultError(f"unknown preset {', '.join(unknown)}; valid presets: "
+        raise UsageError(f"unknown preset {', '.join(unknown)}; valid presets: "
                           f"{', '.join(presets)}")
     ok, skipped = [], []
     for n in names:
@@ -171,8 +153,8 @@ def root_define(dep: str, prefix: str) -> tuple[str, str]:
     return f"KVBENCH_{dep.upper()}_ROOT", os.path.abspath(prefix)
 
 
-class BuildError(Exception):
-    pass
+class BuildError(RunError):
+    """A build or a benchmark run failed: matrix skips that build, bisect skips that commit."""
 
 
 def run_logged(cmd: list[str], log: str, cwd: str | None = None) -> None:
@@ -214,7 +196,7 @@ class Plan:
     micro: bool
     micro_filter: str = "/4096$"
     min_time: float = 0.1
-    engines: list[str] = field(default_factory=lambda: ["rocksdb"])
+    engines: list[str] = field(default_factory=list)
     workloads: str = "fillseq,readrandom"
     num: int = 100000
     extra: list[str] = field(default_factory=list)

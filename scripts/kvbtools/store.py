@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import gzip
-import json
 import os
 import socket
 import sqlite3
@@ -23,10 +22,10 @@ import sys
 import time
 from typing import Any, Iterable, Sequence
 
-from kvbtools import store_schema
+from kvbtools import command, results, store_schema
 from kvbtools.errors import RunError, UsageError
 from kvbtools.io_util import import_debian
-from kvbtools.fingerprint import Extracted, canonical, extract
+from kvbtools.fingerprint import Extracted, Measurement, canonical, extract
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_PATH = os.path.join(ROOT, "results", "kvbench.sqlite")
@@ -242,18 +241,29 @@ class Store:
         series: dict[tuple[str, str], int] = {}
         rows = []
         for m in e.measurements:
-            sid = series.get((m.row, m.metric))
+            sid = series.get((m.row, m.metric.path))
             if sid is None:
-                sid = series[(m.row, m.metric)] = self._id(
-                    "INSERT INTO series (fingerprint_id, kind, row_name, engine, benchmark, role, "
-                    "metric) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (fp, e.kind, m.row, m.engine, m.benchmark, m.role, m.metric),
-                    "SELECT id FROM series WHERE fingerprint_id = ? AND row_name = ? AND "
-                    "metric = ?", (fp, m.row, m.metric))
+                sid = series[(m.row, m.metric.path)] = self._series(fp, e, m)
             rows.append((doc, sid, m.repeat, m.value))
         self.many("INSERT INTO measurements (document_id, series_id, repeat_index, value) "
                   "VALUES (?, ?, ?, ?)", rows)
         return doc
+
+    def _series(self, fp: int, e: Extracted, m: Measurement) -> int:
+        """The series' id; its metric's unit and direction are fixed by its first document,
+        and a document that describes them otherwise is refused."""
+        sid = self._id("INSERT INTO series (fingerprint_id, kind, row_name, engine, benchmark, "
+                       "role, metric, unit, better) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (fp, e.kind, m.row, m.engine, m.benchmark, m.role, m.metric.path,
+                        m.metric.unit, m.metric.better),
+                       "SELECT id FROM series WHERE fingerprint_id = ? AND row_name = ? AND "
+                       "metric = ?", (fp, m.row, m.metric.path))
+        unit, better = self.q("SELECT unit, better FROM series WHERE id = ?", (sid,)).fetchone()
+        if (unit, better) != (m.metric.unit, m.metric.better):
+            raise UsageError(f"metric {m.metric.path} of {m.row}: this document says "
+                             f"{m.metric.unit}, {m.metric.better} is better; the store has "
+                             f"{unit}, {better} is better")
+        return sid
 
     def document(self, prefix: str) -> tuple[str, bytes]:
         rows = self.q("SELECT hash, document FROM documents WHERE hash LIKE ?",
@@ -304,22 +314,22 @@ def open_store(arg: str | None, *, create: bool = False) -> Store:
 
 # ---- reading documents to add ------------------------------------------------------------------
 
-def read_document(path: str, attrs: dict[str, str] | None = None) -> tuple[Extracted, bytes]:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{path}: not UTF-8 text (byte {e.start}): not a result") from None
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise UsageError(f"{path}: not JSON: {e}") from None
-    e = extract(doc, path, attrs)
-    if not e.measurements:
-        raise UsageError(f"{path}: a result with no measurement in it: nothing to store")
-    return e, raw
+def read_documents(paths: list[str], attrs: dict[str, dict[str, str]] | None = None
+                   ) -> list[tuple[str, Extracted, bytes]]:
+    """Every file loaded and checked (results.load_all: one error lists every problem of every
+    file) before anything is stored, with the bytes to keep."""
+    out = []
+    for d in results.load_all(paths):
+        e = extract(d, (attrs or {}).get(d.path))
+        if not e.measurements:
+            raise UsageError(f"{d.path}: a result with no measurement in it: nothing to store")
+        try:
+            with open(d.path, "rb") as f:
+                raw = f.read()
+        except OSError as err:
+            raise UsageError(f"{d.path}: cannot read: {err.strerror}") from None
+        out.append((d.path, e, raw))
+    return out
 
 
 def parse_pairs(items: list[str] | None, what: str) -> dict[str, str]:
@@ -336,7 +346,7 @@ def add_files(paths: list[str], store_arg: str | None, attrs: dict[str, str] | N
               quiet: bool = False) -> tuple[int, int]:
     """Reads every file first (one bad file stores none), then stores them all in one
     transaction. Returns (added, already stored)."""
-    docs = [(p, *read_document(p, attrs)) for p in paths]
+    docs = read_documents(paths, {p: attrs for p in paths} if attrs else None)
     added = dup = 0
     with open_store(store_arg, create=True) as st:
         with st.write() as tx:
@@ -368,7 +378,7 @@ def auto_store(paths: list[str], args: argparse.Namespace,
     if getattr(args, "no_store", False) or not paths:
         return
     try:
-        docs = [(p, *read_document(p, (attrs or {}).get(p))) for p in paths]
+        docs = read_documents(paths, attrs)
         with open_store(getattr(args, "store", None), create=True) as st:
             with st.write() as tx:
                 added = sum(st.add_one(e, raw, os.path.abspath(p)) is not None
@@ -419,9 +429,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("store", help="keep results in the store (SQLite or PostgreSQL)",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command.add(subparsers, "store", __doc__, None)
     sub = p.add_subparsers(dest="store_command", required=True)
     a = sub.add_parser("add", help="store kvbench / kvbench_micro JSON documents")
     a.add_argument("files", nargs="+", metavar="FILE.json")

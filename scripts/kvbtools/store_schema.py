@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS schema_version (
 #   documents     one row per stored JSON document: its content hash (adding it again adds
 #                 nothing), its kind, time, host, fingerprint, and the file itself, gzipped
 #   fields        every key field and attribute of a document, one (name, value) row each
-#   series        benchmark row x metric x fingerprint
+#   series        benchmark row x metric x fingerprint, with the metric's unit and direction as
+#                 the documents describe them (metrics.py)
 #   measurements  every measured value: a document's repeat of a series
 V1 = [
     """CREATE TABLE fingerprints (
@@ -66,6 +67,8 @@ V1 = [
       benchmark TEXT NOT NULL,
       role TEXT NOT NULL,
       metric TEXT NOT NULL,
+      unit TEXT NOT NULL,
+      better TEXT NOT NULL,
       UNIQUE (fingerprint_id, row_name, metric))""",
     """CREATE TABLE measurements (
       document_id BIGINT NOT NULL REFERENCES documents (id),

@@ -19,12 +19,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools import compare, edivisive, history
+from kvbtools import command, compare, edivisive, history, manifest
 from kvbtools.errors import UsageError
 from kvbtools.history import Point, Series, changed, fmt
 
-# kvb bisect's libraries; a version becomes a git tag by this pattern (upstream's v1.2.3 habit).
-BISECT_DEPS = ("rocksdb", "wiredtiger", "lmdb", "lz4", "zstd", "xxhash")
+# A library version becomes a git tag by this pattern (upstream's v1.2.3 habit).
 TAG = "v{version}"
 
 
@@ -48,6 +47,9 @@ def analyse(s: Series, params: Params) -> Analysis:
     changes = edivisive.hunter(xs, window=params.window, max_pvalue=params.max_pvalue,
                                min_magnitude=params.min_magnitude, min_size=params.min_size)
     d = edivisive.drift(xs, changes, params.max_pvalue)
+    if d is not None and d.start_value and \
+            abs(d.end_value / d.start_value - 1.0) < params.min_magnitude:
+        return Analysis(s, [], None)  # a slope, but less than --min-magnitude end to end
     return Analysis(s, [] if d else changes, d)
 
 
@@ -136,7 +138,7 @@ def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str
         return None, (f"{what} changed ({diff[what][0]} -> {diff[what][1]}): not something kvb "
                       "bisect can search")
     dep = what[4:]
-    if dep not in BISECT_DEPS:
+    if dep not in manifest.buildable():
         return None, f"{dep} changed, and kvb bisect cannot build {dep} from source"
     commits = diff.get(f"lib.{dep}.commit")
     versions = diff.get(f"lib.{dep}.version") or diff.get("engine.version")
@@ -187,7 +189,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
     lo, hi = c.relative_interval()
     worse = (c.ratio < 1) == m.higher_is_better
     word = m.worse_word if worse else m.better_word
-    lines = [f"change {number}: {s.label} [{m.unit}], fingerprint {s.fingerprint[:12]}",
+    lines = [f"change {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
              f"  {_pct(c.ratio - 1)} ({word}; 95% interval {_pct(lo)}..{_pct(hi)}; t-test "
              f"p={c.test.p:.2g}): mean {fmt(c.test.mean_a * m.scale)} over the {c.n_before} "
              f"points before, {fmt(c.test.mean_b * m.scale)} over the {c.n_after} after",
@@ -222,7 +224,7 @@ def format_drift(a: Analysis, number: int) -> list[str]:
     rel = d.relative_per_point
     lo, hi = (x / abs(d.start_value) for x in d.slope_interval)
     worse = (d.slope < 0) == m.higher_is_better
-    return [f"drift {number}: {s.label} [{m.unit}], fingerprint {s.fingerprint[:12]}",
+    return [f"drift {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
             f"  {_pct(rel)} per point ({m.worse_word if worse else m.better_word}; 95% "
             f"interval {_pct(lo)}..{_pct(hi)}; slope p={d.p:.2g}) over {len(s.points)} points, "
             f"{s.points[0].time} .. {s.points[-1].time}: from {fmt(d.start_value * m.scale)} to "
@@ -285,21 +287,18 @@ def _percent(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("trend", help="change points in the store's series, and the "
-                                            "kvb bisect line for each",
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command.add(subparsers, "trend", __doc__, cmd)
     history.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
     p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.max_pvalue,
                    help="significance of a change, t-test (default 0.001, as Otava)")
     p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
-                   help="ignore changes smaller than this, e.g. 2%% (default 0)")
+                   help="ignore changes smaller than this, e.g. 2%% (default 0); a drift "
+                        "counts by its change from the first point to the last")
     p.add_argument("--min-size", type=int, default=Params.min_size,
                    help="points needed on each side of a change (default 3)")
     p.add_argument("--last", type=int, metavar="N",
                    help="report only changes among the last N points (drifts always)")
     p.add_argument("--fail-on-change", action="store_true",
                    help="exit 1 when a change or a drift is reported")
-    p.set_defaults(func=cmd)

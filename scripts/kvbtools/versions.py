@@ -8,57 +8,56 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import sys
+from typing import Any
 
-from kvbtools import matrix, runner, sources
-from kvbtools.results import ResultError
+from kvbtools import command, host, manifest, matrix, runner, sources
+from kvbtools.errors import UsageError
 from kvbtools.runner import Build, Series
 
-# What to run by default for a dependency: the micro benchmarks of a codec, the KV workloads of
-# an engine (on that engine).
-MICRO_DEFAULT = {"lz4": "^lz4/.*/4096$", "zstd": "^zstd/.*/4096$",
-                 "xxhash": "^xx.*/4096$"}
 
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dep", required=True, help=f"one of {', '.join(runner.DEPS)}")
+def register(sub: Any) -> None:
+    p = command.add(sub, "versions", __doc__, run)
+    p.add_argument("--dep", required=True,
+                   help=f"one of {', '.join(manifest.buildable())} (cmake/deps.json)")
     p.add_argument("--source", nargs="+", default=[], metavar="DIR",
                    help="source trees, one per version; the first is the base")
     p.add_argument("--prefix", nargs="+", default=[], metavar="DIR",
                    help="install prefixes, one per version (KVBENCH_<DEP>_ROOT)")
     p.add_argument("--fetch", nargs="+", default=[], metavar="VERSION",
                    help="versions to fetch with scripts/get-sources.sh (Debian sources)")
-    p.add_argument("--preset", default=f"{'arm' if runner.host_arch() == 'aarch64' else 'x86'}"
-                   "-gcc-native", help="configure preset (default: this host's gcc native)")
+    p.add_argument("--preset", help="configure preset (default: this host's gcc native)")
     p.add_argument("--bench", metavar="WORKLOADS",
                    help="run kvbench with these --benchmarks (default for engines: "
                         "fillseq,readrandom on that engine)")
     p.add_argument("--micro", nargs="?", const="", metavar="REGEX",
-                   help="run kvbench_micro (default for lz4/zstd/xxhash), optionally with "
-                        "this --benchmark_filter")
+                   help="run kvbench_micro (the default for a library that is not an engine: "
+                        "its micro_filter in cmake/deps.json), optionally with this "
+                        "--benchmark_filter")
     matrix.add_plan_arguments(p, "^<dep>/.*/4096$")
     p.set_defaults(engines=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    dep = runner.check_dep(args.dep)
+    lib = manifest.check_buildable(args.dep)
+    dep = lib.name
+    args.preset = args.preset or host.native_preset()
     dirs: list[tuple[str, bool]] = [(d, False) for d in args.source]
     dirs += [(d, True) for d in args.prefix]
     dirs += [(sources.fetch(dep, v), False) for v in args.fetch]
     if not dirs:
-        raise ResultError("give the versions with --source DIR..., --prefix DIR... or "
-                          "--fetch VERSION...")
+        raise UsageError("give the versions with --source DIR..., --prefix DIR... or "
+                         "--fetch VERSION...")
     presets, skipped = runner.select_presets([args.preset])
     if skipped:
-        raise ResultError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
+        raise UsageError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
     if args.bench and args.micro is not None:
-        raise ResultError("--bench and --micro exclude each other")
-    micro = args.micro is not None or (not args.bench and dep not in runner.ENGINE_DEPS)
+        raise UsageError("--bench and --micro exclude each other")
+    micro = args.micro is not None or (not args.bench and not lib.engine)
     if args.engines is None:
-        args.engines = dep if dep in runner.ENGINE_DEPS else "rocksdb"
+        args.engines = dep if lib.engine else manifest.default_engine()
     if args.bench:
         args.workloads = args.bench
-    plan = matrix.make_plan(args, micro, args.micro or MICRO_DEFAULT.get(dep, "/4096$"))
+    plan = matrix.make_plan(args, micro, args.micro or lib.micro_filter or "/4096$")
     series: list[Series] = []
     labels: list[str] = []
     for d, is_prefix in dirs:
@@ -78,10 +77,3 @@ def run(args: argparse.Namespace) -> int:
     return matrix.run_series("versions", f"{args.preset}-{dep}-" + "-vs-".join(
         lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, args, meta)
 
-
-def cmd(args: argparse.Namespace) -> int:
-    try:
-        return run(args)
-    except ResultError as e:
-        print(f"kvb versions: error: {e}", file=sys.stderr)
-        return 2
