@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import random
+import shlex
 import shutil
 import signal
 import subprocess
@@ -88,10 +89,24 @@ class PostgresCluster:
         if self.user:
             shutil.chown(self.dir, self.user, self.user)
         os.chmod(self.dir, 0o755)
+        self._watchdog()
         self._run("initdb", "-D", self.data, "-U", "kvbench", "--auth=trust", "-E", "UTF8")
         self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "start",
                   "-o", f"-k {self.dir} -c listen_addresses='' -p 5432")
         self.started = True
+
+    def _watchdog(self) -> None:
+        """Stops the cluster and removes its directory if this test dies without its finally
+        (SIGKILL from a timeout): a shell in its own session that polls this process once a
+        second, started before initdb."""
+        stop = [os.path.join(self.bin, "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"]
+        if self.user:
+            stop = ["runuser", "-u", self.user, "--", *stop]
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+                  f"[ -d {shlex.quote(self.data)} ] && {shlex.join(stop)} >/dev/null 2>&1; "
+                  f"rm -rf {shlex.quote(self.dir)}")
+        subprocess.Popen(["sh", "-c", script], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     @staticmethod
     def _os_user() -> str:
