@@ -17,6 +17,7 @@ Two ways to build and measure a commit, sharing everything else:
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -27,7 +28,7 @@ import sys
 import tempfile
 from typing import Any
 
-from kvbtools import command, compare, host, manifest, metrics, results, runner, stats
+from kvbtools import command, compare, host, manifest, metrics, results, runner, stats, store
 from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, progress
 from kvbtools.samples import load_side
@@ -88,6 +89,7 @@ def register(sub: Any) -> None:
     g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
     p.add_argument("--results-dir", help="parent of the results directory (default results/)")
     p.add_argument("--step", metavar="STATE", action=_Step, help=argparse.SUPPRESS)
+    store.add_store_arguments(p, auto=True)
 
 
 # ---- building and measuring one commit -------------------------------------------------------
@@ -270,6 +272,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _drive(state, repo, tree, good, bad)
     finally:
+        runs = sorted(glob.glob(os.path.join(outdir, "runs", "*.json")))
+        store.auto_store(runs, args, {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(
+            ".")[0].split("-")[-1]} for r in runs} if state["mode"] == "kvbench" else None)
         git(tree, "bisect", "reset", check=False)
         git(repo, "worktree", "remove", "--force", tree, check=False)
         git(repo, "worktree", "prune", check=False)

@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools import command, compare, manifest, results, runner, sources
+from kvbtools import command, compare, manifest, results, runner, sources, store
 from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
@@ -47,6 +47,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    help="print the builds and the run order, build and run nothing")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
+    store.add_store_arguments(p, auto=True)
 
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
@@ -116,6 +117,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
+    store.auto_store([f for s in series for f in files[s.label]], args)
     return 0
 
 
