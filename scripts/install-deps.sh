@@ -22,6 +22,10 @@ packages=(
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
   libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
+  # fleets, psycopg 3 to reach it, matplotlib for `kvb history --html`, Chromium to render the
+  # page in tests/history_e2e.py.
+  postgresql python3-psycopg python3-matplotlib chromium
 )
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 if [ "$arch" = amd64 ]; then

@@ -99,8 +99,11 @@ class Repo:
     def __init__(self, tmp: str, history: list[tuple[str, dict[str, str]]]) -> None:
         self.path = os.path.join(tmp, "tiny")
         os.makedirs(self.path)
-        # KVB_PYTHON_CHOSEN: kvb runs under this interpreter instead of re-executing itself.
+        # KVB_PYTHON_CHOSEN: kvb runs under this interpreter instead of re-executing itself;
+        # KVBENCH_STORE: should a run be stored (the tests give --no-store: the toy benchmark's
+        # JSON names no host or date), it goes to a store of the test's own.
         self.env = dict(os.environ, KVB_PYTHON_CHOSEN="1",
+                        KVBENCH_STORE=os.path.join(tmp, "store.sqlite"),
                         GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
                         GIT_COMMITTER_DATE="2024-02-01T12:00:00+00:00",
                         GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
@@ -157,7 +160,7 @@ class BisectTest(unittest.TestCase):
     def args(self, repo: Repo, *extra: str) -> list[str]:
         return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
                 "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
-                *extra]
+                "--no-store", *extra]
 
     def bisect(self, repo: Repo, noise: str, *extra: str, seed: int = 1
                ) -> subprocess.CompletedProcess[str]:
@@ -339,7 +342,7 @@ class BisectTest(unittest.TestCase):
         self.assert_clean(repo)
         before = self.lines(steps)
         runs_before = self.measured()
-        p = subprocess.run([sys.executable, KVB, "bisect", "--resume", outdir],
+        p = subprocess.run([sys.executable, KVB, "bisect", "--resume", outdir, "--no-store"],
                            capture_output=True, text=True, env=self.kvb_env(repo, CLEAN),
                            timeout=300)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

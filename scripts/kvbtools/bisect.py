@@ -36,13 +36,14 @@ refused (old -> new is not such a change); 2 bad input; 130 interrupted. See doc
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
 import sys
 from typing import Any
 
-from kvbtools import command, compare, host, manifest, results, rounds, runner
+from kvbtools import command, compare, host, manifest, results, rounds, runner, store
 from kvbtools.bisect_search import Ending, Refused, Search, iv_text, step_line
 from kvbtools.bisect_trees import git
 from kvbtools.errors import RunError, UsageError
@@ -99,7 +100,8 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", help="parent of the results directory (default results/)")
     p.add_argument("--resume", metavar="DIR",
                    help="continue the interrupted bisect whose results directory is DIR "
-                        "(no other options)")
+                        "(no other options but --store/--no-store)")
+    store.add_store_arguments(p, auto=True)
 
 
 # ---- the command line -> the state of a search -----------------------------------------------
@@ -215,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
     outdir = state["dir"]
     search = Search(state, records)
     try:
-        return _search(search)
+        return _search(search, args)
     except KeyboardInterrupt:
         n = len(search.recorded("step"))
         runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
@@ -227,12 +229,22 @@ def run(args: argparse.Namespace) -> int:
     except (RunError, UsageError) as e:
         runner.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
                              + str(e))
+        _store_runs(state, args)
         raise
     finally:
         search.ws.cleanup()
 
 
-def _search(search: Search) -> int:
+def _store_runs(state: dict[str, Any], args: argparse.Namespace) -> None:
+    """The results store's hook (kvbtools.store): every run so far, in kvbench mode with the
+    library commit it measured (runs/<series>.<commit>.r<round>.json)."""
+    runs = sorted(glob.glob(os.path.join(state["dir"], "runs", "*.json")))
+    attrs = {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(".")[1]}
+             for r in runs} if state["mode"] == "kvbench" else None
+    store.auto_store(runs, args, attrs)
+
+
+def _search(search: Search, args: argparse.Namespace) -> int:
     ending = search.endpoints() or search.replay()
     blamed = ""
     if ending is None:
@@ -264,6 +276,7 @@ def _search(search: Search) -> int:
         "values_by_commit": values_by_commit(search.records, st["old"], st["new"])})
     runner.write_summary(outdir, ending.summary)
     print(f"results: {runner.shown(outdir)}/")
+    _store_runs(st, args)
     return ending.code
 
 

@@ -6,20 +6,21 @@ import argparse
 import os
 import sys
 
-from kvbtools import (bisect, compare, crashtest, dbbench, matrix, micro, report, selfcheck,
-                      validate, versions)
+from kvbtools import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
+                      report, selfcheck, store, trend, validate, versions)
 from kvbtools.errors import RunError, UsageError
 from kvbtools.host import ROOT
 
 # In `kvb --help` order.
 COMMANDS = (report, validate, compare, matrix, versions, bisect, crashtest, micro, dbbench,
-            selfcheck)
+            selfcheck, store, history, trend, export)
 
 DESCRIPTION = """kvb: tools around kvbench results.
 
-See docs/compare.md, docs/json.md, docs/micro.md, docs/dbbench-parity.md and
-docs/workloads.md (crash consistency). Exit status: 0 done, 1 a run or a check failed,
-2 bad input (a flag, a file that is not a usable result), 130 interrupted.
+See docs/compare.md, docs/json.md, docs/micro.md, docs/dbbench-parity.md, docs/history.md
+(store, history, trend, export) and docs/workloads.md (crash consistency). Exit status:
+0 done, 1 a run or a check failed, 2 bad input (a flag, a file that is not a usable result),
+130 interrupted.
 
 kvb runs under /usr/bin/python3 when that exists (Debian's packages, e.g. python3-matplotlib,
 live there): started by another python3, it re-executes itself once under /usr/bin/python3.

@@ -286,9 +286,19 @@ def register(sub: Any) -> None:
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a significant regression beyond the threshold")
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--store", metavar="PATH|URL",
+                   help="take the sides from the results store: --base and --other are then "
+                        "NAME=VALUE selectors, e.g. --base host=A --other host=B "
+                        "(docs/history.md)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "store", None):
+        from kvbtools import fleet
+        with fleet.selected_files(args) as (groups, labels):
+            args.store, args.base, args.other = None, groups[0], groups[1:]
+            args.label = args.label or labels
+            return run(args)
     groups: list[list[str]] = []
     if args.base or args.other:
         if args.files:

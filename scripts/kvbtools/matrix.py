@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools import command, compare, manifest, results, rounds, runner, sources
+from kvbtools import command, compare, manifest, results, rounds, runner, sources, store
 from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
@@ -48,6 +48,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    help="print the builds and the run order, build and run nothing")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
+    store.add_store_arguments(p, auto=True)
 
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
@@ -148,6 +149,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                             if args.until_resolved else "") + "; the tables are in table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
+    store.auto_store([f for s in c.sides for f in s.paths], args)
     return 0
 
 
