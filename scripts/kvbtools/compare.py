@@ -135,10 +135,13 @@ def fmt_p(p: float) -> str:
     return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
 
 
-def format_comparison(c: Comparison, control: str = "") -> str:
+def format_comparison(c: Comparison, control: str = "",
+                      extra: dict[tuple[str, str, str], str] | None = None) -> str:
     """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
     ("values relative to ..."), then the geometric mean of the ratios. With one other side the
-    verdict is spelled out; with several, a ratio without a word is no significant change."""
+    verdict is spelled out; with several, a ratio without a word is no significant change.
+    `extra` (metric, benchmark, side) -> text is appended to that ratio cell (e.g. the interval
+    and 'unresolved at n=12' of kvb matrix --until-resolved)."""
     lines: list[str] = []
     base = c.sides[0]
     lines.append("sides (" + ("kvbench" if base.kind == "kvbench" else "Google Benchmark")
@@ -202,6 +205,8 @@ def format_comparison(c: Comparison, control: str = "") -> str:
                     row.append(f"{r} ({fmt_p(v.test.p)})")
                 else:
                     row.append(f"{r} {v.word} ({fmt_p(v.test.p)})")
+                if extra:
+                    row[-1] += extra.get((mkey, bench, s.label), "")
                 if math.isfinite(v.ratio):
                     ratios[s.label].append(v.ratio)
                 if v.note:

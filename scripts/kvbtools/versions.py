@@ -1,13 +1,17 @@
 """kvb versions: kvbench built against several versions of one library, interleaved, compared.
 
 Each --source tree (or --prefix install, or --fetch VERSION through scripts/get-sources.sh) is
-labelled by the version its headers declare, built into build/kvb/<preset>-<dep>-<version> with
-the preset's toolchain, and measured in rounds as kvb matrix does; the first is the base.
+labelled by the version its headers declare; trees of one version also by their commit (short
+hash and `git describe`) or else by the directory name as given. Each is built into
+build/kvb/<preset>-<dep>-<version>[-<commit or name>] with the preset's toolchain and measured in
+rounds as kvb matrix does; the first is the base.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
+import os
+import re
+import subprocess
 from typing import Any
 
 from kvbtools import command, host, manifest, matrix, runner, sources
@@ -58,15 +62,14 @@ def run(args: argparse.Namespace) -> int:
     if args.bench:
         args.workloads = args.bench
     plan = matrix.make_plan(args, micro, args.micro or lib.micro_filter or "/4096$")
+    found = [(d, is_prefix, sources.detect(dep, d, prefix=is_prefix)) for d, is_prefix in dirs]
+    names = tree_names([d for d, _, v in found], [v for _, _, v in found])
     series: list[Series] = []
     labels: list[str] = []
-    for d, is_prefix in dirs:
-        version = sources.detect(dep, d, prefix=is_prefix)
-        label = f"{dep} {version}"
-        tag = f"{args.preset}-{dep}-{version}"
-        if label in labels:  # two trees of one version (e.g. two commits): tell them apart
-            h = hashlib.sha1(d.encode()).hexdigest()[:6]
-            label, tag = f"{label} ({h})", f"{tag}-{h}"
+    for (d, is_prefix, version), name in zip(found, names):
+        label = f"{dep} {version}" + (f" ({name})" if name else "")
+        tag = f"{args.preset}-{dep}-{version}" + \
+            (f"-{re.sub(r'[^A-Za-z0-9._+-]+', '_', name)}" if name else "")
         labels.append(label)
         k, v = (runner.root_define if is_prefix else runner.source_define)(dep, d)
         series.append(Series(label, Build(label, args.preset, tag, {k: v})))
@@ -77,3 +80,40 @@ def run(args: argparse.Namespace) -> int:
     return matrix.run_series("versions", f"{args.preset}-{dep}-" + "-vs-".join(
         lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, args, meta)
 
+
+def commit_name(d: str) -> str:
+    """'efcfa3b v1.9.3-12-gefcfa3b' for the top of a git work tree ('efcfa3b' when describe
+    finds no tag, '-dirty' when it has changes), else ''."""
+    def git(*a: str) -> str:
+        p = subprocess.run(["git", "-C", d, *a], capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else ""
+    top = git("rev-parse", "--show-toplevel")
+    if not top or os.path.realpath(top) != os.path.realpath(d):
+        return ""
+    short = git("rev-parse", "--short", "HEAD")
+    described = git("describe", "--tags", "--always", "--dirty")
+    return short if described in ("", short) else f"{short} {described}"
+
+
+def tree_names(dirs: list[str], versions: list[str]) -> list[str]:
+    """What tells apart trees that declare the same version: the commit of a git tree, else the
+    directory's name as given, else the whole path as given; '' for a version given once."""
+    out = [""] * len(dirs)
+    for version in set(versions):
+        same = [i for i, v in enumerate(versions) if v == version]
+        if len(same) < 2:
+            continue
+        real = [os.path.realpath(dirs[i]) for i in same]
+        if len(set(real)) < len(real):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)}: a tree given twice "
+                             f"({version}); give each version once")
+        names = [commit_name(dirs[i]) or os.path.basename(os.path.normpath(dirs[i]))
+                 for i in same]
+        if len(set(names)) < len(names):
+            names = [commit_name(dirs[i]) or dirs[i] for i in same]
+        if len(set(names)) < len(names):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)} are the same commit "
+                             f"({version}, {names[0]}): give each version once")
+        for i, n in zip(same, names):
+            out[i] = n
+    return out
