@@ -20,6 +20,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3 ccache
   clang libclang-rt-14-dev clang-format
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
+  # kvb bisect traces which files a library's build compiles (commits that change none skip).
+  strace
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
   libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
   # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
