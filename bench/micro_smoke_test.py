@@ -4,7 +4,7 @@
 Runs it with --benchmark_filter/--benchmark_min_time and checks that it writes valid JSON with
 kvbench's build context and a measurement (or a stated reason) for every benchmark, that its
 names are the documented ones, that its own flags work and bad ones are refused, and that
-scripts/micro_summary.py prints its table. Standard library only.
+`kvb micro` (the quick start's summary) prints its table. Standard library only.
 """
 
 from __future__ import annotations
@@ -129,9 +129,8 @@ class MicroSmokeTest(unittest.TestCase):
         for flag in ("--compression_ratio", "--cache_cold", "--block_sizes", "--benchmark_filter"):
             self.assertIn(flag, proc.stdout)
 
-    def test_micro_summary_prints_gbps_table(self) -> None:
-        proc = subprocess.run([sys.executable, ARGS.summary, "--binary", ARGS.binary,
-                               "--min_time", "0.01"],
+    def test_kvb_micro_prints_gbps_table(self) -> None:
+        proc = subprocess.run([ARGS.kvb, "micro", "--binary", ARGS.binary, "--min-time", "0.01"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=300)
         self.assertEqual(0, proc.returncode, proc.stderr)
@@ -143,7 +142,7 @@ class MicroSmokeTest(unittest.TestCase):
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--summary", required=True, help="scripts/micro_summary.py")
+    parser.add_argument("--kvb", required=True, help="scripts/kvb")
     parser.add_argument("--preset", default="none")
     args, rest = parser.parse_known_args()
     ARGS.__dict__.update(vars(args))

@@ -20,8 +20,14 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3 ccache
   clang libclang-rt-14-dev clang-format
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
+  # kvb bisect traces which files a library's build compiles (commits that change none skip).
+  strace
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
+  # fleets, psycopg 3 to reach it, matplotlib for `kvb history --html`, Chromium to render the
+  # page in tests/history_e2e.py.
+  postgresql python3-psycopg python3-matplotlib chromium
 )
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 if [ "$arch" = amd64 ]; then

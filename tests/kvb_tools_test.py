@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Tests of kvb compare / matrix / versions / bisect and their statistics (run by ctest).
+"""Tests of kvb compare / matrix / versions and their statistics (run by ctest).
 
 The statistics are checked against textbook and published values; compare against synthetic
 documents made here with a seeded RNG (from a real kvbench document as the template) and against
 real output of kvbench and kvbench_micro; matrix and versions for their argument handling (no
-builds); bisect end to end on a generated git repository of a tiny C library.
+builds); the adaptive rounds (kvbtools.rounds) on synthetic samples. kvb bisect has its own
+tests/bisect_test.py.
 """
 from __future__ import annotations
 
@@ -28,15 +29,17 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import runner, sources, stats  # noqa: E402
+from kvbtools import host, rounds, sources, stats  # noqa: E402
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
+from kvbtest import ARGS  # noqa: E402
 
-ARGS = argparse.Namespace(kvbench="", micro="")
 
 
-def kvb(*args: str, env: dict[str, str] | None = None,
-        cwd: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, KVB, *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
+def kvb(*args: str, env: dict[str, str] | None = None, cwd: str | None = None,
+        python: bool = False) -> subprocess.CompletedProcess[str]:
+    """scripts/kvb ARGS, or python3 scripts/kvb ARGS (python=True: for a PATH without python3)."""
+    return subprocess.run([*([sys.executable] if python else []), KVB, *args],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 
 class StatsTest(unittest.TestCase):
@@ -148,6 +151,115 @@ class StatsTest(unittest.TestCase):
                           alpha=0.05)
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertIn("cannot reach", v.note)
+
+
+# ---- adaptive rounds -------------------------------------------------------------------------
+
+class RoundsTest(unittest.TestCase):
+    def test_the_interval_is_the_inverted_u_test(self) -> None:
+        # 5 values a side: the 3rd smallest and 3rd largest of the 25 pairwise log ratios, as the
+        # tables of Hollander & Wolfe give (coverage 1 - 2 * 4/252 = 96.8%).
+        self.assertEqual(rounds.cut(5, 5), 3)
+        self.assertEqual(rounds.cut(8, 8), 14)
+        self.assertEqual(rounds.cut(10, 10), 24)
+        self.assertEqual(rounds.cut(3, 3), 0)         # no finite 95% interval with 3 a side
+        # Past 25 a side, the normal approximation: one pair wider than the exact 318.
+        self.assertEqual(rounds.cut(30, 30), 317)
+        base, other = [10, 11, 12, 13, 14], [15, 16, 17, 18, 19]
+        d = sorted(math.log(o / b) for o in other for b in base)
+        iv = rounds.ratio_interval(base, other)
+        self.assertAlmostEqual(iv.lo, math.exp(d[2]))
+        self.assertAlmostEqual(iv.hi, math.exp(d[22]))
+        self.assertAlmostEqual(iv.estimate, math.exp(d[12]))
+        # The interval excludes 1 exactly when the exact U test gives p <= 2 P(U <= 2).
+        edge = 2 * sum(stats._u_counts(5, 5)[:3]) / math.comb(10, 5)
+        rng = random.Random(5)
+        for _ in range(300):
+            a = [rng.lognormvariate(0, 0.1) for _ in range(5)]
+            b = [rng.lognormvariate(0.08, 0.1) for _ in range(5)]
+            iv = rounds.ratio_interval(a, b)
+            self.assertEqual(not iv.lo <= 1 <= iv.hi, stats.mann_whitney_u(b, a).p <= edge)
+
+    def test_the_interval_covers_the_true_ratio(self) -> None:
+        rng = random.Random(11)
+        hits = 0
+        for _ in range(400):
+            a = [100 * rng.lognormvariate(0, 0.05) for _ in range(6)]
+            b = [110 * rng.lognormvariate(0, 0.05) for _ in range(6)]
+            iv = rounds.ratio_interval(a, b)
+            hits += iv.lo <= 1.1 <= iv.hi
+        self.assertGreaterEqual(hits / 400, 0.94)
+        self.assertLessEqual(hits / 400, 0.995)
+
+    def until(self, ratio: float, sigma: float, max_rounds: int) -> tuple[rounds.Outcome,
+                                                                         rounds.Decision]:
+        """Adaptive rounds of two synthetic sides (higher is better)."""
+        rng = random.Random(2)
+        a: list[float] = []
+        b: list[float] = []
+
+        def one_round(r: int) -> None:
+            a.append(rng.lognormvariate(0, sigma))
+            b.append(ratio * rng.lognormvariate(0, sigma))
+
+        def decision() -> rounds.Decision:
+            return rounds.decide(a, b, higher_is_better=True, threshold=0.05, alpha=0.05)
+
+        out = rounds.run(rounds.Budget(5, max_rounds, None), one_round,
+                         lambda r: decision().resolved)
+        return out, decision()
+
+    def test_a_clear_difference_is_decided_quickly(self) -> None:
+        out, d = self.until(0.8, 0.01, 12)
+        self.assertTrue(out.settled)
+        self.assertLessEqual(out.rounds, 6)
+        self.assertEqual(d.word, "slower")
+
+    def test_identical_sides_with_narrow_noise_are_the_same(self) -> None:
+        out, d = self.until(1.0, 0.01, 12)
+        self.assertTrue(out.settled)
+        self.assertEqual(d.word, "same")
+        self.assertLess(d.interval.width, 0.05)
+
+    def test_wide_noise_stays_unresolved_at_the_budget(self) -> None:
+        out, d = self.until(1.0, 0.2, 12)
+        self.assertFalse(out.settled)
+        self.assertEqual((out.rounds, out.why), (12, "max rounds"))
+        self.assertEqual(d.word, "unresolved at n=12")
+
+    def test_the_time_budget_starts_no_round_that_would_end_late(self) -> None:
+        now = [0.0]
+        ran = []
+
+        def one_round(r: int) -> None:
+            ran.append(r)
+            now[0] += 10.0
+
+        out = rounds.run(rounds.Budget(2, 50, 35.0), one_round, lambda r: False,
+                         clock=lambda: now[0])
+        self.assertEqual((out.rounds, out.why), (3, "max time"))
+
+    def test_durations(self) -> None:
+        for text, seconds in (("90s", 90), ("20m", 1200), ("1h30m", 5400), ("1.5h", 5400),
+                              ("45", 45)):
+            self.assertEqual(rounds.parse_duration(text), seconds)
+        for bad in ("soon", "-5m", "0", "", "5 minutes"):
+            with self.assertRaises(argparse.ArgumentTypeError):
+                rounds.parse_duration(bad)
+
+    def test_bad_budgets_exit_2(self) -> None:
+        base = ["matrix", "--presets", f"{HOST}-gcc-native", "--micro", "--dry-run"]
+        for extra, message in ((["--until-resolved", "--max-rounds", "0"], "must be at least 1"),
+                               (["--until-resolved", "--max-time", "soon"], "not a duration"),
+                               (["--until-resolved", "--max-time=-5m"], "not a duration"),
+                               (["--max-rounds", "12"], "need --until-resolved")):
+            p = kvb(*base, *extra)
+            self.assertEqual(p.returncode, 2, f"{extra}: {p.stderr}")
+            self.assertIn(message, p.stderr)
+        p = kvb(*base, "--until-resolved", "--max-rounds", "12", "--repeats", "3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("then more rounds of the same order until every row's 95% interval is "
+                      "narrower than 5%, at most 12 rounds", p.stdout)
 
 
 # ---- synthetic documents ---------------------------------------------------------------------
@@ -270,15 +382,18 @@ class CompareTest(unittest.TestCase):
         _, slow = self.kvbench_pair(0.9)
         p = kvb("compare", base, slow, "--fail-on-regression")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        for title in ("ops/s", "p99 latency", "CPU per op"):
+        for title in ("ops_per_sec [ops/s], higher", "latency_ns.p99 [us], lower",
+                      "cost.cpu_user_us_per_op [us/op], lower",
+                      "cost.cpu_sys_us_per_op [us/op], lower"):
             self.assertIn(title, p.stdout)
         # Every metric is worse: ops/s lower, latency and CPU higher, all called slower.
-        self.assertEqual(p.stdout.count(" slower (p"), 3, p.stdout)
+        self.assertEqual(p.stdout.count(" slower (p"), 4, p.stdout)
         j = self.path("cmp.json")
         kvb("compare", base, slow, "--json", j)
         rows = load_json(j)["rows"]
-        self.assertTrue(all(r["regression"] for r in rows if r["metric"] in
-                            ("ops_per_sec", "p99", "cpu")))
+        worse = ("ops_per_sec", "latency_ns.p99", "cost.cpu_user_us_per_op",
+                 "cost.cpu_sys_us_per_op")
+        self.assertEqual({r["metric"] for r in rows if r["regression"]}, set(worse))
 
     def test_single_values_say_noise_unknown(self) -> None:
         a = write(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
@@ -310,11 +425,13 @@ class CompareTest(unittest.TestCase):
         malformed = write(self.path("malformed.json"), {"schema": "kvbench-run",
                                                        "schema_version": 1, "context": {},
                                                        "results": [{}]})
+        wrong_kind = write(self.path("wrong-kind.json"), {"benchmarks": "none"})
         template = load_json(real_kvbench(self.tmp, "--num=200", "--benchmarks=fillseq"))
         kv = write(self.path("kv1.json"), template)
         cases = {
             notjson: "not JSON", binary: "not", other_kind: "neither a kvbench run document",
-            malformed: "malformed", self.path("missing.json"): "cannot read",
+            malformed: "$.results[0].benchmark: missing", self.path("missing.json"): "cannot read",
+            wrong_kind: "neither a kvbench run document",
             kv: "cannot compare kvbench results with Google Benchmark",
         }
         for bad, words in cases.items():
@@ -354,7 +471,7 @@ class CompareTest(unittest.TestCase):
 
 # ---- matrix and versions: argument handling --------------------------------------------------
 
-HOST = "arm" if runner.host_arch() == "aarch64" else "x86"
+HOST = host.native_preset().split("-")[0]
 OTHER = "x86" if HOST == "arm" else "arm"
 
 
@@ -378,7 +495,8 @@ class MatrixVersionsArgsTest(unittest.TestCase):
     def test_preset_whose_compiler_is_missing_is_skipped(self) -> None:
         with tempfile.TemporaryDirectory() as empty:
             env = dict(os.environ, PATH=empty)
-            p = kvb("matrix", "--presets", f"{HOST}-clang-native", "--micro", env=env)
+            p = kvb("matrix", "--presets", f"{HOST}-clang-native", "--micro", env=env,
+                    python=True)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn(f"skipping preset {HOST}-clang-native: compiler clang, clang++ not found",
                       p.stderr)
@@ -419,6 +537,7 @@ class MatrixVersionsArgsTest(unittest.TestCase):
             with open(os.path.join(tmp, "xxhash.h"), "w") as f:
                 f.write("#define XXH_VERSION_MAJOR 0\n#define XXH_VERSION_MINOR 8\n"
                         "#define XXH_VERSION_RELEASE 3\n")
+            open(os.path.join(tmp, "xxhash.c"), "w").close()
             self.assertEqual(kvb("versions", "--dep", "lz4", "--source", tmp,
                                  "--dry-run").returncode, 2)
             self.assertEqual(sources.detect("xxhash", tmp), "0.8.3")
@@ -443,6 +562,43 @@ class MatrixVersionsArgsTest(unittest.TestCase):
             self.assertIn(f"-DKVBENCH_LZ4_SOURCE_DIR={trees[1]}", p.stdout)
             self.assertIn("3 control", p.stdout)
 
+    def test_trees_of_one_version_are_told_apart_by_commit_or_name(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            trees = []
+            for name in ("lz4-a", "lz4-b"):
+                d = os.path.join(tmp, name)
+                os.makedirs(os.path.join(d, "lib"))
+                with open(os.path.join(d, "lib", "lz4.h"), "w") as f:
+                    f.write("#define LZ4_VERSION_MAJOR 1\n#define LZ4_VERSION_MINOR 9\n"
+                            "#define LZ4_VERSION_RELEASE 3\n")
+                trees.append(d)
+            args = ["versions", "--dep", "lz4", "--preset", f"{HOST}-gcc-native", "--dry-run"]
+            p = kvb(*args, "--source", *trees)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("  lz4 1.9.3 (lz4-a): cmake", p.stdout)
+            self.assertIn(f"-B {ROOT}/build/kvb/{HOST}-gcc-native-lz4-1.9.3-lz4-b ", p.stdout)
+            env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                       GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+                       GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+            git = lambda *a: subprocess.run(["git", "-C", trees[0], *a], check=True, env=env,
+                                            capture_output=True, text=True).stdout.strip()
+            git("init", "-q")
+            git("add", "-A")
+            git("commit", "-q", "-m", "1.9.3")
+            git("tag", "v1.9.3")
+            with open(os.path.join(trees[0], "NEWS"), "w") as f:
+                f.write("x\n")
+            git("add", "-A")
+            git("commit", "-q", "-m", "after")
+            short = git("rev-parse", "--short", "HEAD")
+            p = kvb(*args, "--source", *trees)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"  lz4 1.9.3 ({short} v1.9.3-1-g{short}): cmake", p.stdout)
+            self.assertIn("  lz4 1.9.3 (lz4-b): cmake", p.stdout)
+            p = kvb(*args, "--source", trees[1], trees[1] + "/")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("a tree given twice", p.stderr)
+
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
         from kvbtools import matrix
@@ -457,157 +613,5 @@ class MatrixVersionsArgsTest(unittest.TestCase):
                           "use that tree"])
 
 
-# ---- bisect ----------------------------------------------------------------------------------
-
-LIB_FAST = """#include <stddef.h>
-#include <stdint.h>
-uint64_t lib_sum(const unsigned char *p, size_t n) {
-  uint64_t s = 0;
-  for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
-  return s;
-}
-"""
-# Six passes through a volatile accumulator: at least 6x the work of LIB_FAST (a 60% threshold
-# then leaves room for a shared machine's CPU-time swings, seen up to 2x under load).
-LIB_SLOW = """#include <stddef.h>
-#include <stdint.h>
-uint64_t lib_sum(const unsigned char *p, size_t n) {
-  uint64_t s = 0;
-  for (int r = 0; r < 6; r++) {
-    volatile uint64_t t = 0;
-    for (size_t i = 0; i < n; i++) t += (uint64_t)p[i] * (i | 1);
-    s = t;
-  }
-  return s;
-}
-"""
-# Prints one Google Benchmark iteration row: the best of 10 chunks of ~2 ms of CPU time each, so
-# another tenant's burst on a shared machine does not decide a step.
-BENCH = r"""#include <stdint.h>
-#include <stdio.h>
-#include <time.h>
-uint64_t lib_sum(const unsigned char *p, size_t n);
-int main(void) {
-  static unsigned char buf[4096];
-  for (int i = 0; i < 4096; i++) buf[i] = (unsigned char)(i * 7);
-  uint64_t sink = 0;
-  double best = 1e30;
-  long total = 0;
-  for (int chunk = 0; chunk < 10; chunk++) {
-    long iters = 0;
-    clock_t t0 = clock(), t;
-    do {
-      for (int k = 0; k < 20; k++) sink += lib_sum(buf, sizeof buf);
-      iters += 20;
-      t = clock();
-    } while (t - t0 < CLOCKS_PER_SEC / 500);
-    double ns = (double)(t - t0) / CLOCKS_PER_SEC * 1e9 / iters;
-    if (ns < best) best = ns;
-    total += iters;
-  }
-  printf("{\"context\": {\"library\": \"tiny\", \"sink\": %llu},\n"
-         " \"benchmarks\": [{\"name\": \"sum/4096\", \"run_name\": \"sum/4096\", "
-         "\"run_type\": \"iteration\", \"iterations\": %ld, \"real_time\": %g, "
-         "\"cpu_time\": %g, \"time_unit\": \"ns\", \"bytes_per_second\": %g}]}\n",
-         (unsigned long long)sink, total, best, best, 4096.0 / best * 1e9);
-  return 0;
-}
-"""
-
-
-class BisectTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect-test.")
-        self.repo = os.path.join(self.tmp, "tiny")
-        os.makedirs(self.repo)
-        self.env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
-                        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
-        self.git("init", "-q", "-b", "main")
-        self.commits: list[str] = []
-        # 8 commits; #3 does not compile (a step must skip it), #5 makes lib_sum 3x slower.
-        self.commit("initial library and benchmark", {"sum.c": LIB_FAST, "bench.c": BENCH})
-        self.commit("docs", {"README": "tiny\n"})
-        self.commit("more docs", {"README": "tiny library\n"})
-        self.commit("break the build", {"sum.c": LIB_FAST + "this does not compile\n"})
-        self.commit("fix the build", {"sum.c": LIB_FAST})
-        self.commit("rewrite lib_sum (slow)", {"sum.c": LIB_SLOW})
-        self.commit("docs again", {"README": "tiny library, summing\n"})
-        self.commit("last", {"NOTES": "x\n"})
-
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def git(self, *args: str) -> str:
-        return subprocess.run(["git", "-C", self.repo, *args], check=True, capture_output=True,
-                              text=True, env=self.env).stdout.strip()
-
-    def commit(self, msg: str, files: dict[str, str]) -> None:
-        for name, text in files.items():
-            with open(os.path.join(self.repo, name), "w") as f:
-                f.write(text)
-        self.git("add", "-A")
-        self.git("commit", "-q", "-m", msg)
-        self.commits.append(self.git("rev-parse", "HEAD"))
-
-    def bisect(self, good: str, bad: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        return kvb("bisect", "--repo", self.repo, "--good", good, "--bad", bad,
-                   "--build-cmd", "cc -O2 -o bench bench.c sum.c", "--measure-cmd", "./bench",
-                   "--metric", "bytes_per_second", "--threshold", "60%", "--repeats", "5",
-                   "--results-dir", os.path.join(self.tmp, "results"), *extra, env=self.env)
-
-    def test_finds_the_commit_that_made_it_slower(self) -> None:
-        head = self.git("rev-parse", "HEAD")
-        p = self.bisect(self.commits[0], "main")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn(f"first bad commit: {self.commits[5]}", p.stdout)
-        self.assertIn("rewrite lib_sum (slow)", p.stdout)
-        self.assertRegex(p.stdout, r"first bad [0-9a-f]{12}: median .*ratio to good 0\.[0-3]\d*, "
-                                   r"U=\d+, p=0\.0\d+: slower")
-        self.assertRegex(p.stdout, r"builds: \d+ \(good, bad, \d+ bisect step")
-        self.assertIn("1 skipped as not building", p.stdout)  # the commit that does not compile
-        print("\n" + p.stdout, file=sys.stderr)
-        # The user's checkout did not move, no worktree or bisect state is left behind.
-        self.assertEqual(self.git("rev-parse", "HEAD"), head)
-        self.assertEqual(self.git("symbolic-ref", "HEAD"), "refs/heads/main")
-        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
-        self.assertEqual(self.git("for-each-ref", "refs/bisect"), "")
-        results = os.listdir(os.path.join(self.tmp, "results"))
-        self.assertEqual(len(results), 1)
-        doc = load_json(os.path.join(self.tmp, "results", results[0], "bisect.json"))
-        self.assertEqual(doc["first_bad"], self.commits[5])
-
-    def test_good_must_be_an_ancestor_of_bad(self) -> None:
-        self.git("checkout", "-q", "-b", "side", self.commits[1])
-        self.commit("side branch", {"SIDE": "x\n"})
-        side = self.commits[-1]
-        self.git("checkout", "-q", "main")
-        p = self.bisect(side, "main")
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("is not an ancestor of --bad", p.stderr)
-        p = self.bisect("no-such-ref", "main")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--good 'no-such-ref' is not a commit", p.stderr)
-        p = kvb("bisect", "--repo", self.tmp, "--good", "a", "--bad", "b", "--build-cmd", "true",
-                "--measure-cmd", "true")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("is not a git repository", p.stderr)
-        p = kvb("bisect", "--repo", self.repo, "--good", self.commits[0], "--bad", "main",
-                "--dep", "nosuchlib", "--bench", "readrandom")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("unknown dependency", p.stderr)
-        self.assertEqual(len(self.git("worktree", "list").splitlines()), 1)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kvbench", required=True)
-    parser.add_argument("--micro", required=True, help="kvbench_micro")
-    args, rest = parser.parse_known_args()
-    ARGS.__dict__.update(vars(args))
-    result = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2).result
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    kvbtest.main("kvbench", "micro")

@@ -1,29 +1,45 @@
 #!/usr/bin/env python3
-"""Tests of the Python tools in scripts/: kvb report and the db_bench output parser."""
+"""Tests of kvb as a whole and of its shared parts: report, validate, the one loader (every command
+that reads result files, fed damaged documents), metrics described by the document, the
+manifest, the interpreter kvb runs under, the top-level error handling, and kvb dbbench's
+flag mapping and statistics. kvb runs as users run it: scripts/kvb, and python3 scripts/kvb."""
 from __future__ import annotations
 
-import argparse
+import concurrent.futures
+import copy
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import statistics
 import sys
 import tempfile
+import time
 import unittest
+from typing import Any
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-import compare_dbbench  # noqa: E402
-import dbbench_instructions  # noqa: E402
-from kvbtools import report, results, schema  # noqa: E402
+from kvbtools import dbbench_instructions, dbbench_parity, manifest  # noqa: E402
+from kvbtools import metrics, report, results, schema, sources  # noqa: E402
+from kvbtools.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
+from kvbtools.errors import UsageError  # noqa: E402
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
+from kvbtest import ARGS  # noqa: E402
 
-KVBENCH = ""
+
+
+def kvb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KVB, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
 def run_kvbench(tmp: str, *args: str) -> str:
     out = os.path.join(tmp, "run.json")
-    subprocess.run([KVBENCH, "--engine=memory", f"--db={tmp}/db", "--report_interval_seconds=0",
+    subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/db", "--report_interval_seconds=0",
                     f"--json={out}", *args], check=True, capture_output=True)
     return out
 
@@ -31,18 +47,18 @@ def run_kvbench(tmp: str, *args: str) -> str:
 class ReportTest(unittest.TestCase):
     def test_table_has_a_row_per_role_with_found_and_pacing_notes(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            path = run_kvbench(tmp, "--num=2000", "--benchmarks=fillseq,readrandom,readwhilewriting",
+            path = run_kvbench(tmp, "--num=2000",
+                               "--benchmarks=fillseq,readrandom,readwhilewriting",
                                "--benchmark_write_rate_limit=100000")
-            rows = results.rows(results.load(path))
+            rows = results.rows(results.load(path).doc)
             self.assertEqual([r.label for r in rows],
                              ["fillseq", "readrandom", "readwhilewriting[reader]",
                               "readwhilewriting[writer]"])
-            text = report.table(rows)
+            text = report.summary(rows)
             self.assertIn("2000/2000 found", text)
             self.assertIn("reference engine", text)
             self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")
-            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "report", path],
-                               capture_output=True, text=True)
+            p = kvb("report", path)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("ops/s", p.stdout)
 
@@ -51,12 +67,14 @@ class ReportTest(unittest.TestCase):
             bad = os.path.join(tmp, "bad.json")
             with open(bad, "w") as f:
                 json.dump({"benchmarks": []}, f)
-            with self.assertRaises(results.ResultError):
-                results.load(bad)
-            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "report", bad,
-                                os.path.join(tmp, "missing.json")], capture_output=True, text=True)
+            with self.assertRaises(UsageError):
+                results.load(bad, [results.KVBENCH])
+            p = kvb("report", bad, os.path.join(tmp, "missing.json"))
             self.assertEqual(p.returncode, 2)
-            self.assertIn("not a kvbench run document", p.stderr)
+            # Both files' problems, in one message.
+            self.assertIn(f"kvb: error: {bad}: Google Benchmark JSON", p.stderr)
+            self.assertIn("this command reads a kvbench run document", p.stderr)
+            self.assertIn("missing.json: cannot read", p.stderr)
 
     def test_undecodable_or_unreadable_files_are_errors_not_tracebacks(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -69,8 +87,7 @@ class ReportTest(unittest.TestCase):
             for command in ("validate", "report"):
                 for path, message in ((bad, "not UTF-8"), (tmp, "cannot read")):
                     with self.subTest(command=command, path=path):
-                        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), command,
-                                            path], capture_output=True, text=True)
+                        p = kvb(command, path)
                         self.assertEqual(p.returncode, 2, p.stderr)
                         self.assertIn(f"kvb: error: {path}: {message}", p.stderr)
                         self.assertNotIn("Traceback", p.stderr)
@@ -84,25 +101,25 @@ class SchemaTest(unittest.TestCase):
             path = run_kvbench(tmp, "--num=3000", "--report_interval_seconds=0.05",
                                "--benchmarks=fillrandom,settle,readrandom[X2],fwdrangewhilewriting",
                                "--benchmark_write_rate_limit=100000")
-            doc = results.load(path)
+            doc = results.load(path).doc
             self.assertEqual(schema.validate(doc), [])
-            p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "validate", path],
-                               capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stdout)
+            p = kvb("validate", path)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(p.stdout, f"{path}: OK\n")
 
     def test_incomplete_run_conforms_and_says_why(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "f.json")
-            p = subprocess.run([KVBENCH, "--engine=memory", f"--db={tmp}/none", "--use_existing_db",
+            p = subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/none", "--use_existing_db",
                                 f"--json={out}"], capture_output=True)
             self.assertEqual(p.returncode, 1)
-            doc = results.load(out)
+            doc = results.load(out).doc
             self.assertFalse(doc["complete"])
             self.assertEqual(schema.validate(doc), [])
 
     def test_departures_are_reported(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            doc = results.load(run_kvbench(tmp, "--num=100", "--benchmarks=fillseq"))
+            doc = results.load(run_kvbench(tmp, "--num=100", "--benchmarks=fillseq")).doc
         del doc["context"]["build"]["preset"]
         doc["results"][0]["roles"][0]["ops_per_sec"] = "fast"
         doc["results"][0]["latency"] = 5
@@ -112,19 +129,19 @@ class SchemaTest(unittest.TestCase):
         self.assertIn("$.results[0].latency: a number whose name gives no unit", errors)
 
 
-class DbBenchParserTest(unittest.TestCase):
+class DbBenchParityTest(unittest.TestCase):
     def test_parses_db_bench_result_lines(self) -> None:
         out = ("Keys:       16 bytes each\n"
                "fillseq      :       5.639 micros/op 177331 ops/sec 5.639 seconds 1000000 "
                "operations;   19.6 MB/s\n"
                "seekrandom   :      15.593 micros/op 64131 ops/sec 4.678 seconds 300000 "
                "operations;   70.9 MB/s (300000 of 300000 found)\n")
-        self.assertEqual(compare_dbbench.parse_db_bench(out),
+        self.assertEqual(dbbench_parity.parse_db_bench(out),
                          {"fillseq": 177331.0, "seekrandom": 64131.0})
 
     def test_kvbench_and_db_bench_get_the_same_sizes(self) -> None:
-        d = compare_dbbench.db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq", "fwdrange"])
-        k = compare_dbbench.kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq", "fwdrange"], "o")
+        d = db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq", "fwdrange"])
+        k = kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq", "fwdrange"], "o")
         for flag in ("--num=1000", "--key_size=16", "--value_size=100", "--seek_nexts=10",
                      "--cache_size=1048576"):
             self.assertIn(flag, d)
@@ -136,7 +153,7 @@ class DbBenchParserTest(unittest.TestCase):
         # Round 3 is slow for both tools (drift): the paired ratio cancels it, the medians do not.
         db = [100.0, 110.0, 50.0, 105.0, 95.0]
         kv = [97.0, 110.0, 49.0, 100.0, 98.0]
-        row = compare_dbbench.summarize(db, kv)
+        row = dbbench_parity.summarize(db, kv)
         self.assertEqual(row["db_median"], 100.0)
         self.assertEqual(row["kv_median"], 98.0)
         self.assertAlmostEqual(row["ratio"], 0.98)
@@ -149,14 +166,14 @@ class DbBenchParserTest(unittest.TestCase):
 
     def test_verdict_needs_the_whole_interval_on_one_side(self) -> None:
         db = [100.0, 101.0, 99.0, 100.5, 99.5]
-        same = compare_dbbench.summarize(db, [x * 1.00 for x in db])
-        half = compare_dbbench.summarize(db, [x * 0.50 for x in db])
-        noisy = compare_dbbench.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
-        self.assertEqual(compare_dbbench.verdict(same, 0.97), "meets")
-        self.assertEqual(compare_dbbench.verdict(half, 0.97), "below")
-        self.assertEqual(compare_dbbench.verdict(noisy, 0.97), "unresolved")
+        same = dbbench_parity.summarize(db, [x * 1.00 for x in db])
+        half = dbbench_parity.summarize(db, [x * 0.50 for x in db])
+        noisy = dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
+        self.assertEqual(dbbench_parity.verdict(same, 0.97), "meets")
+        self.assertEqual(dbbench_parity.verdict(half, 0.97), "below")
+        self.assertEqual(dbbench_parity.verdict(noisy, 0.97), "unresolved")
         # Seeded: the same runs give the same interval.
-        self.assertEqual(compare_dbbench.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
+        self.assertEqual(dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
 
 
 class DbBenchInstructionsTest(unittest.TestCase):
@@ -190,9 +207,381 @@ class DbBenchInstructionsTest(unittest.TestCase):
                                                      1000000 + 250 * 30000, 10000, 30000), 250.0)
 
 
+def write(path: str, doc: Any) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)  # NaN and Infinity are written as Python reads them
+    return path
+
+
+def gbench(bps: Any = 2e9) -> dict[str, Any]:
+    rows = [{"name": "crc32c/table/4096", "run_name": "crc32c/table/4096",
+             "run_type": "iteration", "iterations": 10, "real_time": 2.0, "cpu_time": 2.0,
+             "time_unit": "ns", "bytes_per_second": bps}]
+    return {"context": {"kvbench_preset": "p"}, "benchmarks": rows}
+
+
+class DamagedDocumentsTest(unittest.TestCase):
+    """Every command that reads result files, fed damaged ones: exit 2, every problem named, no
+    traceback."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.mkdtemp(prefix="kvb-damaged.")
+        cls.good = run_kvbench(cls.tmp, "--num=300", "--benchmarks=fillseq,readrandom")
+        with open(cls.good, encoding="utf-8") as f:
+            cls.text = f.read()
+        cls.doc = json.loads(cls.text)
+        cls.gbench = write(os.path.join(cls.tmp, "micro.json"), gbench())
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def damaged(self, name: str, change: Any) -> str:
+        doc = copy.deepcopy(self.doc)
+        change(doc, doc["results"][1]["roles"][0])
+        return write(os.path.join(self.tmp, name), doc)
+
+    def raw(self, name: str, data: bytes) -> str:
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    NOT_RESULTS = ("truncated.json", "cut-in-string.json", "empty.json", "latin1.json", "other.json", "list.json")
+
+    def kvbench_cases(self) -> dict[str, str]:
+        """File -> a word the message must carry."""
+        def setter(key: str, value: Any) -> Any:
+            return lambda doc, role: role.__setitem__(key, value)
+        return {
+            self.damaged("missing.json", lambda doc, role: role.pop("ops_per_sec")):
+                "$.results[1].roles[0].ops_per_sec: missing",
+            self.damaged("fast.json", setter("ops_per_sec", "fast")):
+                "ops_per_sec: expected a number, got a string ('fast')",
+            self.damaged("null.json", setter("ops_per_sec", None)):
+                "ops_per_sec: expected a number, got null",
+            self.damaged("minf.json", setter("ops_per_sec", float("-inf"))):
+                "ops_per_sec: -Infinity is not a number",
+            self.damaged("nan.json", lambda doc, role: role["latency_ns"].__setitem__(
+                "p99", float("nan"))): "latency_ns.p99: NaN is not a number",
+            self.damaged("type.json", lambda doc, role: doc.__setitem__("results", {})):
+                "$.results: expected an array, got an object",
+            self.damaged("role.json", lambda doc, role: doc["results"][0].__setitem__(
+                "roles", [7])): "$.results[0].roles[0]: expected an object, got an integer",
+            self.damaged("metric.json", lambda doc, role: doc.__setitem__("metrics", [
+                {"path": "ops_per_sec", "unit": "ops/s", "better": "up"}])):
+                "$.metrics[0].better: 'up' is not higher or lower",
+            self.raw("truncated.json", self.text[:len(self.text) // 2].encode()):
+                "the file ends early (truncated?)",
+            self.raw("cut-in-string.json", self.text[:self.text.index('"fillseq"') + 4].encode()):
+                "Unterminated string",
+            self.raw("empty.json", b""): "empty file",
+            self.raw("latin1.json", b'{"schema": "kvbench-run\xff"}'): "not UTF-8",
+            write(os.path.join(self.tmp, "other.json"), {"name": "left-pad", "version": "1"}):
+                "neither a kvbench run document",
+            write(os.path.join(self.tmp, "v2.json"), {"schema": "kvbench-run",
+                                                       "schema_version": 2}):
+                "schema_version 2 is not supported",
+            write(os.path.join(self.tmp, "list.json"), [1, 2]): "neither a kvbench",
+            self.tmp: "cannot read: Is a directory",
+        }
+
+    def assert_refused(self, p: subprocess.CompletedProcess[str], path: str, words: str) -> None:
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"kvb: error: {path}: ", p.stderr)
+        self.assertIn(words, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_every_reading_command_refuses_damaged_kvbench_documents(self) -> None:
+        runs = []
+        for path, words in self.kvbench_cases().items():
+            for args in (["report", path], ["report", "--metrics", path], ["validate", path],
+                         ["compare", self.good, path], ["compare", path, self.good]):
+                runs.append((args, path, words))
+            if os.path.basename(path) in self.NOT_RESULTS or path == self.tmp:
+                runs.append((["micro", "--compare", path], path, words))
+        # Many short runs: a few at a time, each under the python3 that runs this test (no
+        # re-exec: InterpreterTest covers that).
+        env = dict(os.environ, KVB_PYTHON_CHOSEN="1")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            done = list(pool.map(lambda r: subprocess.run(
+                [sys.executable, KVB, *r[0]], capture_output=True, text=True, env=env,
+                timeout=300), runs))
+        for (args, path, words), p in zip(runs, done):
+            with self.subTest(args=args):
+                self.assert_refused(p, path, words)
+
+    def test_every_reading_command_refuses_damaged_micro_documents(self) -> None:
+        bad = write(os.path.join(self.tmp, "micro-fast.json"), gbench("fast"))
+        inf = write(os.path.join(self.tmp, "micro-inf.json"), gbench(float("inf")))
+        for path, words in ((bad, "bytes_per_second: expected a number, got a string"),
+                            (inf, "bytes_per_second: Infinity is not a number")):
+            for args in (["validate", path], ["compare", self.gbench, path],
+                         ["micro", "--compare", self.gbench, path]):
+                with self.subTest(args=args):
+                    self.assert_refused(kvb(*args), path, words)
+        # A kvbench_micro file where kvbench runs are read: refused, saying what it is.
+        self.assert_refused(kvb("report", self.gbench), self.gbench, "Google Benchmark JSON")
+
+    def test_all_problems_of_all_files_at_once(self) -> None:
+        def three(doc: dict[str, Any], role: dict[str, Any]) -> None:
+            del doc["context"]["engine"]["name"]
+            role["ops_per_sec"] = "fast"
+            doc["results"][0]["db_size_bytes"] = None
+        a = self.damaged("three.json", three)
+        b = self.raw("empty2.json", b"")
+        for command in ("report", "validate"):
+            p = kvb(command, a, b)
+            self.assertEqual(p.returncode, 2)
+            lines = p.stderr.splitlines()
+            self.assertIn(f"kvb: error: {a}: $.context.engine.name: missing", lines)
+            self.assertIn(f"kvb: error: {a}: $.results[1].roles[0].ops_per_sec: expected a "
+                          "number, got a string ('fast')", lines)
+            self.assertIn(f"kvb: error: {a}: $.results[0].db_size_bytes: expected an integer, "
+                          "got null", lines)
+            self.assertIn(f"kvb: error: {b}: empty file: not a JSON document", lines)
+        # validate still says OK for the good ones, on stdout.
+        p = kvb("validate", self.good, a)
+        self.assertIn(f"{self.good}: OK", p.stdout)
+        self.assertIn("kvb: error: 1 of 2 file(s) do not conform", p.stderr)
+
+
+def with_metrics(doc: dict[str, Any], described: list[dict[str, str]]) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    doc["metrics"] = described
+    return doc
+
+
+class MetricsTest(unittest.TestCase):
+    """compare, report and validate take the metrics a document describes; older documents get
+    the built-in list."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.mkdtemp(prefix="kvb-metrics.")
+        cls.doc = results.load(run_kvbench(cls.tmp, "--num=300", "--benchmarks=fillseq")).doc
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def titles(self, stdout: str) -> list[str]:
+        """The metric of each table compare printed."""
+        return re.findall(r"^(\S+) \[[^\]]*\], (?:higher|lower) is better", stdout, re.M)
+
+    def test_a_described_metric_reaches_compare_report_and_validate(self) -> None:
+        new = {"path": "cost.thread_cpu_us_per_op", "unit": "us/op", "better": "lower"}
+        doc = with_metrics(self.doc, [*metrics.FALLBACK, new])
+        path = write(os.path.join(self.tmp, "described.json"), doc)
+        self.assertEqual(kvb("validate", path).returncode, 0)
+        p = kvb("compare", path, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.titles(p.stdout),
+                         [m["path"] for m in metrics.FALLBACK] + ["cost.thread_cpu_us_per_op"])
+        self.assertIn("cost.thread_cpu_us_per_op [us/op], lower is better", p.stdout)
+        p = kvb("report", "--metrics", path)
+        self.assertRegex(p.stdout, r"memory\s+fillseq\s+cost\.thread_cpu_us_per_op\s+[\d.]+"
+                                   r"\s+us/op\s+lower is better")
+        p = kvb("compare", path, path, "--metric", "thread_cpu_us_per_op")
+        self.assertEqual(self.titles(p.stdout), ["cost.thread_cpu_us_per_op"])
+
+    def test_documents_without_metrics_get_the_fallback(self) -> None:
+        # As kvbench wrote them before it described its metrics.
+        older = {k: v for k, v in self.doc.items() if k != "metrics"}
+        path = write(os.path.join(self.tmp, "old.json"), older)
+        p = kvb("compare", path, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.titles(p.stdout), [m["path"] for m in metrics.FALLBACK])
+        self.assertIn("latency_ns.p99 [us], lower is better", p.stdout)   # ns shown as us
+        self.assertIn("db_size_bytes [MB], lower is better", p.stdout)    # from the result
+        # Short names pick a path by its last parts; unknown ones list the valid ones.
+        p = kvb("compare", path, path, "--metric", "p99")
+        self.assertEqual(self.titles(p.stdout), ["latency_ns.p99"])
+        p = kvb("compare", path, path, "--metric", "p42")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown metric p42; valid for kvbench files: ops_per_sec, latency_ns.p99",
+                      p.stderr)
+
+    def test_a_metric_that_is_not_a_number_is_refused(self) -> None:
+        doc = with_metrics(self.doc, [{"path": "role", "unit": "x", "better": "higher"},
+                                      {"path": "no.such.field", "unit": "x", "better": "lower"}])
+        path = write(os.path.join(self.tmp, "string-metric.json"), doc)
+        for command in ("validate", "report", "compare"):
+            p = kvb(command, path, *([path] if command == "compare" else []))
+            self.assertEqual(p.returncode, 2, command)
+            self.assertIn(f"{path}: $.results[0].roles[0].role: expected a number, got a string "
+                          "('writer') (a metric)", p.stderr)
+            self.assertNotIn("no.such.field", p.stderr)  # absent in a role is allowed
+
+    def test_sides_that_describe_a_metric_differently_are_refused(self) -> None:
+        a = write(os.path.join(self.tmp, "a.json"), with_metrics(
+            self.doc, [{"path": "ops_per_sec", "unit": "ops/s", "better": "higher"}]))
+        b = write(os.path.join(self.tmp, "b.json"), with_metrics(
+            self.doc, [{"path": "ops_per_sec", "unit": "ops/s", "better": "lower"}]))
+        p = kvb("compare", a, b)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("metric ops_per_sec is ops/s, lower is better", p.stderr)
+
+
+class ManifestTest(unittest.TestCase):
+    """cmake/deps.json is the one list of libraries and engines."""
+
+    def test_the_manifest_is_read_as_written(self) -> None:
+        with open(manifest.DEPS_JSON, encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual(list(manifest.deps()), [d["name"] for d in doc["deps"]])
+        self.assertEqual(manifest.buildable(),
+                         [d["name"] for d in doc["deps"] if d["source_build"]])
+        self.assertEqual(manifest.default_engine(),
+                         next(d["name"] for d in doc["deps"] if d["engine"]))
+
+    def test_no_module_spells_a_library_name(self) -> None:
+        # The one exception: db_bench is RocksDB's own tool.
+        names = list(manifest.deps())
+        tools = os.path.join(SCRIPTS, "kvbtools")
+        for module in sorted(os.listdir(tools)):
+            if not module.endswith(".py") or module == "dbbench_args.py":
+                continue
+            with open(os.path.join(tools, module), encoding="utf-8") as f:
+                text = f.read()
+            for name in names:
+                with self.subTest(module=module, name=name):
+                    self.assertNotIn(f'"{name}"', text)
+
+    def fake(self, tmp: str, script: str) -> str:
+        path = os.path.join(tmp, "kvbench")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_engines_of_a_binary(self) -> None:
+        engines = manifest.engines_of(ARGS.kvbench)
+        self.assertEqual(engines.get("memory"), "reference")
+        self.assertEqual(engines.get("null"), "reference")
+        for name, kind in engines.items():
+            self.assertEqual(kind == "storage", manifest.is_engine(name), name)
+        storage = [d.name for d in manifest.deps().values() if d.engine]
+        with tempfile.TemporaryDirectory() as tmp:
+            new = self.fake(tmp, f'[ "$1" = --list-engines ] || exit 9\n'
+                                 f'printf "{storage[0]}\\tstorage\\nmemory\\treference\\n"\n')
+            self.assertEqual(manifest.engines_of(new),
+                             {storage[0]: "storage", "memory": "reference"})
+            # Binaries from before --list-engines: their --version line.
+            old = self.fake(tmp, 'if [ "$1" = --list-engines ]; then\n'
+                                 '  echo "kvbench: unknown flag --list-engines" >&2; exit 2\nfi\n'
+                                 f'echo "engines: {storage[0]} {storage[1]}(not compiled in) '
+                                 'memory null"\n')
+            self.assertEqual(manifest.engines_of(old), {storage[0]: "storage",
+                                                        "memory": "reference",
+                                                        "null": "reference"})
+            with self.assertRaises(UsageError):
+                manifest.engines_of(os.path.join(tmp, "nothing-here"))
+
+    def test_source_trees_are_recognised_by_the_manifest_markers(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            for dep in manifest.deps().values():
+                if not dep.source_build:
+                    continue
+                tree = dep.source_trees[0]
+                root = os.path.join(tmp, dep.name)
+                for rel in (tree.marker, *tree.also, tree.version_file):
+                    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+                    with open(os.path.join(root, rel), "a") as f:
+                        f.write("".join(f"#define {m} {i + 1}\n"
+                                        for i, m in enumerate(dep.version_macros)))
+                prefix = os.path.join(tmp, dep.name + "-prefix")
+                os.makedirs(os.path.dirname(os.path.join(prefix, dep.prefix_version_file)))
+                shutil.copy(os.path.join(root, tree.version_file),
+                            os.path.join(prefix, dep.prefix_version_file))
+                with self.subTest(dep=dep.name):
+                    self.assertEqual(sources.detect(dep.name, root), "1.2.3")
+                    self.assertEqual(sources.detect(dep.name, prefix, prefix=True), "1.2.3")
+                    with self.assertRaises(UsageError):
+                        sources.detect(dep.name, os.path.dirname(tmp))
+
+
+class InterpreterTest(unittest.TestCase):
+    """kvb runs under /usr/bin/python3, where Debian's packages are, however it is started."""
+
+    SYSTEM = "/usr/bin/python3"
+
+    def version(self, cmd: list[str], **env: str) -> str:
+        p = subprocess.run(cmd + ["--version"], capture_output=True, text=True,
+                           env=dict(os.environ, **env), timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_started_as_a_program_or_by_any_python3(self) -> None:
+        if not os.path.exists(self.SYSTEM):
+            self.skipTest("no /usr/bin/python3 here")
+        pythons = {sys.executable, shutil.which("python3") or self.SYSTEM, self.SYSTEM}
+        for cmd in [[KVB]] + [[py, KVB] for py in sorted(pythons)]:
+            with self.subTest(cmd=cmd):
+                self.assertIn(f" at {self.SYSTEM}\n", self.version(cmd))
+
+    def test_the_choice_can_be_kept(self) -> None:
+        out = self.version([sys.executable, KVB], KVB_PYTHON_CHOSEN="1")
+        self.assertIn(f" at {sys.executable}\n", out)
+
+
+class TopLevelTest(unittest.TestCase):
+    """One handler at the top: usage 2, run failure 1, interrupt 130, a closed pipe quietly."""
+
+    def test_every_command_has_help(self) -> None:
+        p = kvb("--help")
+        self.assertEqual(p.returncode, 0)
+        commands = ["report", "validate", "compare", "matrix", "versions", "bisect", "crashtest",
+                    "micro", "dbbench", "selfcheck"]
+        for c in commands:
+            self.assertRegex(p.stdout, rf"\n    {c}\b")
+        for args in ([[c, "--help"] for c in commands]
+                     + [["dbbench", "parity", "--help"], ["dbbench", "instructions", "--help"]]):
+            with self.subTest(args=args):
+                self.assertEqual(kvb(*args).returncode, 0)
+
+    def test_usage_errors_exit_2(self) -> None:
+        for args, words in ((["nosuch"], "invalid choice"), (["dbbench"], "required"),
+                            (["dbbench", "parity", "--benchmarks", "nosuch", "--kvbench",
+                              ARGS.kvbench], "--benchmarks: unknown nosuch"),
+                            (["micro", "--binary", "/nonexistent"], "not an executable file"),
+                            (["selfcheck", "--kvbench", ARGS.kvbench, "--small", "10", "--large", "5"],
+                             "--large above --small")):
+            with self.subTest(args=args):
+                p = kvb(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(words, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+
+    def test_interrupt_is_one_line_and_130(self) -> None:
+        p = subprocess.Popen([KVB, "selfcheck", "--kvbench", ARGS.kvbench, "--reads", "1000000000000",
+                              "--small", "1000", "--large", "2000"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertEqual(err, "kvb: interrupted\n")
+
+    def test_a_closed_pipe_is_not_an_error_message(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = run_kvbench(tmp, "--num=100", "--benchmarks=fillseq[X200]")
+            r, w = os.pipe()
+            os.close(r)  # the reader is gone before kvb writes a line
+            p = subprocess.run([KVB, "report", "--metrics", path], stdout=w,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+            os.close(w)
+        self.assertEqual(p.returncode, 141)
+        self.assertEqual(p.stderr, "")
+
+
+class DbBenchCommandTest(unittest.TestCase):
+    def test_missing_db_bench_is_a_usage_error(self) -> None:
+        p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--db-bench", "/nonexistent/db_bench")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("kvb: error: /nonexistent/db_bench not found", p.stderr)
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kvbench", required=True)
-    args, rest = parser.parse_known_args()
-    KVBENCH = args.kvbench
-    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
+    kvbtest.main("kvbench")

@@ -8,7 +8,6 @@ the last row is the geometric mean of the ratios. matrix, versions and bisect pr
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -17,15 +16,15 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools import stats
-from kvbtools.results import ResultError
-from kvbtools.samples import Metric, Side, context_preset, load_side, metrics_for
+from kvbtools import command, metrics, results, stats, table
+from kvbtools.errors import UsageError
+from kvbtools.metrics import Metric
+from kvbtools.samples import Side, context_preset, side_of
+from kvbtools.table import fmt_value
 
 # Context entries of Google Benchmark JSON that describe the input, not the build: if they
 # differ, the sides measured different bytes.
 INPUT_KEYS = ("input", "cache_mode")
-RATE_METRICS = ("bytes_per_second", "items_per_second")
-TIME_METRICS = ("cpu_time", "real_time")
 
 
 def parse_threshold(text: str) -> float:
@@ -82,29 +81,22 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
     """Aligns the sides by (benchmark, metric) and judges every other side against the first."""
     kinds = {s.kind for s in sides}
     if len(kinds) > 1:
-        raise ResultError("cannot compare kvbench results with Google Benchmark results: "
-                          + ", ".join(f"{s.label} is {s.kind}" for s in sides))
-    all_metrics = metrics_for(sides[0].kind)
-    if metric_keys:
-        unknown = [m for m in metric_keys if m not in all_metrics]
-        if unknown:
-            raise ResultError(f"unknown metric {', '.join(unknown)}; valid for {sides[0].kind} "
-                              f"files: {', '.join(all_metrics)}")
-        metrics = {k: all_metrics[k] for k in metric_keys}
-    else:
-        metrics = all_metrics
+        raise UsageError("cannot compare kvbench results with Google Benchmark results: "
+                         + ", ".join(f"{s.label} is {s.kind}" for s in sides))
+    described = union_of_metrics(sides)
+    chosen = metrics.select(described, metric_keys, sides[0].kind) if metric_keys else described
     rx = re.compile(bench_filter) if bench_filter else None
     base = sides[0]
     # Google Benchmark rows: a rate when there is one, time per iteration only for benchmarks
     # without a rate (unless --metric asks for it).
-    rated = {b for s in sides for b, m in s.order if m in RATE_METRICS}
+    rated = {b for s in sides for b, m in s.order if m in metrics.GBENCH_RATES}
     def wanted(bench: str, mkey: str) -> bool:
         if rx is not None and not rx.search(bench):
             return False
-        return bool(metric_keys) or mkey not in TIME_METRICS or bench not in rated
+        return bool(metric_keys) or mkey not in metrics.GBENCH_TIMES or bench not in rated
     benches: dict[str, list[str]] = {}
     cells: list[Cell] = []
-    for mkey, metric in metrics.items():
+    for mkey, metric in chosen.items():
         names: list[str] = []
         for s in sides:
             for bench, mk in s.order:
@@ -123,30 +115,19 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
                                   threshold=threshold, alpha=alpha,
                                   better_word=metric.better_word, worse_word=metric.worse_word)
                 cells.append(Cell(metric, bench, s.label, b, o, v))
-    return Comparison(sides, metrics, benches, cells, threshold, alpha)
+    return Comparison(sides, chosen, benches, cells, threshold, alpha)
 
 
-def fmt_value(v: float) -> str:
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 10:
-        return f"{v:.2f}"
-    return f"{v:.3f}"
-
-
-def _table(rows: list[list[str]], ratio_cells: bool = False) -> list[str]:
-    """Columns padded to their widest cell; numbers right-aligned, ratio cells ("0.94 slower
-    (p=0.008)") aligned on the ratio."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for r in rows:
-        cells = [r[0].ljust(widths[0])]
-        for c, w in zip(r[1:], widths[1:]):
-            cells.append(c.ljust(w) if ratio_cells else c.rjust(w))
-        out.append("  ".join(cells).rstrip())
+def union_of_metrics(sides: list[Side]) -> dict[str, Metric]:
+    """The metrics the sides' files describe, the base's first; one described differently by
+    two sides (another unit or direction) is refused."""
+    out: dict[str, Metric] = {}
+    for s in sides:
+        for key, m in s.metrics.items():
+            known = out.setdefault(key, m)
+            if known != m:
+                raise UsageError(f"metric {key} is {m.unit}, {m.better} is better in side "
+                                 f"{s.label} but {known.unit}, {known.better} in another side")
     return out
 
 
@@ -154,10 +135,13 @@ def fmt_p(p: float) -> str:
     return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
 
 
-def format_comparison(c: Comparison, control: str = "") -> str:
+def format_comparison(c: Comparison, control: str = "",
+                      extra: dict[tuple[str, str, str], str] | None = None) -> str:
     """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
     ("values relative to ..."), then the geometric mean of the ratios. With one other side the
-    verdict is spelled out; with several, a ratio without a word is no significant change."""
+    verdict is spelled out; with several, a ratio without a word is no significant change.
+    `extra` (metric, benchmark, side) -> text is appended to that ratio cell (e.g. the interval
+    and 'unresolved at n=12' of kvb matrix --until-resolved)."""
     lines: list[str] = []
     base = c.sides[0]
     lines.append("sides (" + ("kvbench" if base.kind == "kvbench" else "Google Benchmark")
@@ -186,7 +170,7 @@ def format_comparison(c: Comparison, control: str = "") -> str:
         better = "higher" if metric.higher_is_better else "lower"
         ns = {len(s.values.get((b, mkey), [])) for s in c.sides for b in names}
         ntext = f"median of {next(iter(ns))}" if len(ns) == 1 else "median of n"
-        lines.append(f"{metric.title} [{metric.unit}], {better} is better: {ntext}")
+        lines.append(f"{metric.path} [{metric.shown_unit}], {better} is better: {ntext}")
         rows = [[""] + [s.label for s in c.sides]]
         for bench in names:
             row = [bench]
@@ -201,7 +185,7 @@ def format_comparison(c: Comparison, control: str = "") -> str:
                 else:
                     row.append("skipped" if bench in s.skipped else "absent")
             rows.append(row)
-        lines.extend(_table(rows))
+        lines.extend(table.render(rows))
         lines.append(f"values relative to {base.label}")
         rows = [[""] + [s.label for s in c.sides]]
         ratios: dict[str, list[float]] = {s.label: [] for s in c.sides[1:]}
@@ -221,6 +205,8 @@ def format_comparison(c: Comparison, control: str = "") -> str:
                     row.append(f"{r} ({fmt_p(v.test.p)})")
                 else:
                     row.append(f"{r} {v.word} ({fmt_p(v.test.p)})")
+                if extra:
+                    row[-1] += extra.get((mkey, bench, s.label), "")
                 if math.isfinite(v.ratio):
                     ratios[s.label].append(v.ratio)
                 if v.note:
@@ -231,7 +217,8 @@ def format_comparison(c: Comparison, control: str = "") -> str:
             g = stats.geomean(ratios[s.label])
             row.append(f"{g:.2f}" if math.isfinite(g) else "-")
         rows.append(row)
-        lines.extend(_table(rows, ratio_cells=True))
+        # Ratio cells ("0.94 slower (p=0.008)") aligned on the ratio.
+        lines.extend(table.render(rows, left=range(len(rows[0]))))
     skipped = sorted({f"{b}: {m}" for s in c.sides for b, m in s.skipped.items()})
     if skipped:
         lines.append("")
@@ -266,7 +253,7 @@ def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str
     """Explicit --label values, else each side's preset when all differ, else file names."""
     if labels:
         if len(labels) != len(groups):
-            raise ResultError(f"{len(labels)} --label value(s) for {len(groups)} sides")
+            raise UsageError(f"{len(labels)} --label value(s) for {len(groups)} sides")
         return labels
     names = []
     for g in groups:
@@ -277,7 +264,8 @@ def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str
     return names
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def register(sub: Any) -> None:
+    p = command.add(sub, "compare", __doc__, run)
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="BASE OTHER [OTHER...]: one JSON file per side, the first is the base")
     p.add_argument("--base", nargs="+", metavar="FILE",
@@ -290,34 +278,47 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha", type=parse_alpha, default=0.05,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--metric", action="append",
-                   help="only these metrics (repeat): kvbench: ops_per_sec, p99, cpu, wkb, "
-                        "db_size; Google Benchmark: bytes_per_second, items_per_second, "
-                        "cpu_time, real_time")
+                   help="only these metrics (repeat), by path or its last part: kvbench: those "
+                        "the files describe (e.g. ops_per_sec, p99 for latency_ns.p99, "
+                        "cpu_user_us_per_op); Google Benchmark: bytes_per_second, "
+                        "items_per_second, cpu_time, real_time")
     p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a significant regression beyond the threshold")
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--store", metavar="PATH|URL",
+                   help="take the sides from the results store: --base and --other are then "
+                        "NAME=VALUE selectors, e.g. --base host=A --other host=B "
+                        "(docs/history.md)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "store", None):
+        from kvbtools import fleet
+        with fleet.selected_files(args) as (groups, labels):
+            args.store, args.base, args.other = None, groups[0], groups[1:]
+            args.label = args.label or labels
+            return run(args)
     groups: list[list[str]] = []
     if args.base or args.other:
         if args.files:
-            raise ResultError("give files either positionally or with --base/--other, not both")
+            raise UsageError("give files either positionally or with --base/--other, not both")
         if not args.base or not args.other:
-            raise ResultError("--base and --other go together")
+            raise UsageError("--base and --other go together")
         groups = [args.base, *args.other]
     else:
         if len(args.files) < 2:
-            raise ResultError("need a base and at least one other file (kvb compare BASE OTHER)")
+            raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
         groups = [[f] for f in args.files]
     if args.filter:
         try:
             re.compile(args.filter)
         except re.error as e:
-            raise ResultError(f"--filter: bad regular expression: {e}") from None
+            raise UsageError(f"--filter: bad regular expression: {e}") from None
     labels = unique_labels(groups, args.label)
-    sides = [load_side(label, g) for label, g in zip(labels, groups)]
+    # Every file checked before any is used: all their problems in one message.
+    loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g))}
+    sides = [side_of(label, [loaded[f] for f in g]) for label, g in zip(labels, groups)]
     if not args.label:
         presets = [{context_preset(ctx) for ctx in s.contexts} for s in sides]
         names = [next(iter(p)) for p in presets if len(p) == 1]
@@ -327,27 +328,13 @@ def run(args: argparse.Namespace) -> int:
     c = build(sides, threshold=args.threshold, alpha=args.alpha, metric_keys=args.metric,
               bench_filter=args.filter)
     if not c.benches:
-        raise ResultError("no benchmark in common" + (" matches --filter" if args.filter else ""))
+        raise UsageError("no benchmark in common" + (" matches --filter" if args.filter else ""))
     print(format_comparison(c))
     if args.json:
-        write_json(args.json, to_json(c))
+        results.write_json(args.json, to_json(c))
     regressions = c.regressions()
     if regressions:
         print(f"\n{len(regressions)} significant regression(s) beyond "
               f"{args.threshold * 100:g}%", file=sys.stderr)
     return 1 if args.fail_on_regression and regressions else 0
 
-
-def write_json(path: str, doc: dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, path)
-
-
-def cmd(args: argparse.Namespace) -> int:
-    try:
-        return run(args)
-    except ResultError as e:
-        print(f"kvb compare: error: {e}", file=sys.stderr)
-        return 2

@@ -14,10 +14,8 @@ engine had handed the write to the OS before acknowledging it (docs/workloads.md
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import re
 import shutil
 import signal
 import struct
@@ -28,7 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
-DEFAULT_ENGINES = "rocksdb,wiredtiger,lmdb"
+from kvbtools import command, manifest, results, table
+from kvbtools.errors import UsageError
+
 # The ack file (src/workload/ack_log.h): a 64-byte header, then one 64-byte slot per thread whose
 # first 8 bytes are its count of acknowledged writes. Host byte order.
 ACK_HEADER = struct.Struct("=8sIIQQIIIId8x")
@@ -37,10 +37,6 @@ ACK_SLOT = 64
 # How long a fill may take to acknowledge its first write, and a verification to finish.
 START_TIMEOUT = 60.0
 VERIFY_TIMEOUT = 600.0
-
-
-class UsageError(Exception):
-    """Bad command-line input: exit 2."""
 
 
 @dataclass
@@ -89,14 +85,12 @@ class Tally:
             self.errors > 0
 
 
-def add_parser(sub: Any) -> None:
-    """Registers `kvb crashtest` on the kvb subparsers."""
-    p = sub.add_parser("crashtest", help="SIGKILL fills at random moments; check that every "
-                       "acknowledged write survived the reopen",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def register(sub: Any) -> None:
+    p = command.add(sub, "crashtest", __doc__, run)
     p.add_argument("--kvbench", required=True, help="the kvbench binary")
-    p.add_argument("--engines", default=DEFAULT_ENGINES,
-                   help=f"comma-separated engines (default {DEFAULT_ENGINES})")
+    p.add_argument("--engines",
+                   help="comma-separated engines (default: every storage engine compiled into "
+                        "--kvbench, as its --list-engines says)")
     p.add_argument("--trials", type=int, default=10, help="kills per engine (default 10)")
     p.add_argument("--sync", action=argparse.BooleanOptionalAction, default=True,
                    help="fill with --sync (default); --no-sync reports losses without failing")
@@ -115,7 +109,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--keep", action="store_true",
                    help="keep every trial's database (failed trials' are always kept)")
     p.add_argument("--quiet", action="store_true", help="no per-trial lines on stderr")
-    p.set_defaults(func=run)
 
 
 def parse_kill_after(text: str) -> tuple[float, float]:
@@ -128,20 +121,6 @@ def parse_kill_after(text: str) -> tuple[float, float]:
         raise UsageError(f"--kill-after '{text}': expected MIN,MAX seconds with "
                          "0 <= MIN <= MAX <= 86400")
     return low, high
-
-
-def compiled_engines(kvbench: str) -> list[str]:
-    """The engines `kvbench --version` lists as compiled in."""
-    try:
-        p = subprocess.run([kvbench, "--version"], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        raise UsageError(f"cannot run --kvbench {kvbench}: {e.strerror}") from e
-    for line in p.stdout.splitlines():
-        if line.startswith("engines:"):
-            # "engines: rocksdb wiredtiger(not compiled in) lmdb memory null"
-            listed = re.sub(r"\([^)]*\)", "(missing)", line[len("engines:"):])
-            return [w for w in listed.split() if "(" not in w]
-    raise UsageError(f"--kvbench {kvbench} is not a kvbench binary (no engines in --version)")
 
 
 def read_ack_counts(path: str) -> list[int]:
@@ -219,10 +198,9 @@ def run_trial(args: argparse.Namespace, engine: str, index: int, seed: int, kill
         f.write(p.stdout + p.stderr)
     doc = None
     try:
-        with open(out, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        pass
+        doc = results.load(out, [results.KVBENCH]).doc
+    except UsageError:
+        pass  # no usable document: classify() goes by the exit status and stderr
     t.outcome, t.message = classify(p.returncode, doc, p.stderr)
     for result in (doc or {}).get("results", []):
         role = result["roles"][0]
@@ -236,7 +214,7 @@ def run_trial(args: argparse.Namespace, engine: str, index: int, seed: int, kill
     return t
 
 
-def table(tallies: list[Tally], sync: bool) -> str:
+def tally_table(tallies: list[Tally], sync: bool) -> str:
     head = ["engine", "trials", "killed", "acked writes checked", "lost writes",
             "trials with loss", "reopen failures", "corruptions", "errors", "verdict"]
     rows = []
@@ -250,23 +228,10 @@ def table(tallies: list[Tally], sync: bool) -> str:
         rows.append([a.engine, str(a.trials), str(a.killed), f"{a.checked:,}", f"{a.lost:,}",
                      str(a.trials_with_loss), str(a.reopen_failures), str(a.corruptions),
                      str(a.errors), verdict])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i in (0, len(cells) - 1) else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+    return "\n".join(table.render(rows, header=head, left=(0, -1), rule=True))
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except UsageError as e:
-        print(f"kvb crashtest: error: {e}", file=sys.stderr)
-        return 2
-
-
-def _run(args: argparse.Namespace) -> int:
     if args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
     if args.threads < 1 or args.threads > 1024:
@@ -276,8 +241,12 @@ def _run(args: argparse.Namespace) -> int:
     low, high = parse_kill_after(args.kill_after)
     if not (os.path.isfile(args.kvbench) and os.access(args.kvbench, os.X_OK)):
         raise UsageError(f"--kvbench {args.kvbench} is not an executable file")
-    engines = [e for e in args.engines.split(",")]
-    available = compiled_engines(args.kvbench)
+    available = manifest.engines_of(args.kvbench)
+    storage = [e for e, kind in available.items() if kind == "storage"]
+    if args.engines is None and not storage:
+        raise UsageError(f"{args.kvbench} has no storage engine compiled in; name engines "
+                         "with --engines")
+    engines = args.engines.split(",") if args.engines is not None else storage
     for e in engines:
         if e not in available:
             raise UsageError(f"engine '{e}' is not compiled into {args.kvbench} "
@@ -318,7 +287,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"crashtest: {args.benchmark}, {'--sync' if args.sync else 'no --sync'}, "
           f"--threads={args.threads}, --num={args.num}, SIGKILL {low:g}..{high:g} s after the "
           f"first acknowledged write, --seed={args.seed}")
-    print(table(tallies, args.sync))
+    print(tally_table(tallies, args.sync))
     for a in tallies:
         for m in a.messages:
             print(f"  {a.engine} {m}")
@@ -327,12 +296,9 @@ def _run(args: argparse.Namespace) -> int:
               "kills a running fill")
     rc = 1 if failed else 0
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"schema": "kvbench-crashtest", "schema_version": 1,
-                       "kvbench": args.kvbench, "benchmark": args.benchmark, "sync": args.sync,
-                       "threads": args.threads, "num": args.num, "kill_after": [low, high],
-                       "seed": args.seed, "exit": rc,
-                       "engines": [asdict(a) for a in tallies],
-                       "trials": [asdict(t) for t in trials]}, f, indent=1)
-            f.write("\n")
+        results.write_json(args.json, {
+            "schema": "kvbench-crashtest", "schema_version": 1, "kvbench": args.kvbench,
+            "benchmark": args.benchmark, "sync": args.sync, "threads": args.threads,
+            "num": args.num, "kill_after": [low, high], "seed": args.seed, "exit": rc,
+            "engines": [asdict(a) for a in tallies], "trials": [asdict(t) for t in trials]})
     return rc

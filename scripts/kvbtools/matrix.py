@@ -9,14 +9,13 @@ independent series labelled "control": identical code, so its verdict shows the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from typing import Any
 
-from kvbtools import compare, runner, sources
-from kvbtools.results import ResultError
+from kvbtools import command, compare, manifest, results, rounds, runner, sources, store
+from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
 
@@ -24,8 +23,9 @@ from kvbtools.samples import load_side
 def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$") -> None:
     p.add_argument("--workloads", default="fillseq,readrandom",
                    help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
-    p.add_argument("--engines", default="rocksdb",
-                   help="comma-separated engines for KV runs (default rocksdb)")
+    p.add_argument("--engines",
+                   help="comma-separated engines for KV runs (default: the first engine of "
+                        "cmake/deps.json)")
     p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
     p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
                    help="one more kvbench flag for KV runs, e.g. "
@@ -41,20 +41,22 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    default=compare.parse_threshold("5%"), help="default 5%%")
     p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
     p.add_argument("--metric", action="append", help="only these metrics (see kvb compare)")
+    rounds.add_arguments(p)
     p.add_argument("--no-control", action="store_true",
                    help="do not measure the first series twice")
     p.add_argument("--dry-run", action="store_true",
                    help="print the builds and the run order, build and run nothing")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
+    store.add_store_arguments(p, auto=True)
 
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
-        raise ResultError("--repeats must be at least 1")
+        raise UsageError("--repeats must be at least 1")
     return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
                 min_time=args.min_time,
-                engines=[e for e in args.engines.split(",") if e],
+                engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
                 workloads=args.workloads, num=args.num,
                 extra=[] if micro else list(args.kvbench_arg))
 
@@ -62,6 +64,7 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
 def run_series(kind: str, what: str, series: list[Series], plan: Plan,
                args: argparse.Namespace, meta: dict[str, Any]) -> int:
     """Builds every distinct build, measures interleaved, prints and saves the tables."""
+    budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
     if not args.no_control and series:
         first = series[0]
         series = series + [Series("control", first.build)]
@@ -75,10 +78,28 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
             print(f"  {b.label}: {' '.join(b.configure_cmd())}")
             print(f"  {' ' * len(b.label)}  {' '.join(b.build_cmd(plan.micro))}")
         print("run order (repeat, series, engine):")
-        for r, s, e in runner.run_order(series, plan, args.repeats):
+        for r, s, e in runner.run_order(series, plan, budget.first):
             print(f"  {r} {s.label}" + (f" {e}" if e else ""))
+        if args.until_resolved:
+            print(f"then more rounds of the same order until every row's 95% interval is "
+                  f"narrower than {args.threshold * 100:g}%, at most {budget.max_rounds} "
+                  "rounds" + (f" or {budget.max_seconds:g} s of measuring"
+                              if budget.max_seconds else ""))
         return 0
     outdir = runner.new_results_dir(kind, what, args.results_dir)
+    try:
+        return _build_and_measure(kind, outdir, series, builds, plan, args, budget, meta)
+    except (RunError, UsageError) as e:
+        runner.write_summary(outdir, f"kvb {kind} failed: {e}")
+        raise
+    except KeyboardInterrupt:
+        runner.write_summary(outdir, f"kvb {kind} was interrupted; the runs so far are here")
+        raise
+
+
+def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: list[Build],
+                       plan: Plan, args: argparse.Namespace, budget: rounds.Budget,
+                       meta: dict[str, Any]) -> int:
     build_seconds: dict[str, float] = {}
     failed: list[str] = []
     for i, b in enumerate(builds, 1):
@@ -90,19 +111,17 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
             failed.append(b.label)
     series = [s for s in series if s.build.label not in failed]
     if not series or series[0].build.label in failed:
-        print(f"kvb {kind}: error: the first build failed; nothing to compare against",
-              file=sys.stderr)
-        return 1
-    try:
-        files = runner.measure_interleaved(series, plan, args.repeats, outdir)
-    except BuildError as e:
-        print(f"kvb {kind}: error: a run failed: {e}", file=sys.stderr)
-        return 1
-    sides = [load_side(s.label, files[s.label]) for s in series]
-    mismatches = check_library_versions(sides, meta.get("expect", {}))
-    c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
-                      metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
-    text = compare.format_comparison(c, control="" if args.no_control else "control")
+        raise RunError(f"{kind}: the first build failed; nothing to compare against")
+    c, outcome, decisions = measure_until(series, plan, args, budget, outdir)
+    mismatches = check_library_versions(c.sides, meta.get("expect", {}))
+    extra = {k: f" {d.interval.text()}" + (f" {d.word}" if not d.resolved else
+                                           f" same within {args.threshold * 100:g}%"
+                                           if d.word == "same" else "")
+             for k, d in decisions.items()}
+    text = compare.format_comparison(c, control="" if args.no_control else "control",
+                                     extra=extra if args.until_resolved else None)
+    if args.until_resolved:
+        text += "\n" + rounds_line(outcome, decisions, args.threshold)
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
     print(text)
@@ -110,16 +129,79 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
         f.write(text + "\n" + times + "\n")
     doc = compare.to_json(c)
+    if args.until_resolved:
+        for row, cell in zip(doc["rows"], c.cells):
+            d = decisions[(cell.metric.key, cell.bench, cell.side)]
+            row.update(interval=[d.interval.lo, d.interval.hi] if d.interval.finite else None,
+                       resolved=d.resolved, decision=d.word)
+        doc["rounds"] = {"rounds": outcome.rounds, "settled": outcome.settled,
+                         "stopped_by": outcome.why, "max_rounds": budget.max_rounds,
+                         "max_seconds": budget.max_seconds}
     doc.update(meta)
     doc["build_seconds"] = build_seconds
     doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines}
                      for b in builds}
     doc["failed_builds"] = failed
     doc["library_version_mismatches"] = mismatches
-    compare.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds} round(s)"
+                         + (f", {rounds_line(outcome, decisions, args.threshold)}"
+                            if args.until_resolved else "") + "; the tables are in table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
+    store.auto_store([f for s in c.sides for f in s.paths], args)
     return 0
+
+
+Key = tuple[str, str, str]
+
+
+def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
+                  budget: rounds.Budget, outdir: str
+                  ) -> tuple[compare.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
+    """Measures budget.first rounds, then (--until-resolved) more until every row is resolved
+    or the budget is spent. Returns the comparison of all runs, how the rounds ended and each
+    row's decision (metric, benchmark, side) -> Decision."""
+    files: dict[str, list[str]] = {s.label: [] for s in series}
+    of = f" (until resolved, at most {budget.max_rounds})" if args.until_resolved \
+        else f"/{budget.first}"
+    latest: list[Any] = [None, {}]
+
+    def judge() -> tuple[compare.Comparison, dict[Key, rounds.Decision]]:
+        sides = [load_side(s.label, files[s.label]) for s in series]
+        c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
+                          metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
+        decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
+            x.base, x.other, higher_is_better=x.metric.higher_is_better,
+            threshold=args.threshold, alpha=args.alpha, better_word=x.metric.better_word,
+            worse_word=x.metric.worse_word) for x in c.cells}
+        return c, decisions
+
+    def one_round(r: int) -> None:
+        runner.measure_round(series, plan, r, outdir, files, of)
+
+    def settled(r: int) -> bool:
+        latest[0], latest[1] = judge()
+        left = [k for k, d in latest[1].items() if not d.resolved]
+        if args.until_resolved and left:
+            progress(f"after round {r}: {len(left)} row(s) unresolved, e.g. {' '.join(left[0])}")
+        return not left or not args.until_resolved
+
+    try:
+        outcome = rounds.run(budget, one_round, settled)
+    except BuildError as e:
+        raise RunError(f"a run failed: {e}") from None
+    return latest[0], outcome, latest[1]
+
+
+def rounds_line(outcome: rounds.Outcome, decisions: dict[Key, rounds.Decision],
+                threshold: float) -> str:
+    left = sum(1 for d in decisions.values() if not d.resolved)
+    if outcome.settled:
+        return (f"until resolved: every row's 95% interval is narrower than "
+                f"{threshold * 100:g}% after {outcome.rounds} round(s)")
+    return (f"until resolved: {left} row(s) unresolved at n={outcome.rounds}: the budget "
+            f"({outcome.why}) was spent first; [lo, hi] is each ratio's 95% interval")
 
 
 def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
@@ -165,13 +247,13 @@ def from_source_defines(items: list[str], source_args: list[str]
     versions: list[list[str]] = []
     for item in items:
         dep, _, version = item.partition("@")
-        dep = runner.check_dep(dep)
+        dep = manifest.check_buildable(dep).name
         if version:
             d = given.get(dep) or sources.fetch(dep, version)
         elif dep in given:
             d = given[dep]
         else:
-            raise ResultError(f"--from-source {dep}: give its tree with --source {dep}=DIR "
+            raise UsageError(f"--from-source {dep}: give its tree with --source {dep}=DIR "
                               f"or a version to fetch, {dep}@VERSION")
         found = sources.detect(dep, d)
         if version and found != version:
@@ -183,7 +265,8 @@ def from_source_defines(items: list[str], source_args: list[str]
     return defines, suffix, versions
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def register(sub: Any) -> None:
+    p = command.add(sub, "matrix", __doc__, run)
     p.add_argument("--presets", required=True,
                    help="comma-separated configure presets; the first is the base")
     p.add_argument("--micro", action="store_true",
@@ -198,12 +281,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     names = [n for n in args.presets.split(",") if n]
     if not names:
-        raise ResultError("--presets is empty")
+        raise UsageError("--presets is empty")
     presets, skipped = runner.select_presets(names)
     for name, why in skipped:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
-        raise ResultError("none of the presets can be built on this host")
+        raise UsageError("none of the presets can be built on this host")
     defines, suffix, versions = from_source_defines(
         [x for x in args.from_source.split(",") if x], args.source)
     plan = make_plan(args, args.micro, "/4096$")
@@ -216,10 +299,3 @@ def run(args: argparse.Namespace) -> int:
     return run_series("matrix", "+".join(p.name for p in presets) + suffix, series, plan,
                       args, meta)
 
-
-def cmd(args: argparse.Namespace) -> int:
-    try:
-        return run(args)
-    except ResultError as e:
-        print(f"kvb matrix: error: {e}", file=sys.stderr)
-        return 2

@@ -1,12 +1,31 @@
-"""The summary table: one line per engine, benchmark and role."""
+"""kvb report: one summary table over kvbench runs: a line per engine, benchmark and role.
+
+  kvb report FILE.json...            ops/s, MB/s, latency, CPU and bytes written per op, size
+  kvb report --metrics FILE.json...  every metric the runs describe (their "metrics" array,
+                                     docs/json.md), one line per engine, benchmark, role, metric
+
+A file that is not a usable kvbench document is refused with every problem listed (exit 2); a
+run that did not complete is reported with a warning.
+"""
 from __future__ import annotations
 
+import argparse
 from typing import Any, Iterable
 
+from kvbtools import command, results, table
+from kvbtools.table import fmt_value
+from kvbtools.metrics import value
 from kvbtools.results import Row
 
 COLUMNS = ["engine", "benchmark", "ops/s", "MB/s", "p50 us", "p99 us", "p99.9 us", "cpu us/op",
            "wKB/op", "db MB", "notes"]
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "report", __doc__, run)
+    p.add_argument("files", nargs="+", metavar="FILE.json")
+    p.add_argument("--metrics", action="store_true",
+                   help="every described metric, one line each, instead of the summary")
 
 
 def _fmt(v: float, digits: int = 1) -> str:
@@ -32,15 +51,35 @@ def cells(row: Row) -> list[str]:
     wkb = cost.get("storage_write_kb_per_op")
     return [row.engine, row.label, _fmt(d["ops_per_sec"], 0), _fmt(d["mb_per_sec"]),
             _fmt(lat["p50"] / 1e3, 2), _fmt(lat["p99"] / 1e3, 2), _fmt(lat["p99_9"] / 1e3, 2),
-            _fmt(cpu, 2), "-" if wkb is None else _fmt(wkb, 3),
+            _fmt(cpu, 2), "-" if not isinstance(wkb, (int, float)) else _fmt(wkb, 3),
             _fmt(d["_result"]["db_size_bytes"] / 1048576.0), ", ".join(notes)]
 
 
-def table(rows: Iterable[Row]) -> str:
-    body = [cells(r) for r in rows]
-    widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c)
-              for i, c in enumerate(COLUMNS)]
-    def line(values: list[str]) -> str:
-        return "  ".join(v.ljust(w) if i in (0, 1, len(values) - 1) else v.rjust(w)
-                         for i, (v, w) in enumerate(zip(values, widths))).rstrip()
-    return "\n".join([line(COLUMNS), line(["-" * w for w in widths])] + [line(b) for b in body])
+def summary(rows: Iterable[Row]) -> str:
+    return "\n".join(table.render([cells(r) for r in rows], header=COLUMNS, left=(0, 1, -1),
+                                  rule=True))
+
+
+def metric_lines(docs: list[results.Document]) -> str:
+    body = []
+    for d in docs:
+        described = d.metrics
+        for row in results.rows(d.doc):
+            for path, m in described.items():
+                v = value(row.data, row.data["_result"], path)
+                body.append([row.engine, row.label, path,
+                             "-" if v is None else fmt_value(v * m.scale), m.shown_unit,
+                             f"{m.better} is better"])
+    return "\n".join(table.render(body, header=["engine", "benchmark", "metric", "value",
+                                                "unit", ""], left=(0, 1, 2, 4, 5), rule=True))
+
+
+def run(args: argparse.Namespace) -> int:
+    docs = results.load_all(args.files, [results.KVBENCH])
+    for d in docs:
+        results.warn_incomplete(d)
+    if args.metrics:
+        print(metric_lines(docs))
+    else:
+        print(summary(r for d in docs for r in results.rows(d.doc)))
+    return 0

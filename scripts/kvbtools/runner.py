@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -17,25 +16,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from kvbtools.results import ResultError
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KVB = os.path.join(ROOT, "scripts", "kvb")
-DEPS = ("rocksdb", "wiredtiger", "lmdb", "lz4", "zstd", "xxhash")
-ENGINE_DEPS = ("rocksdb", "wiredtiger", "lmdb")
+from kvbtools.errors import RunError, UsageError
+from kvbtools.host import ROOT, host_arch
 
 
 def progress(msg: str) -> None:
     print(f"kvb: {msg}", file=sys.stderr, flush=True)
-
-
-def check_dep(dep: str) -> str:
-    d = dep.lower()
-    if d not in DEPS:
-        raise ResultError(f"unknown dependency {dep!r}; valid: {', '.join(DEPS)}")
-    return d
 
 
 # ---- presets ---------------------------------------------------------------------------------
@@ -60,7 +47,7 @@ def load_presets(root: str = ROOT) -> dict[str, Preset]:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
-        raise ResultError(f"{path}: {e}") from None
+        raise RunError(f"{path}: {e}") from None
     raw = {p["name"]: p for p in doc.get("configurePresets", [])}
 
     def resolve(name: str) -> tuple[dict[str, str], str]:
@@ -98,11 +85,6 @@ def _toolchain_compilers(path: str) -> list[str]:
     return re.findall(r"set\(\s*CMAKE_(?:C|CXX)_COMPILER\s+\"?([^\s\")]+)", text)
 
 
-def host_arch() -> str:
-    m = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
-
-
 def why_not_buildable(p: Preset) -> str:
     """'' when this host can build the preset, else the reason."""
     if p.arch and p.arch != host_arch():
@@ -116,11 +98,11 @@ def why_not_buildable(p: Preset) -> str:
 
 def select_presets(names: list[str]) -> tuple[list[Preset], list[tuple[str, str]]]:
     """The buildable presets among `names`, and (name, reason) for those skipped. Unknown names
-    raise ResultError listing the valid ones."""
+    raise UsageError listing the valid ones."""
     presets = load_presets()
     unknown = [n for n in names if n not in presets]
     if unknown:
-        raise ResultError(f"unknown preset {', '.join(unknown)}; valid presets: "
+        raise UsageError(f"unknown preset {', '.join(unknown)}; valid presets: "
                           f"{', '.join(presets)}")
     ok, skipped = [], []
     for n in names:
@@ -171,28 +153,34 @@ def root_define(dep: str, prefix: str) -> tuple[str, str]:
     return f"KVBENCH_{dep.upper()}_ROOT", os.path.abspath(prefix)
 
 
-class BuildError(Exception):
-    pass
+class BuildError(RunError):
+    """A build or a benchmark run failed: matrix skips that build, bisect skips that commit."""
 
 
-def run_logged(cmd: list[str], log: str, cwd: str | None = None) -> None:
+def run_logged(cmd: list[str], log: str, cwd: str | None = None,
+               wrap: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+    """Runs `cmd` (under `wrap`, e.g. a tracer, when given) with its output appended to `log`.
+    Raises BuildError when it fails."""
     with open(log, "a", encoding="utf-8") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
-        p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT)
+        p = subprocess.run([*(wrap or []), *cmd], cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                           env=env)
     if p.returncode != 0:
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}); log: {log}")
 
 
-def do_build(b: Build, micro: bool, step: str = "") -> float:
-    """Configures and builds; returns the seconds it took. Raises BuildError."""
+def do_build(b: Build, micro: bool, step: str = "", wrap: list[str] | None = None,
+             env: dict[str, str] | None = None) -> float:
+    """Configures and builds (under `wrap` with `env`, see run_logged); returns the seconds it
+    took. Raises BuildError."""
     os.makedirs(b.dir, exist_ok=True)
     log = os.path.join(b.dir, "kvb-build.log")
     progress(f"{step}building {b.label} ({b.preset}) in {os.path.relpath(b.dir, ROOT)}"
              + "".join(f" -D{k}={v}" for k, v in sorted(b.defines.items())))
     t0 = time.monotonic()
     start = os.path.getsize(log) if os.path.exists(log) else 0
-    run_logged(b.configure_cmd(), log, cwd=ROOT)
+    run_logged(b.configure_cmd(), log, cwd=ROOT, wrap=wrap, env=env)
     with open(log, encoding="utf-8", errors="replace") as f:
         f.seek(start)
         text = f.read()
@@ -203,7 +191,7 @@ def do_build(b: Build, micro: bool, step: str = "") -> float:
         if unused:
             raise BuildError(f"CMake ignored {', '.join(unused)}: this kvbench tree cannot build "
                              "libraries from source or a prefix (the src-build work is not in it)")
-    run_logged(b.build_cmd(micro), log, cwd=ROOT)
+    run_logged(b.build_cmd(micro), log, cwd=ROOT, wrap=wrap, env=env)
     return time.monotonic() - t0
 
 
@@ -214,7 +202,7 @@ class Plan:
     micro: bool
     micro_filter: str = "/4096$"
     min_time: float = 0.1
-    engines: list[str] = field(default_factory=lambda: ["rocksdb"])
+    engines: list[str] = field(default_factory=list)
     workloads: str = "fillseq,readrandom"
     num: int = 100000
     extra: list[str] = field(default_factory=list)
@@ -266,6 +254,12 @@ def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
             path = f"{stem}-{i}"
 
 
+def write_summary(outdir: str, text: str) -> None:
+    """summary.txt: how the run that owns `outdir` ended, in a sentence or a few lines."""
+    with open(os.path.join(outdir, "summary.txt"), "w", encoding="utf-8") as f:
+        f.write(f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n{text.rstrip()}\n")
+
+
 @dataclass
 class Series:
     """One column of a matrix/versions table: a label and the build that produces it. Two
@@ -285,12 +279,20 @@ def measure_interleaved(series: list[Series], plan: Plan, repeats: int,
                         outdir: str) -> dict[str, list[str]]:
     """Runs the plan; returns each series' JSON files (one per run), kept in `outdir`."""
     files: dict[str, list[str]] = {s.label: [] for s in series}
-    order = run_order(series, plan, repeats)
-    for i, (r, s, engine) in enumerate(order, 1):
+    for r in range(1, repeats + 1):
+        measure_round(series, plan, r, outdir, files, f"/{repeats}")
+    return files
+
+
+def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
+                  files: dict[str, list[str]], of: str = "") -> None:
+    """Round `r`: every series once (every engine of each), appending the JSON files to
+    `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
+    order = run_order(series, plan, 1)
+    for i, (_, s, engine) in enumerate(order, 1):
         name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
         out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
-        progress(f"run {i}/{len(order)}: repeat {r}/{repeats}, {s.label}"
+        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
                  + (f", engine {engine}" if engine else ""))
         run_once(s.build.binary(plan.micro), plan, out, engine)
         files[s.label].append(out)
-    return files

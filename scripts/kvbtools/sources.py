@@ -9,25 +9,10 @@ import os
 import re
 import subprocess
 
-from kvbtools.results import ResultError
-from kvbtools.runner import ROOT, check_dep, progress
-
-# dep -> (headers to look for in a source tree, in a prefix, version macros MAJOR/MINOR/PATCH)
-MARKERS: dict[str, tuple[list[str], list[str], tuple[str, str, str]]] = {
-    "lz4": (["lib/lz4.h"], ["include/lz4.h"],
-            ("LZ4_VERSION_MAJOR", "LZ4_VERSION_MINOR", "LZ4_VERSION_RELEASE")),
-    "zstd": (["lib/zstd.h"], ["include/zstd.h"],
-             ("ZSTD_VERSION_MAJOR", "ZSTD_VERSION_MINOR", "ZSTD_VERSION_RELEASE")),
-    "xxhash": (["xxhash.h"], ["include/xxhash.h"],
-               ("XXH_VERSION_MAJOR", "XXH_VERSION_MINOR", "XXH_VERSION_RELEASE")),
-    "rocksdb": (["include/rocksdb/version.h"], ["include/rocksdb/version.h"],
-                ("ROCKSDB_MAJOR", "ROCKSDB_MINOR", "ROCKSDB_PATCH")),
-    "lmdb": (["lmdb.h", "libraries/liblmdb/lmdb.h"], ["include/lmdb.h"],
-             ("MDB_VERSION_MAJOR", "MDB_VERSION_MINOR", "MDB_VERSION_PATCH")),
-    "wiredtiger": (["RELEASE_INFO"], ["include/wiredtiger.h"],
-                   ("WIREDTIGER_VERSION_MAJOR", "WIREDTIGER_VERSION_MINOR",
-                    "WIREDTIGER_VERSION_PATCH")),
-}
+from kvbtools import manifest
+from kvbtools.errors import RunError, UsageError
+from kvbtools.host import ROOT
+from kvbtools.runner import progress
 
 
 def _macro(text: str, name: str) -> str | None:
@@ -36,30 +21,38 @@ def _macro(text: str, name: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _version(path: str, macros: tuple[str, ...]) -> str | None:
+    """MAJOR.MINOR[.PATCH] from the macros in a file; None when MAJOR or MINOR is not there."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    parts = [_macro(text, m) for m in macros]
+    if len(parts) < 2 or parts[0] is None or parts[1] is None:
+        return None
+    return ".".join(p for p in parts if p is not None)
+
+
 def detect(dep: str, directory: str, *, prefix: bool = False) -> str:
-    """The version of `dep` in a source tree (or an install prefix), e.g. '1.9.4'. Raises
-    ResultError when the directory is not that library."""
-    dep = check_dep(dep)
+    """The version of `dep` in a source tree (or an install prefix), e.g. '1.9.4', found by the
+    markers of cmake/deps.json. Raises UsageError when the directory is not that library."""
+    d = manifest.check_buildable(dep)
     kind = "install prefix" if prefix else "source tree"
     if not os.path.isdir(directory):
-        raise ResultError(f"{directory}: not a directory")
-    src_markers, prefix_markers, macros = MARKERS[dep]
-    candidates = prefix_markers if prefix else src_markers
-    for rel in candidates:
-        path = os.path.join(directory, rel)
-        if not os.path.isfile(path):
+        raise UsageError(f"{directory}: not a directory")
+    if prefix:
+        layouts = [(d.prefix_version_file, (), d.prefix_version_file)]
+    else:
+        layouts = [(t.marker, t.also, t.version_file) for t in d.source_trees]
+    for marker, also, version_file in layouts:
+        if not all(os.path.isfile(os.path.join(directory, f)) for f in (marker, *also)):
             continue
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError as e:
-            raise ResultError(f"{path}: cannot read: {e.strerror}") from None
-        parts = [_macro(text, m) for m in macros]
-        if parts[0] is None or parts[1] is None:
-            continue
-        return ".".join(p for p in parts if p is not None)
-    raise ResultError(f"{directory} is not a {dep} {kind}: no "
-                      f"{' or '.join(candidates)} with {macros[0]}")
+        version = _version(os.path.join(directory, version_file), d.version_macros)
+        if version is not None:
+            return version
+    raise UsageError(f"{directory} is not a {d.name} {kind}: no "
+                     f"{' or '.join(m for m, _, _ in layouts)} with {d.version_macros[0]}")
 
 
 def parse_source_args(items: list[str]) -> dict[str, str]:
@@ -67,9 +60,9 @@ def parse_source_args(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         if "=" not in item:
-            raise ResultError(f"--source {item!r}: expected DEP=DIR")
+            raise UsageError(f"--source {item!r}: expected DEP=DIR")
         dep, d = item.split("=", 1)
-        out[check_dep(dep)] = d
+        out[manifest.check_buildable(dep).name] = d
     return out
 
 
@@ -81,7 +74,7 @@ def fetch(dep: str, version: str) -> str:
     if not os.path.exists(script):
         if os.path.isdir(dest) and os.listdir(dest):
             return dest
-        raise ResultError(f"{dep}@{version}: scripts/get-sources.sh is not in this tree "
+        raise UsageError(f"{dep}@{version}: scripts/get-sources.sh is not in this tree "
                           "(it comes with the source-build branch); give the tree with "
                           f"--source instead")
     progress(f"fetching {dep} {version} source (scripts/get-sources.sh) into "
@@ -89,7 +82,7 @@ def fetch(dep: str, version: str) -> str:
     p = subprocess.run([script, dep, version, dest], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
-        raise ResultError(f"scripts/get-sources.sh {dep} {version} failed ({p.returncode}):\n"
+        raise RunError(f"scripts/get-sources.sh {dep} {version} failed ({p.returncode}):\n"
                           f"{(p.stderr or p.stdout).strip()[-2000:]}")
     lines = [x.strip() for x in p.stdout.splitlines() if x.strip()]
     return lines[-1] if lines and os.path.isdir(lines[-1]) else dest

@@ -164,3 +164,8 @@ def verdict(base: Sequence[float], other: Sequence[float], *, higher_is_better: 
     if change < threshold:
         return Verdict(ratio, None, NO_CHANGE, test, f"p<{alpha:g} but under the threshold")
     return Verdict(ratio, improved, better_word if improved else worse_word, test)
+
+
+def cv(values: Sequence[float]) -> float:
+    """Coefficient of variation (sample standard deviation / mean); 0 for fewer than 2 values."""
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0

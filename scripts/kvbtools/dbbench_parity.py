@@ -1,0 +1,148 @@
+"""kvb dbbench parity: kvbench's rocksdb engine against db_bench, timed, on the same librocksdb.
+
+Runs the same sequence (fillseq, readrandom, overwrite, and fwdrange = db_bench seekrandom with
+--seek_nexts=10, settling flushes and compactions between them) in both tools with matched
+options, alternating which tool goes first, and prints the median ops/s of each, their ratio
+with a bootstrap 95% interval, and each tool's run-to-run spread. The flag mapping is in
+docs/dbbench-parity.md.
+
+  kvb dbbench parity [--num 1000000] [--runs 5] [--kvbench PATH] [--db-bench PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from typing import Any
+
+from kvbtools import command, dbbench_args, results, stats, table
+from kvbtools.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
+from kvbtools.errors import RunError, UsageError
+
+DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "parity", __doc__, run)
+    dbbench_args.add_arguments(p, 1000000)
+    p.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
+    p.add_argument("--target", type=float, default=0.97,
+                   help="the ratio each verdict is judged against (default 0.97)")
+    p.add_argument("--min-ratio", type=float, default=0.0,
+                   help="exit 1 if any kvbench/db_bench median ratio is below this")
+
+
+def parse_db_bench(out: str) -> dict[str, float]:
+    found = {}
+    for line in out.splitlines():
+        m = DB_BENCH_LINE.match(line)
+        if m:
+            found[m.group(1)] = float(m.group(3))
+    return found
+
+
+def run_db_bench(args: list[str], benchmarks: list[str]) -> dict[str, float]:
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RunError(f"db_bench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    by_name = parse_db_bench(p.stdout)
+    missing = [b for b in benchmarks if BENCHMARKS[b] not in by_name]
+    if missing:
+        raise RunError(f"db_bench printed no result for {', '.join(missing)}")
+    return {b: by_name[BENCHMARKS[b]] for b in benchmarks}
+
+
+def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[str, float]:
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RunError(f"kvbench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    doc = results.load(json_path, [results.KVBENCH]).doc
+    return {r["benchmark"]: r["roles"][0]["ops_per_sec"] for r in doc["results"]
+            if r["benchmark"] in benchmarks}
+
+
+def summarize(db: list[float], kv: list[float]) -> dict[str, float]:
+    """One benchmark's figures: each tool's median and CV, the ratio of the medians (the parity
+    criterion) with a bootstrap 95% interval, and the per-round paired ratios kv[i]/db[i] (runs
+    made back to back)."""
+    paired = [k / d for k, d in zip(kv, db)]
+    low, high = stats.bootstrap_ratio_ci(db, kv, seed=0, resamples=4000)
+    return {"db_median": statistics.median(db), "db_cv": stats.cv(db),
+            "kv_median": statistics.median(kv), "kv_cv": stats.cv(kv),
+            "ratio": statistics.median(kv) / statistics.median(db), "ci_low": low, "ci_high": high,
+            "paired_median": statistics.median(paired), "paired_min": min(paired),
+            "paired_max": max(paired)}
+
+
+def verdict(row: dict[str, float], target: float) -> str:
+    """Whether the runs show kvbench at >= target x db_bench, show it below, or cannot tell."""
+    if row["ci_low"] >= target:
+        return "meets"
+    if row["ci_high"] < target:
+        return "below"
+    return "unresolved"
+
+
+def measure(args: argparse.Namespace, benchmarks: list[str],
+            work: str) -> dict[str, dict[str, list[float]]]:
+    """--runs rounds of both tools, alternating which goes first; ops/s per tool and benchmark."""
+    got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks}
+                                                  for t in ("db_bench", "kvbench")}
+    for i in range(args.runs):
+        for tool in ["db_bench", "kvbench"] if i % 2 == 0 else ["kvbench", "db_bench"]:
+            db = os.path.join(work, tool)
+            shutil.rmtree(db, ignore_errors=True)
+            start = time.monotonic()
+            if tool == "db_bench":
+                got = run_db_bench(db_bench_args(args.db_bench, db, args.num, args.cache_size,
+                                                 benchmarks), benchmarks)
+            else:
+                out = os.path.join(work, f"kvbench-{i}.json")
+                got = run_kvbench(kvbench_args(args.kvbench, db, args.num, args.cache_size,
+                                               benchmarks, out), out, benchmarks)
+            for b in benchmarks:
+                got_all[tool][b].append(got[b])
+            print(f"  run {i + 1} {tool:8s} ({time.monotonic() - start:5.1f}s): " +
+                  "  ".join(f"{b} {got[b]:,.0f}" for b in benchmarks), flush=True)
+            shutil.rmtree(db, ignore_errors=True)
+    return got_all
+
+
+def run(args: argparse.Namespace) -> int:
+    benchmarks = dbbench_args.check(args)
+    if args.runs < 1:
+        raise UsageError("--runs must be at least 1")
+    with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:
+        print(f"kvb dbbench parity: {args.runs} alternating runs of {','.join(benchmarks)} at "
+              f"--num={args.num}, cache {args.cache_size} B, compression none; databases in "
+              f"{work}")
+        print("db_bench: " + " ".join(db_bench_args(args.db_bench, "DB", args.num,
+                                                    args.cache_size, benchmarks)[1:]))
+        print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
+                                                   benchmarks, "OUT.json")[1:]))
+        got = measure(args, benchmarks, work)
+    rows = []
+    worst = float("inf")
+    for b in benchmarks:
+        r = summarize(got["db_bench"][b], got["kvbench"][b])
+        worst = min(worst, r["ratio"])
+        rows.append([b, f"{r['db_median']:,.0f}", f"{r['db_cv']:.1%}", f"{r['kv_median']:,.0f}",
+                     f"{r['kv_cv']:.1%}", f"{r['ratio']:.3f}",
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, args.target),
+                     f"{r['paired_median']:.3f} [{r['paired_min']:.3f}, {r['paired_max']:.3f}]"])
+    print()
+    print("\n".join(table.render(rows, header=[
+        "benchmark", "db_bench ops/s", "cv", "kvbench ops/s", "cv", "ratio", "95% interval",
+        f"vs {args.target:g}", "paired: median [min, max]"], left=(0, -1))))
+    print(f"(ratio = kvbench median / db_bench median over {args.runs} runs; cv = run-to-run "
+          "coefficient of variation;\n 95% interval = bootstrap of that ratio; 'meets' or 'below' "
+          "only when the whole interval is on one side of the target, else 'unresolved';\n "
+          "paired = kvbench/db_bench of the two runs made back to back in each round, which "
+          "cancels drift slower than one round)")
+    if worst < args.min_ratio:
+        raise RunError(f"a ratio is below --min-ratio={args.min_ratio:g}")
+    return 0

@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""kvb bisect end to end on generated git repositories of a tiny C library (run by ctest).
+
+The library's speed is real code: lib_sum makes PASSES passes over the buffer, and a commit that
+changes PASSES is a real performance change. The benchmark (bench.c, built by the bisect's build
+command) counts the work it does instead of timing it, and multiplies its cost by noise the test
+controls (KVB_TEST_NOISE: log-normal sigma, the probability of a slow outlier and its range), so
+every scenario is repeatable on a loaded machine: the same seed gives the same values in the
+same order. It appends its working directory (the commit's worktree, named by the commit) to
+KVB_TEST_RUNS, one line per run, which counts the measurements.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KVB = os.path.join(ROOT, "scripts", "kvb")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+from kvbtools import bisect_judge as judge  # noqa: E402
+
+LIB = """#include <stddef.h>
+#include <stdint.h>
+/* %s */
+uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops) {
+  uint64_t s = 0;
+  for (int r = 0; r < %d; r++) {
+    for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
+    *ops += n;
+  }
+  return s;
+}
+"""
+
+BENCH = r"""#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops);
+static uint64_t state;
+static double uniform(void) {  /* xorshift64* */
+  state ^= state >> 12; state ^= state << 25; state ^= state >> 27;
+  return (double)((state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+int main(void) {
+  static unsigned char buf[4096];
+  for (int i = 0; i < 4096; i++) buf[i] = (unsigned char)(i * 7);
+  uint64_t ops = 0, sink = lib_sum(buf, sizeof buf, &ops);
+  double ns = ops * 0.25;  /* the cost model: 0.25 ns per byte pass */
+  double sigma = 0, p_out = 0, lo = 1, hi = 1, speed = 1;
+  const char *noise = getenv("KVB_TEST_NOISE"), *runs = getenv("KVB_TEST_RUNS");
+  if (noise) sscanf(noise, "%lf,%lf,%lf,%lf", &sigma, &p_out, &lo, &hi);
+  long index = 0;
+  char cwd[4096] = "", line[4096];
+  if (!getcwd(cwd, sizeof cwd)) return 1;
+  if (runs) {
+    FILE *f = fopen(runs, "a+");
+    rewind(f);
+    while (fgets(line, sizeof line, f)) index++;
+    fprintf(f, "%s\n", cwd);
+    fclose(f);
+  }
+  FILE *cfg = fopen("speed.cfg", "r");  /* read at run time, never compiled */
+  if (cfg) { if (fscanf(cfg, "%lf", &speed) != 1) speed = 1; fclose(cfg); }
+  const char *seed = getenv("KVB_TEST_SEED");
+  state = 0x9E3779B97F4A7C15ULL * (uint64_t)(atol(seed ? seed : "1") * 1000003 + index + 1);
+  for (int i = 0; i < 4; i++) uniform();
+  double u1 = uniform(), u2 = uniform(), u3 = uniform(), u4 = uniform();
+  double z = sqrt(-2 * log(u1 + 1e-300)) * cos(6.283185307179586 * u2);
+  ns *= speed * exp(sigma * z);
+  if (u3 < p_out) ns *= lo + (hi - lo) * u4;
+  if (getenv("KVB_TEST_SLEEP_MS")) usleep(1000 * atoi(getenv("KVB_TEST_SLEEP_MS")));
+  printf("{\"context\": {\"library\": \"tiny\", \"sink\": %llu},\n"
+         " \"benchmarks\": [{\"name\": \"sum/4096\", \"run_name\": \"sum/4096\", "
+         "\"run_type\": \"iteration\", \"iterations\": 1, \"real_time\": %.17g, "
+         "\"cpu_time\": %.17g, \"time_unit\": \"ns\", \"bytes_per_second\": %.17g}]}\n",
+         (unsigned long long)sink, ns, ns, 4096.0 / ns * 1e9);
+  return 0;
+}
+"""
+BUILD = "cc -O0 -o bench bench.c sum.c -lm"
+CLEAN = "0.01,0,1,1"          # 1% log-normal noise, no outliers
+OUTLIERS = "0.02,0.3,1.25,1.6"  # 2%, and 3 runs in 10 slowed by 25-60%
+
+
+class Repo:
+    """A generated repository: commits[i] is the i-th commit's hash."""
+
+    def __init__(self, tmp: str, history: list[tuple[str, dict[str, str]]]) -> None:
+        self.path = os.path.join(tmp, "tiny")
+        os.makedirs(self.path)
+        # KVB_PYTHON_CHOSEN: kvb runs under this interpreter instead of re-executing itself;
+        # KVBENCH_STORE: should a run be stored (the tests give --no-store: the toy benchmark's
+        # JSON names no host or date), it goes to a store of the test's own.
+        self.env = dict(os.environ, KVB_PYTHON_CHOSEN="1",
+                        KVBENCH_STORE=os.path.join(tmp, "store.sqlite"),
+                        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+                        GIT_COMMITTER_DATE="2024-02-01T12:00:00+00:00",
+                        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+                        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        self.git("init", "-q", "-b", "main")
+        self.commits: list[str] = []
+        for i, (msg, files) in enumerate(history):
+            for name, text in files.items():
+                with open(os.path.join(self.path, name), "w") as f:
+                    f.write(text)
+            self.git("add", "-A")
+            self.git("commit", "-q", "-m", msg, "--date", f"2024-01-0{i + 1}T12:00:00+00:00")
+            self.commits.append(self.git("rev-parse", "HEAD"))
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", "-C", self.path, *args], check=True, capture_output=True,
+                              text=True, env=self.env).stdout.strip()
+
+
+CHANGE = 6    # the commit that changes the library's speed
+LAST = 8
+
+
+def history(fast: int, slow: int) -> list[tuple[str, dict[str, str]]]:
+    """Nine commits: #4, the first one a bisect of #0..#8 tests, does not compile; #6 changes
+    PASSES from `fast` to `slow`; the others change nothing the build compiles, or a comment
+    (#2; #5 restores #2's sources)."""
+    return [
+        ("initial library and benchmark", {"sum.c": LIB % ("v1", fast), "bench.c": BENCH}),
+        ("docs", {"README": "tiny\n"}),
+        ("comment", {"sum.c": LIB % ("v2", fast)}),
+        ("more docs", {"README": "tiny library\n"}),
+        ("break the build", {"sum.c": LIB % ("v2", fast) + "this does not compile\n"}),
+        ("fix the build", {"sum.c": LIB % ("v2", fast)}),
+        ("change lib_sum", {"sum.c": LIB % ("v3", slow)}),
+        ("docs again", {"README": "tiny library, summing\n"}),
+        ("last", {"NOTES": "x\n"}),
+    ]
+
+
+class BisectTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect-test.")
+        self.runs = os.path.join(self.tmp, "runs.txt")
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def kvb_env(self, repo: Repo, noise: str, seed: int = 1, runs: str = "",
+                **extra: str) -> dict[str, str]:
+        return dict(repo.env, KVB_TEST_NOISE=noise, KVB_TEST_SEED=str(seed),
+                    KVB_TEST_RUNS=runs or self.runs, **extra)
+
+    def args(self, repo: Repo, *extra: str) -> list[str]:
+        return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
+                "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
+                "--no-store", *extra]
+
+    def bisect(self, repo: Repo, noise: str, *extra: str, seed: int = 1
+               ) -> subprocess.CompletedProcess[str]:
+        return self.bisects([(repo, noise, list(extra), seed)])[0]
+
+    def bisects(self, runs: list[tuple[Repo, str, list[str], int]]
+                ) -> list[subprocess.CompletedProcess[str]]:
+        """Independent bisects, side by side (each seed counts its own runs, so its noise
+        does not depend on the others')."""
+        procs = []
+        for i, (repo, noise, extra, seed) in enumerate(runs):
+            env = self.kvb_env(repo, noise, seed, runs=self.runs if len(runs) == 1 else
+                               os.path.join(self.tmp, f"runs-{i}.txt"))
+            procs.append(subprocess.Popen(self.args(repo, *extra), env=env, text=True,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        done = []
+        for p, run in zip(procs, runs):
+            out, err = p.communicate(timeout=300)
+            self.assertNotIn("Traceback", err)
+            done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+        return done
+
+    def measured(self) -> int:
+        if not os.path.exists(self.runs):
+            return 0
+        with open(self.runs) as f:
+            return sum(1 for _ in f)
+
+    def results_dirs(self) -> list[str]:
+        d = os.path.join(self.tmp, "results")
+        return sorted(os.path.join(d, x) for x in os.listdir(d))
+
+    def assert_clean(self, repo: Repo) -> None:
+        self.assertEqual(len(repo.git("worktree", "list").splitlines()), 1)
+        self.assertEqual(repo.git("for-each-ref", "refs/bisect"), "")
+        self.assertEqual(repo.git("symbolic-ref", "HEAD"), "refs/heads/main")
+
+    @staticmethod
+    def read(path: str) -> str:
+        with open(path) as f:
+            return f.read()
+
+    def lines(self, path: str) -> list[dict]:
+        with open(path) as f:
+            return [json.loads(x) for x in f]
+
+    # ---- finding the change -----------------------------------------------------------------
+
+    def test_finds_a_slow_down_skipping_what_cannot_matter(self) -> None:
+        repo = Repo(self.tmp, history(10, 13))   # #6: 30% more work, so 23% less throughput
+        c = repo.commits
+        p = self.bisect(repo, CLEAN, "--good", c[0], "--bad", "main", "--repeats", "4")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        out = p.stdout
+        self.assertIn(f"first new commit: {c[CHANGE]}", out)
+        self.assertIn("  change lib_sum\n  author date: 2024-01-07T12:00:00+00:00\n"
+                      "  files it changed that the build compiles: sum.c\n", out)
+        self.assertRegex(out, r"this/parent 0\.7\d\d \[0\.7\d\d, 0\.7\d\d\], p=0\.000\d+ "
+                              r"\(Mann-Whitney U, two-sided\): slower")
+        self.assertRegex(out, r"this commit explains (9\d|10\d)% of it\nconfirmed\n")
+        # The commit that does not compile is skipped with the reason; commits that compile
+        # what a judged commit compiles take its verdict with no build and no run.
+        self.assertIn(f"{c[4][:12]} skipped: does not build: sh -c {BUILD} failed (1)", out)
+        self.assertRegex(out, r"like (old|new): no build, no run: it compiles the same sources")
+        doc = json.loads(self.read(os.path.join(self.results_dirs()[0], "bisect.json")))
+        self.assertEqual(doc["first_new"], c[CHANGE])
+        self.assertTrue(doc["confirmed"])
+        self.assertEqual(sorted(doc["compiled"]["files"]), ["bench.c", "sum.c"])
+        built = [r["commit"] for r in doc["records"] if r.get("how") == "measured"]
+        self.assertNotIn(c[7], built)  # the docs-only commits were never measured
+        self.assertIn("confirmed: ", self.read(os.path.join(self.results_dirs()[0],
+                                                            "summary.txt")))
+        self.assert_clean(repo)
+        print(f"\n{out}cost of this bisect: {doc['totals']}", file=sys.stderr)
+
+    def test_finds_a_speed_up_in_a_lower_is_better_metric(self) -> None:
+        repo = Repo(self.tmp, history(13, 10))
+        c = repo.commits
+        common = ["--old", c[0], "--new", c[LAST], "--metric", "cpu_time", "--repeats", "4"]
+        p, refused = self.bisects([(repo, CLEAN, [*common, "--find", "faster"], 1),
+                                   (repo, CLEAN, common, 2)])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"first new commit: {c[CHANGE]}", p.stdout)
+        self.assertRegex(p.stdout, r"this/parent 0\.7\d\d .*: faster\n")
+        self.assertIn("cpu_time [us], lower is better", p.stdout)
+        # Looking for a slow-down there is refused, naming the change that is there.
+        self.assertEqual(refused.returncode, 1, refused.stdout + refused.stderr)
+        self.assertIn("old -> new is not slower but faster", refused.stderr)
+        self.assertIn("--find faster", refused.stderr)
+        summaries = [self.read(os.path.join(d, "summary.txt")) for d in self.results_dirs()]
+        self.assertEqual(sum("refused: old -> new is not slower but faster" in x
+                             for x in summaries), 1, summaries)
+        self.assert_clean(repo)
+
+    def test_heavy_outliers_find_it_or_say_could_not_decide(self) -> None:
+        # Three runs in ten slowed by 25-60%, as large as the change itself; default settings.
+        repo = Repo(self.tmp, history(10, 13))
+        c = repo.commits
+        seeds = (1, 2, 3)
+        done = self.bisects([(repo, OUTLIERS, ["--old", c[0], "--new", c[LAST]], seed)
+                             for seed in seeds])
+        for seed, p in zip(seeds, done):
+            blamed = [x for x in p.stdout.splitlines() if x.startswith("first new commit:")]
+            self.assertTrue(blamed == [f"first new commit: {c[CHANGE]}"] or
+                            (not blamed and "could not decide" in p.stdout),
+                            f"seed {seed}:\n{p.stdout}{p.stderr}")
+        self.assertGreaterEqual(sum(p.returncode == 0 for p in done), 1,
+                                "the outliers should not hide a 23% change every time")
+        self.assert_clean(repo)
+
+    def test_a_change_within_the_noise_is_not_decided(self) -> None:
+        repo = Repo(self.tmp, history(33, 34))   # 3% under 5% noise
+        p = self.bisect(repo, "0.05,0,1,1", "--old", repo.commits[0], "--new", "main",
+                        "--max-rounds", "12")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"could not decide between old [0-9a-f]{12} and new "
+                                   r"[0-9a-f]{12}: the change is within the noise at n=12")
+        self.assertNotIn("first new commit", p.stdout)
+
+    def test_a_commit_that_changes_nothing_compiled_is_not_confirmed(self) -> None:
+        # #6 changes only speed.cfg, which the benchmark reads at run time and the build never
+        # compiles: the measurements change there, the code does not.
+        h = history(10, 10)
+        h[CHANGE] = ("tune the benchmark's configuration", {"speed.cfg": "1.3\n"})
+        repo = Repo(self.tmp, h)
+        c = repo.commits
+        p, hashed = self.bisects([
+            (repo, CLEAN, ["--old", c[0], "--new", c[LAST], "--no-skip-identical", "--repeats",
+                           "4"], 1),
+            (repo, CLEAN, ["--old", c[0], "--new", c[LAST], "--repeats", "4"], 2)])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn(f"first new commit: {c[CHANGE]}", p.stdout)
+        self.assertIn("files it changed that the build compiles: none (and 1 it does not)",
+                      p.stdout)
+        self.assertIn("not confirmed: it changes nothing the build compiles", p.stdout)
+        # By content hash, the commits from #2 on compile what new compiles (but #4): the
+        # search never builds them, and the one commit left to blame (#2, a comment) does not
+        # confirm.
+        p = hashed
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn(f"first new commit: {c[2]}", p.stdout)
+        self.assertIn("not confirmed: it does not differ significantly from its parent",
+                      p.stdout)
+        self.assertIn(f"like new: no build, no run: it compiles the same sources as "
+                      f"{c[LAST][:12]}", p.stdout)
+        self.assertNotIn("uncertain", p.stdout)
+
+    # ---- operability ------------------------------------------------------------------------
+
+    def test_ctrl_c_then_resume_without_measuring_again(self) -> None:
+        repo = Repo(self.tmp, history(10, 13))
+        c = repo.commits
+        env = self.kvb_env(repo, CLEAN, KVB_TEST_SLEEP_MS="40")
+        proc = subprocess.Popen(self.args(repo, "--old", c[0], "--new", c[LAST], "--repeats", "4"),
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        deadline = time.monotonic() + 120
+        steps = ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            dirs = os.listdir(os.path.join(self.tmp, "results")) \
+                if os.path.isdir(os.path.join(self.tmp, "results")) else []
+            steps = os.path.join(self.tmp, "results", dirs[0], "steps.jsonl") if dirs else ""
+            # Interrupt in the middle of the first measured step (after the endpoints).
+            if steps and os.path.exists(steps) and \
+                    any(r.get("kind") == "step" for r in self.lines(steps)) and \
+                    self.measured() % 3 == 2:
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+            time.sleep(0.01)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, out + err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual([x for x in err.splitlines() if "interrupted" in x],
+                         [err.splitlines()[-1]])
+        self.assertRegex(err.splitlines()[-1], r"^kvb: interrupted; the \d+ finished step\(s\) "
+                                               r"are kept: kvb bisect --resume .* continues$")
+        outdir = os.path.dirname(steps)
+        self.assertIn("interrupted", self.read(os.path.join(outdir, "summary.txt")))
+        self.assert_clean(repo)
+        before = self.lines(steps)
+        runs_before = self.measured()
+        p = subprocess.run([sys.executable, KVB, "bisect", "--resume", outdir, "--no-store"],
+                           capture_output=True, text=True, env=self.kvb_env(repo, CLEAN),
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"first new commit: {c[CHANGE]}", p.stdout)
+        after = self.lines(steps)
+        self.assertEqual(after[:len(before)], before)   # the finished series are kept as is
+        new_values = sum(len(v) for r in after[len(before):] for v in
+                         {id(x): x for x in (r.get("values") or {}).values()}.values())
+        # Every run of the resumed bisect belongs to a series it had not finished.
+        self.assertEqual(self.measured() - runs_before, new_values)
+        self.assertEqual(sum(r["kind"] == "endpoints" for r in after), 1)
+        self.assert_clean(repo)
+
+    def test_bad_input_exits_2_with_a_message(self) -> None:
+        repo = Repo(self.tmp, history(10, 13)[:3])
+        c = repo.commits
+        repo.git("branch", "side", c[1])
+        repo.git("checkout", "-q", "side")
+        with open(os.path.join(repo.path, "SIDE"), "w") as f:
+            f.write("x\n")
+        repo.git("add", "-A")
+        repo.git("commit", "-q", "-m", "side")
+        repo.git("checkout", "-q", "main")
+        cases = [
+            (["--old", c[0], "--new", c[2], "--max-rounds", "0"],
+             "--max-rounds: must be at least 1"),
+            (["--old", c[0], "--new", c[2], "--max-time", "soon"], "not a duration: 'soon'"),
+            (["--old", c[0], "--new", c[2], "--max-time=-5m"], "not a duration"),
+            (["--old", c[2], "--new", c[0]], "is newer than --new"),
+            (["--old", "no-such-ref", "--new", c[0]], "--old 'no-such-ref' is not a commit"),
+            (["--old", c[0], "--new", c[2], "--repeats", "3"], "--repeats must be at least 4"),
+            (["--old", c[2], "--new", "side"], f"--old {c[2]} is not an ancestor of --new side"),
+            (["--old", c[0], "--new", c[2], "--dep", "nosuchlib"], "exclude each other"),
+        ]
+        resume = [(["--resume", self.tmp], "is not the results directory of a kvb bisect"),
+                  (["--resume", self.tmp, "--old", c[0]], "leave out --old")]
+        not_git = [(["--repo", self.tmp, "--old", "a", "--new", "b", "--build-cmd", "true",
+                     "--measure-cmd", "true"], "is not a git repository"),
+                   (["--repo", repo.path, "--old", c[0], "--new", c[2], "--dep", "nosuchlib",
+                     "--bench", "readrandom"], "unknown dependency")]
+        for extra, message in cases + resume + not_git:
+            argv = self.args(repo, *extra) if (extra, message) in cases else \
+                [sys.executable, KVB, "bisect", *extra]
+            p = subprocess.run(argv, capture_output=True, text=True, env=repo.env)
+            self.assertEqual(p.returncode, 2, f"{extra}: {p.stderr}")
+            self.assertIn(message, p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "results")))
+        self.assert_clean(repo)
+
+
+class JudgeTest(unittest.TestCase):
+    """The three judgements on fixed samples."""
+
+    def test_a_commit_is_like_old_like_new_or_uncertain(self) -> None:
+        old = [100, 101, 99, 100.5, 99.5]
+        new = [80, 81, 79, 80.5, 79.5]
+        self.assertEqual(judge.classify(old, new, [100.2, 99.8, 100.1, 99.9, 100]).verdict,
+                         judge.OLD)
+        self.assertEqual(judge.classify(old, new, [80.2, 79.8, 80.1, 79.9, 80]).verdict,
+                         judge.NEW)
+        between = judge.classify(old, new, [90.2, 89.8, 90.1, 89.9, 90])
+        self.assertEqual(between.verdict, judge.UNCERTAIN)
+        self.assertTrue(between.narrow)       # more rounds would not move it to a side
+        noisy = judge.classify(old, new, [100, 70, 95, 82, 60])
+        self.assertEqual(noisy.verdict, judge.UNCERTAIN)
+        self.assertFalse(noisy.narrow)        # more rounds may
+
+    def test_the_change_must_clear_the_threshold(self) -> None:
+        old = [100, 101, 99, 100.5, 99.5, 100.2]
+        slow = judge.want_sign("slower", higher_is_better=True)
+        self.assertEqual(judge.check_change(old, [80, 81, 79, 80.5, 79.5, 80.1], sign=slow,
+                                            threshold=0.05).state, judge.ESTABLISHED)
+        self.assertEqual(judge.check_change(old, [120, 121, 119, 120.5, 119.5, 120], sign=slow,
+                                            threshold=0.05).state, judge.OPPOSITE)
+        self.assertEqual(judge.check_change(old, [99, 100, 98, 99.5, 98.5, 99.2], sign=slow,
+                                            threshold=0.05).state, judge.SAME)
+        self.assertEqual(judge.check_change(old, [96, 90, 99, 93, 101, 92], sign=slow,
+                                            threshold=0.05).state, judge.UNDECIDED)
+        # Lower is better (a time): slower is a rise.
+        self.assertEqual(judge.want_sign("slower", higher_is_better=False), 1)
+
+    def test_confirmation_needs_significance_and_half_the_change(self) -> None:
+        parent = [100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1]
+        old = parent
+        new = [x * 0.7 for x in parent]
+        sign = judge.want_sign("slower", higher_is_better=True)
+        c = judge.confirm(parent, [x * 0.7 for x in parent], old, new, sign=sign, alpha=0.05,
+                          same_sources=False)
+        self.assertTrue(c.confirmed, c.reasons)
+        self.assertAlmostEqual(c.explained, 1.0, places=2)
+        part = judge.confirm(parent, [x * 0.9 for x in parent], old, new, sign=sign,
+                             alpha=0.05, same_sources=False)
+        self.assertEqual(part.reasons, ("it explains 30% of the old -> new change, less than "
+                                        "half",))
+        same = judge.confirm(parent, [x * 0.7 for x in parent], old, new, sign=sign,
+                             alpha=0.05, same_sources=True)
+        self.assertFalse(same.confirmed)
+        self.assertIn("it changes nothing the build compiles", same.reasons[0])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
