@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flags.h"
 #include "common/build_info.h"
 #include "micro.h"
 
@@ -19,96 +20,81 @@ namespace kvbench {
 namespace micro {
 namespace {
 
+constexpr int kUsageError = 2;
+
 constexpr char kUsage[] =
     "kvbench_micro: crc32c, xxHash, lz4 and zstd microbenchmarks (docs/micro.md).\n"
     "Benchmarks are named <algorithm>/<variant>/<block bytes>[/cold].\n"
     "\n"
-    "kvbench flags:\n"
-    "  --compression_ratio=F   input compresses to about F of its size, 0 < F <= 1 (0.5);\n"
-    "                          the same value generator as kvbench --compression_ratio\n"
-    "  --seed=N                seed of the input bytes, as kvbench --seed (0)\n"
-    "  --block_sizes=A,B,...   block sizes in bytes (256,1024,4096,8192,16384,65536)\n"
-    "  --cache_cold[=true]     rotate through a buffer larger than the last-level cache instead\n"
-    "                          of reusing one cache-hot block; names get a /cold suffix\n"
-    "  --cold_buffer_mb=N      size of that buffer (default: max(4 x largest cache, 64 MiB))\n"
-    "\n"
-    "Common Google Benchmark flags: --benchmark_filter=REGEX --benchmark_min_time=SECONDS\n"
+    "kvbench flags (--flag=value, --flag value, --flag / --noflag for booleans):\n";
+
+constexpr char kGbenchUsage[] =
+    "\nCommon Google Benchmark flags: --benchmark_filter=REGEX --benchmark_min_time=SECONDS\n"
     "  --benchmark_repetitions=N --benchmark_out=FILE --benchmark_out_format=json\n"
-    "  (all of them below).\n";
+    "  (all of them below).\n\n";
 
-void PrintHelp() {
-  std::fputs(kUsage, stdout);
-  std::fputs("\n", stdout);
-  benchmark::PrintDefaultHelp();
+// The flag table (cli/flags.h), bound to `o` and `block_sizes`.
+std::vector<Flag> FlagTable(Options* o, std::string* block_sizes, uint64_t* cold_buffer_mb) {
+  return {
+      Flag("compression_ratio", &o->compression_ratio, "0.5",
+           "Input compresses to about this fraction of its size; the same value generator as "
+           "kvbench --compression_ratio")
+          .Range(0, 1)
+          .LowOpen(),
+      Flag("seed", &o->seed, "0", "Seed of the input bytes, as kvbench --seed"),
+      Flag("block_sizes", block_sizes, "256,1024,4096,8192,16384,65536",
+           "Block sizes in bytes, 1 to 64 MiB each, comma-separated"),
+      Flag("cache_cold", &o->cache_cold, "false",
+           "Rotate through a buffer larger than the last-level cache instead of reusing one "
+           "cache-hot block; names get a /cold suffix"),
+      Flag("cold_buffer_mb", cold_buffer_mb, "0", "Size of that buffer")
+          .Range(1, 1 << 20)
+          .Or(0, "max(4 x largest cache, 64 MiB)")
+          .Unit("MiB"),
+  };
 }
 
-[[noreturn]] void Fail(const std::string& msg) {
+[[noreturn]] void UsageError(const std::string& msg) {
   std::fprintf(stderr, "kvbench_micro: %s (see --help)\n", msg.c_str());
-  std::exit(1);
+  std::exit(kUsageError);
 }
 
-bool ParseU64(const std::string& s, uint64_t* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || s[0] == '-') return false;
-  *out = v;
-  return true;
+std::vector<size_t> ParseBlockSizes(const std::string& list) {
+  std::vector<size_t> sizes;
+  for (const auto& item : SplitList(list)) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || item[0] == '-' || *end != '\0' || v == 0 || v > (64u << 20)) {
+      UsageError("--block_sizes takes sizes in bytes, 1 to 64 MiB, separated by commas, got '" +
+                 list + "'");
+    }
+    sizes.push_back(static_cast<size_t>(v));
+  }
+  return sizes;
 }
 
 // Consumes kvbench's flags from argv, leaving the rest for Google Benchmark.
 Options ParseFlags(int* argc, char** argv) {
   Options o;
-  int kept = 1;
-  for (int i = 1; i < *argc; ++i) {
-    const std::string arg = argv[i];
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(0, eq);
-    const bool has_value = eq != std::string::npos;
-    const std::string value = has_value ? arg.substr(eq + 1) : "";
-    uint64_t u = 0;
-    if (name == "--help" || name == "-h") {
-      PrintHelp();
-      std::exit(0);
-    } else if (name == "--compression_ratio") {
-      char* end = nullptr;
-      o.compression_ratio = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(o.compression_ratio > 0 && o.compression_ratio <= 1)) {
-        Fail("--compression_ratio must be a number in (0, 1], got '" + value + "'");
-      }
-    } else if (name == "--seed") {
-      if (!ParseU64(value, &o.seed)) Fail("--seed must be an unsigned integer");
-    } else if (name == "--cache_cold") {
-      if (!has_value || value == "true" || value == "1") {
-        o.cache_cold = true;
-      } else if (value == "false" || value == "0") {
-        o.cache_cold = false;
-      } else {
-        Fail("--cache_cold takes true or false");
-      }
-    } else if (name == "--cold_buffer_mb") {
-      if (!ParseU64(value, &u) || u == 0 || u > (1u << 20)) {
-        Fail("--cold_buffer_mb must be a positive number of MiB");
-      }
-      o.cold_buffer_bytes = static_cast<size_t>(u) << 20;
-    } else if (name == "--block_sizes") {
-      o.block_sizes.clear();
-      size_t start = 0;
-      while (start <= value.size()) {
-        const size_t comma = std::min(value.find(',', start), value.size());
-        if (!ParseU64(value.substr(start, comma - start), &u) || u == 0 || u > (64u << 20)) {
-          Fail("--block_sizes takes sizes in bytes, 1 to 64 MiB, separated by commas");
-        }
-        o.block_sizes.push_back(static_cast<size_t>(u));
-        start = comma + 1;
-      }
-    } else {
-      argv[kept++] = argv[i];
-    }
+  std::string block_sizes;
+  uint64_t cold_buffer_mb = 0;
+  std::vector<Flag> table = FlagTable(&o, &block_sizes, &cold_buffer_mb);
+  std::string action;
+  std::vector<char*> rest;
+  Status s = ParseFlags(table, {"help", "h"}, *argc, argv, UnknownFlags::kKeep, &action, &rest);
+  if (!s.ok()) UsageError(s.message());
+  if (!action.empty()) {
+    std::fputs(kUsage, stdout);
+    PrintFlags(stdout, table);
+    std::fputs(kGbenchUsage, stdout);
+    benchmark::PrintDefaultHelp();
+    std::exit(0);
   }
-  *argc = kept;
-  argv[kept] = nullptr;
+  o.block_sizes = ParseBlockSizes(block_sizes);
+  o.cold_buffer_bytes = static_cast<size_t>(cold_buffer_mb) << 20;
+  *argc = 1;
+  for (char* arg : rest) argv[(*argc)++] = arg;
+  argv[*argc] = nullptr;
   return o;
 }
 
@@ -171,8 +157,8 @@ int main(int argc, char** argv) {
   RegisterLz4();
   RegisterZstd();
   AddContext(options);
-  benchmark::Initialize(&argc, argv, PrintHelp);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kUsageError;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

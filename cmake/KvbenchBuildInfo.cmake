@@ -19,18 +19,10 @@ endif()
 # Each linked library's provenance (src/common/build_info.h, LibraryOrigin): for a Debian library
 # the package that owns the file, for a prefix its path, for a source build the tree, version,
 # compiler and flags recorded by cmake/KvbenchSourceDeps.cmake.
-function(_kvbench_c_string out value)
-  string(REPLACE "\\" "\\\\" value "${value}")
-  string(REPLACE "\"" "\\\"" value "${value}")
-  set(${out} "\"${value}\"" PARENT_SCOPE)
-endfunction()
 set(KVBENCH_LIBRARY_ORIGINS "")
-foreach(_pair lz4:LZ4:LZ4 zstd:ZSTD:Zstd xxhash:XXHASH:xxHash rocksdb:ROCKSDB:RocksDB
-              wiredtiger:WIREDTIGER:WiredTiger lmdb:LMDB:LMDB snappy:SNAPPY:Snappy)
-  string(REPLACE ":" ";" _pair "${_pair}")
-  list(GET _pair 0 _name)
-  list(GET _pair 1 _dep)
-  list(GET _pair 2 _find)
+foreach(_dep ${KVBENCH_DEPS})  # manifest order (cmake/deps.json)
+  set(_name ${KVBENCH_DEP_${_dep}_NAME})
+  set(_find ${KVBENCH_DEP_${_dep}_CMAKE})
   if(NOT ${_find}_FOUND)
     continue()
   endif()
@@ -41,7 +33,7 @@ foreach(_pair lz4:LZ4:LZ4 zstd:ZSTD:Zstd xxhash:XXHASH:xxHash rocksdb:ROCKSDB:Ro
   set(_compiler "")
   set(_flags "")
   if(NOT KVBENCH_${_dep}_ORIGIN)
-    set(KVBENCH_${_dep}_ORIGIN system)  # snappy: always Debian's
+    set(KVBENCH_${_dep}_ORIGIN system)  # not buildable from source: always Debian's
   endif()
   if(KVBENCH_${_dep}_ORIGIN STREQUAL "system")
     file(REAL_PATH "${${_find}_LIBRARY}" _real)
@@ -62,7 +54,7 @@ foreach(_pair lz4:LZ4:LZ4 zstd:ZSTD:Zstd xxhash:XXHASH:xxHash rocksdb:ROCKSDB:Ro
   string(APPEND KVBENCH_LIBRARY_ORIGINS "      {")
   foreach(_v _name KVBENCH_${_dep}_ORIGIN ${_find}_LIBRARY _package _prefix _version _source
              _compiler _flags)
-    _kvbench_c_string(_q "${${_v}}")
+    kvbench_c_string(_q "${${_v}}")
     string(APPEND KVBENCH_LIBRARY_ORIGINS "${_q}, ")
   endforeach()
   string(APPEND KVBENCH_LIBRARY_ORIGINS "},\n")

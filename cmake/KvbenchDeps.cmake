@@ -1,48 +1,60 @@
-# Dependency discovery. Engines are optional unless KVBENCH_REQUIRE_ALL_ENGINES is ON: a missing
-# engine library is reported by Debian package name and the build goes on without it. Where each
-# library comes from (Debian, a prefix, or a source build) is decided first
-# (cmake/KvbenchSourceDeps.cmake); the codecs are found before the engines, whose static builds
-# link them.
+# Dependency discovery, driven by the manifest (cmake/deps.json). The codecs are required; the
+# engines are optional unless KVBENCH_REQUIRE_ALL_ENGINES is ON: a missing engine library is
+# reported by Debian package name and the build goes on without it. Where each library comes
+# from (Debian, a prefix, or a source build) is decided first (cmake/KvbenchSourceDeps.cmake).
+#
+# Sets KVBENCH_ENGINES_FOUND (manifest names of the engines compiled in) and generates
+# ${CMAKE_BINARY_DIR}/generated/kv/engines.def, the engine table src/kv/registry.cc expands.
 
+include(${CMAKE_CURRENT_LIST_DIR}/KvbenchManifest.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/KvbenchSourceDeps.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/KvbenchFindLib.cmake)
 
 find_package(Threads REQUIRED)
-find_package(gflags REQUIRED)
 
-foreach(_l xxHash LZ4 Zstd Snappy)
-  find_package(${_l})
-  string(TOUPPER ${_l} _L)
-  if(NOT ${_l}_FOUND AND KVBENCH_${_L}_PREFIX)
-    message(FATAL_ERROR "${_l} not found under ${KVBENCH_${_L}_PREFIX} (include/ and lib/ "
-                        "from KVBENCH_${_L}_SOURCE_DIR or KVBENCH_${_L}_ROOT)")
-  elseif(NOT ${_l}_FOUND)
-    message(FATAL_ERROR "${_l} is required: install ${${_l}_DEBIAN_PACKAGE} (scripts/install-deps.sh)")
-  endif()
-endforeach()
+# Text as a C string literal.
+function(kvbench_c_string out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
 
 set(KVBENCH_ENGINES_FOUND "")
-set(KVBENCH_ENGINES_MISSING "")
-set(_pkg_RocksDB librocksdb-dev)
-set(_pkg_WiredTiger "libwiredtiger-dev (Debian ships it for amd64 only)")
-set(_pkg_LMDB liblmdb-dev)
-foreach(_e RocksDB WiredTiger LMDB)
-  find_package(${_e} QUIET)
-  string(TOUPPER ${_e} _E)
-  if(NOT ${_e}_FOUND AND KVBENCH_${_E}_PREFIX)
-    message(FATAL_ERROR "${_e} not found under ${KVBENCH_${_E}_PREFIX} "
-                        "(from KVBENCH_${_E}_SOURCE_DIR or KVBENCH_${_E}_ROOT)")
-  endif()
-  if(${_e}_FOUND)
-    list(APPEND KVBENCH_ENGINES_FOUND ${_e})
-  else()
-    list(APPEND KVBENCH_ENGINES_MISSING ${_e})
-    set(_msg "engine ${_e} not found: install ${_pkg_${_e}} (scripts/install-deps.sh) and reconfigure")
-    if(KVBENCH_REQUIRE_ALL_ENGINES)
-      message(FATAL_ERROR "${_msg}; KVBENCH_REQUIRE_ALL_ENGINES=ON forbids building without it.")
-    else()
-      message(WARNING "${_msg}. Building without it; kvbench will say so if asked for it.")
+set(_engines_def "// Generated from cmake/deps.json by cmake/KvbenchDeps.cmake. Do not edit.\n")
+foreach(_D ${KVBENCH_DEPS})
+  set(_name ${KVBENCH_DEP_${_D}_NAME})
+  set(_cmake ${KVBENCH_DEP_${_D}_CMAKE})
+  if(NOT KVBENCH_DEP_${_D}_ENGINE)
+    kvbench_find_dependency(${_D})
+    if(NOT ${_cmake}_FOUND AND KVBENCH_${_D}_PREFIX)
+      message(FATAL_ERROR "${_name} not found under ${KVBENCH_${_D}_PREFIX} (include/ and lib/ "
+                          "from KVBENCH_${_D}_SOURCE_DIR or KVBENCH_${_D}_ROOT)")
+    elseif(NOT ${_cmake}_FOUND)
+      message(FATAL_ERROR "${_name} is required: ${KVBENCH_DEP_${_D}_INSTALL_HINT}")
     endif()
+    continue()
+  endif()
+  kvbench_find_dependency(${_D} QUIET)
+  if(NOT ${_cmake}_FOUND AND KVBENCH_${_D}_PREFIX)
+    message(FATAL_ERROR "${_name} not found under ${KVBENCH_${_D}_PREFIX} "
+                        "(from KVBENCH_${_D}_SOURCE_DIR or KVBENCH_${_D}_ROOT)")
+  endif()
+  kvbench_c_string(_desc "${KVBENCH_DEP_${_D}_DESCRIPTION}")
+  if(${_cmake}_FOUND)
+    list(APPEND KVBENCH_ENGINES_FOUND ${_name})
+    string(APPEND _engines_def "KVBENCH_ENGINE(${_name}, ${_desc})\n")
+    continue()
+  endif()
+  kvbench_c_string(_hint "${KVBENCH_DEP_${_D}_INSTALL_HINT}")
+  string(APPEND _engines_def "KVBENCH_MISSING_ENGINE(${_name}, ${_desc}, ${_hint})\n")
+  set(_msg "engine ${_name} not found: ${KVBENCH_DEP_${_D}_INSTALL_HINT}")
+  if(KVBENCH_REQUIRE_ALL_ENGINES)
+    message(FATAL_ERROR "${_msg}; KVBENCH_REQUIRE_ALL_ENGINES=ON forbids building without it.")
+  else()
+    message(WARNING "${_msg}. Building without it; kvbench will say so if asked for it.")
   endif()
 endforeach()
-message(STATUS "kvbench engines: memory null ${KVBENCH_ENGINES_FOUND}")
-
+string(APPEND _engines_def "KVBENCH_DEFAULT_ENGINE(${KVBENCH_DEFAULT_ENGINE})\n")
+# Rewritten only when it changes, so a reconfigure does not rebuild the registry.
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/generated/kv/engines.def CONTENT "${_engines_def}")
+message(STATUS "kvbench storage engines: ${KVBENCH_ENGINES_FOUND} (and the reference engines)")

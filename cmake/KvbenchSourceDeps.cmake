@@ -1,6 +1,6 @@
 # Where each dependency comes from, and building it from source with the preset's toolchain.
 #
-# For DEP in ROCKSDB WIREDTIGER LMDB LZ4 ZSTD XXHASH:
+# For each DEP the manifest (cmake/deps.json) marks source_build (ROCKSDB, LZ4, ...):
 #   -DKVBENCH_<DEP>_SOURCE_DIR=<dir>  build it from that source tree, at configure time, with the
 #                                     compiler, target flags (KVBENCH_ARCH_FLAGS) and frame pointers
 #                                     kvbench uses, as a Release build (-O2 -DNDEBUG), static;
@@ -15,7 +15,13 @@
 # Each dependency's provenance ends up in KVBENCH_<DEP>_ORIGIN (system, prefix, source) and
 # KVBENCH_<DEP>_ORIGIN_* variables that cmake/KvbenchBuildInfo.cmake compiles into the binary.
 
-set(KVBENCH_SOURCE_DEPS ROCKSDB WIREDTIGER LMDB LZ4 ZSTD XXHASH)
+include(${CMAKE_CURRENT_LIST_DIR}/KvbenchManifest.cmake)
+set(KVBENCH_SOURCE_DEPS "")
+foreach(_d ${KVBENCH_DEPS})
+  if(KVBENCH_DEP_${_d}_SOURCE_BUILD)
+    list(APPEND KVBENCH_SOURCE_DEPS ${_d})
+  endif()
+endforeach()
 if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
   set(_kvb_cache_default "$ENV{XDG_CACHE_HOME}/kvbench/deps")
 else()
@@ -114,7 +120,7 @@ function(kvbench_dep_recipe dep dir marker out_project out_args)
       -DHAVE_UNITTEST=OFF -DENABLE_PYTHON=OFF -DENABLE_STRICT=OFF -DWT_STANDALONE_BUILD=ON
       -DENABLE_SNAPPY=ON -DHAVE_BUILTIN_EXTENSION_SNAPPY=ON -DCC_OPTIMIZE_LEVEL=-O2)
   else()
-    string(TOLOWER ${dep} _l)
+    set(_l ${KVBENCH_DEP_${dep}_NAME})
     set(_proj "${PROJECT_SOURCE_DIR}/cmake/deps/${_l}")
     get_filename_component(_srcdir "${dir}/${marker}" DIRECTORY)
     if(dep STREQUAL "LZ4" OR dep STREQUAL "ZSTD")
@@ -197,11 +203,12 @@ endfunction()
 function(kvbench_dep_from_source dep)
   set(dir "${KVBENCH_${dep}_SOURCE_DIR}")
   file(REAL_PATH "${dir}" dir)
-  kvbench_dep_check_tree(${dep} "${dir}" marker)
-  kvbench_dep_version(${dep} "${dir}" "${marker}" version)
+  kvbench_dep_check_tree(${dep} "${dir}" tree)
+  set(marker "${KVBENCH_DEP_${dep}_TREE${tree}_MARKER}")
+  kvbench_dep_version(${dep} "${dir}" ${tree} version)
   kvbench_dep_tree_identity("${dir}" identity)
   kvbench_dep_recipe(${dep} "${dir}" "${marker}" project args)
-  string(TOLOWER ${dep} lower)
+  set(lower ${KVBENCH_DEP_${dep}_NAME})
   # The recipe: the -D options above, our CMakeLists.txt for the C libraries, and a number to
   # bump when this file changes how a library is built.
   set(recipe "kvbench-deps-recipe-1")

@@ -23,7 +23,7 @@ packages=(
   # kvb bisect traces which files a library's build compiles (commits that change none skip).
   strace
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
-  libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
   # fleets, psycopg 3 to reach it, matplotlib for `kvb history --html`, Chromium to render the
   # page in tests/history_e2e.py.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -302,11 +303,11 @@ class CliTest(unittest.TestCase):
     def test_malformed_repeat_syntax(self) -> None:
         self.assertUsageError(["--benchmarks=readrandom[X0]"], "malformed repeat syntax")
         self.assertUsageError(["--benchmarks=readrandom[Y2]"], "malformed repeat syntax")
-        self.assertUsageError(["--repeats=0"], "--repeats must be >= 1")
+        self.assertUsageError(["--repeats=0"], "--repeats must be 1..1000, got 0")
 
     def test_non_positive_num(self) -> None:
-        self.assertUsageError(["--num=0"], "--num must be positive")
-        self.assertUsageError(["--num=-5"], "--num must be positive")
+        self.assertUsageError(["--num=0"], "--num must be 1..1000000000000, got 0")
+        self.assertUsageError(["--num=-5"], "--num must be 1..1000000000000, got -5")
 
     def test_malformed_number(self) -> None:
         self.assertUsageError(["--num=abc"], "invalid value 'abc' for --num")
@@ -413,6 +414,59 @@ class CliTest(unittest.TestCase):
                 p = run([f"--engine={engine}", f"--db={db}", "--num=100", "--benchmarks=fillseq"])
                 self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_default_db_is_removed_after_the_run_unless_keep_db(self) -> None:
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=null", "--num=10", "--benchmarks=fillseq", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = load_json(out)["context"]["workload"]["db"]
+        self.assertIn("removed at the end", p.stdout)
+        self.assertFalse(os.path.exists(db), f"{db} is left behind")
+        try:
+            p = run(["--engine=null", "--num=10", "--benchmarks=fillseq", "--keep_db"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(os.path.isdir(db), "--keep_db keeps it")
+            # Reading a kept database does not remove it either.
+            p = run(["--engine=null", "--num=10", "--benchmarks=readrandom", "--use_existing_db"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(os.path.isdir(db), "--use_existing_db reads it and keeps it")
+        finally:
+            shutil.rmtree(db, ignore_errors=True)
+        p = run(["--engine=null", "--num=10", "--benchmarks=readrandom", "--use_existing_db"])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("the default --db is removed after each run unless --keep_db", p.stderr)
+
+    def test_reading_an_empty_database_warns_with_the_way_out(self) -> None:
+        for bench in ("readrandom", "fwdrange", "readseq"):
+            with self.subTest(benchmark=bench):
+                out = os.path.join(self.tmp, f"{bench}.json")
+                p = run(["--engine=memory", f"--db={self.db}", "--num=100",
+                         f"--benchmarks={bench}", f"--json={out}"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn(f"WARNING: {bench}: ", p.stdout)
+                self.assertIn("the database is empty", p.stdout)
+                self.assertIn(f"run fillseq first (--benchmarks=fillseq,{bench}) or pass "
+                              "--use_existing_db", p.stdout)
+                warnings = [w["message"] for w in load_json(out)["context"]["warnings"]]
+                self.assertTrue(any("the database is empty" in w for w in warnings), warnings)
+        # After a fill, or on a database that has the keys, nothing to warn about.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100",
+                 "--benchmarks=fillseq,readrandom"])
+        self.assertNotIn("the database is empty", p.stdout)
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--use_existing_db",
+                 "--benchmarks=readrandom"])
+        self.assertNotIn("WARNING: readrandom", p.stdout)
+        # Another key size looks for keys the database does not have.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--use_existing_db",
+                 "--key_size=8", "--benchmarks=readrandom"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("readrandom: 0 of 100 found: the database at", p.stdout)
+        self.assertIn("has none of the keys 0..99 of --key_size=8", p.stdout)
+
+    def test_named_db_is_kept(self) -> None:
+        p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.isdir(self.db))
+
     def test_lock_file_does_not_make_a_directory_foreign_or_count_in_size(self) -> None:
         out = os.path.join(self.tmp, "n.json")
         p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
@@ -499,14 +553,18 @@ class CliTest(unittest.TestCase):
             (["--benchmarks=readrandom[X4294967298]"], "out of range"),
             (["--benchmarks=fillseq[W2147483647]"], "out of range"),
             (["--benchmarks=fillseq[X1000-W1000]"], "at most 1024"),
-            (["--repeats=2147483647"], "--repeats must be at most 1000"),
+            (["--repeats=2147483647"], "--repeats must be 1..1000"),
+            (["--repeats=99999999999"], "invalid value '99999999999' for --repeats (expects int32)"),
             (["--warmups=2147483647"], "--warmups must be 0..1000"),
             (["--report_interval_seconds=1e10"], "--report_interval_seconds must be 0"),
             (["--report_interval_seconds=inf"], "--report_interval_seconds must be 0"),
             (["--report_interval_seconds=nan"], "--report_interval_seconds must be 0"),
             (["--report_interval_seconds=0.0001"], "--report_interval_seconds must be 0"),
             (["--duration=2147483647"], "--duration must be 0..2592000"),
-            (["--num=10000000000000"], "--num must be at most 1000000000000"),
+            (["--num=10000000000000"], "--num must be 1..1000000000000"),
+            (["--compression_ratio=0"], "--compression_ratio must be (0, 1], got 0"),
+            (["--cache_size=0"], "--cache_size must be >= 1, got 0"),
+            (["--seed=-1"], "invalid value '-1' for --seed (expects uint64)"),
             (["--reads=10000000000000000"], "--reads must be"),
             (["--writes=10000000000000000"], "--writes must be"),
             (["--num=1000000000000", "--value_size=67108864", "--key_size=8"], "too large"),
@@ -717,6 +775,65 @@ class CliTest(unittest.TestCase):
         after = [struct.unpack_from("=Q", data, 64 + 64 * t)[0] for t in range(2)]
         self.assertTrue(all(0 < c < 50000000 for c in after), after)
         self.assertTrue(all(a >= c for a, c in zip(after, counts)), (after, counts))
+
+
+class FlagTableTest(unittest.TestCase):
+    """--help prints the flag table; docs/cli.md documents the same flags with the same types,
+    defaults, ranges and units."""
+
+    HELP_LINE = re.compile(r'^  --(\w+) \((\w+), default ("[^"]*"|\S+?)'
+                           r'(?:, (?:range|one of) (.+?))?(?:, in ([^,()]+))?\)$')
+
+    def help_table(self) -> dict[str, tuple[str, str, str, str]]:
+        p = run(["--help"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        table = {}
+        for line in p.stdout.splitlines():
+            m = self.HELP_LINE.match(line)
+            if m:
+                name, typ, default, rng, unit = m.groups()
+                table[name] = (typ, default.strip('"'), rng or "", unit or "")
+        return table
+
+    @staticmethod
+    def docs_table() -> dict[str, tuple[str, str, str, str]]:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "cli.md")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("## Flags"):]
+        table = {}
+        for line in section.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 5 and re.fullmatch(r"`--\w+`", cells[0]):
+                name = cells[0].strip("`")[2:]
+                table[name] = (cells[1], cells[2].strip("`"), cells[3].strip("`"), cells[4])
+        return table
+
+    def test_every_flag_is_documented_with_its_range(self) -> None:
+        help_table, docs = self.help_table(), self.docs_table()
+        self.assertGreater(len(help_table), 20, "the --help lines no longer parse")
+        self.assertEqual(sorted(help_table), sorted(docs), "flags in --help vs docs/cli.md")
+        for name, row in help_table.items():
+            with self.subTest(flag=name):
+                self.assertEqual(row, docs[name], "(type, default, range, unit)")
+
+    def test_each_syntax_sets_a_flag(self) -> None:
+        for args in (["--num=10"], ["--num", "10"], ["-num=10"]):
+            with self.subTest(args=args):
+                p = run([*args, "--engine=null", "--benchmarks=fillseq", "--keep_db=false"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("10 operations", p.stdout)
+        p = run(["--engine=null", "--num=10", "--benchmarks=fillseq", "--verify", "--noverify",
+                 "--histogram=yes"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("p75", p.stdout)
+        self.assertUsageError_(["--verify=maybe"], "invalid value 'maybe' for --verify (expects bool)")
+        self.assertUsageError_(["--num"], "flag --num needs a value")
+
+    def assertUsageError_(self, args: list[str], message: str) -> None:
+        p = run(args)
+        self.assertEqual(p.returncode, 2, msg=f"{args}: {p.stderr}")
+        self.assertIn(message, p.stderr)
 
 
 def main() -> None:

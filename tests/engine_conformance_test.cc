@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kv/database_dir.h"
 #include "kv/registry.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 // The JSON writer's strings: whatever bytes go in, valid JSON (UTF-8) comes out.
-#include "runner/json_writer.h"
+#include "report/json_writer.h"
 
 #include <gtest/gtest.h>
 

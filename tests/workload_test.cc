@@ -12,6 +12,7 @@
 
 #include "kv/registry.h"
 #include "test_util.h"
+#include "workload/benchmark.h"
 
 namespace kvbench {
 namespace {
@@ -364,6 +365,46 @@ TEST(RateLimiterTest, SystemClockSeesTheStopFlagWhileAsleep) {
   EXPECT_FALSE(limiter.Acquire(1000));
   stopper.join();
   EXPECT_LT(Clock::MonotonicNanos() - t0, 30'000'000'000ull);  // woke for the stop, not at 1000 s
+}
+
+TEST(BenchmarkTableTest, EveryRowIsConsistent) {
+  for (const auto& b : AllBenchmarks()) {
+    SCOPED_TRACE(b.name);
+    EXPECT_EQ(FindBenchmark(b.name), &b);
+    EXPECT_EQ(b.work == nullptr, b.role == Role::kNone);
+    EXPECT_EQ(b.work == nullptr, b.count == OpCount::kNone);
+    EXPECT_EQ(b.fresh_db, b.count == OpCount::kNum) << "fills, and only fills, start empty";
+    EXPECT_EQ(b.checks_acks, b.count == OpCount::kAcked);
+    if (b.background != nullptr) {
+      EXPECT_EQ(b.role, Role::kReader);
+    }
+  }
+  EXPECT_EQ(FindBenchmark("nosuch"), nullptr);
+}
+
+TEST(BenchmarkTableTest, CountsAndNotes) {
+  WorkloadOptions o;
+  o.num = 1000;
+  o.reads = 50;
+  o.threads = 2;
+  const BenchmarkSpec& fill = *FindBenchmark("fillseq");
+  const BenchmarkSpec& read = *FindBenchmark("readwhilewriting");
+  const BenchmarkSpec& verify = *FindBenchmark("verifyacked");
+  EXPECT_EQ(fill.MainCount(o, 0), 1000u);
+  EXPECT_EQ(read.MainCount(o, 0), 50u);
+  EXPECT_EQ(FindBenchmark("overwrite")->MainCount(o, 0), 1000u) << "--writes -1 = --num";
+  EXPECT_EQ(verify.MainCount(o, 7), 7u);
+  EXPECT_EQ(fill.CountNote(o, 0), "1000 keys total over 2 threads");
+  EXPECT_EQ(verify.CountNote(o, 7), "7 acknowledged writes total over 2 threads");
+  o.duration_seconds = 3;
+  EXPECT_EQ(fill.CountNote(o, 0), "1000 keys total over 2 threads, or until --duration=3.000s");
+  EXPECT_EQ(read.CountNote(o, 0),
+            "50 reads total over 2 threads, ignored: runs for --duration=3.000s; plus 1 paced "
+            "writer thread");
+  EXPECT_TRUE(fill.Bounded());
+  EXPECT_FALSE(read.Bounded());
+  EXPECT_STREQ(RoleName(read.role), "reader");
+  EXPECT_STREQ(RoleName(fill.role), "writer");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // How this kvbench binary was built, fixed at configure time.
 #pragma once
 
+#include <string>
 #include <vector>
 
 namespace kvbench {
@@ -23,7 +24,7 @@ const BuildInfo& GetBuildInfo();
 // Where a library kvbench links came from, as configured (cmake/KvbenchSourceDeps.cmake). Fields
 // that do not apply to the origin are "".
 struct LibraryOrigin {
-  const char* name;         // "lz4", "zstd", "xxhash", "rocksdb", "wiredtiger", "lmdb", "snappy"
+  const char* name;         // the manifest's name (cmake/deps.json): "lz4", "rocksdb", ...
   const char* origin;       // "system" (Debian package), "prefix" (KVBENCH_<DEP>_ROOT) or "source"
   const char* linked_file;  // the file named on the link line
   const char* package;      // system: the Debian package owning it and its version
@@ -36,5 +37,13 @@ struct LibraryOrigin {
 
 // Every library above that this build links, in that order.
 const std::vector<LibraryOrigin>& LibraryOrigins();
+
+// What a linked library says about itself at run time, for the build audit: its version, and
+// notes on its build (rocksdb: whether it takes the hardware crc32c path, "crc32c: Supported on
+// x86"). An engine adapter answers for its library (kv/registry.h, EngineLibrary).
+struct LibraryFacts {
+  std::string version;
+  std::string notes;
+};
 
 }  // namespace kvbench

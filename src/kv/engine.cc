@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "kv/registry.h"
+#include "kv/database_dir.h"
 
 namespace kvbench {
 

@@ -25,6 +25,8 @@ namespace kvbench {
 
 namespace {
 
+LibraryFacts LMDBLibrary();  // the adapter's, below
+
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kMinDefaultMapSize = 1ull << 30;
 
@@ -414,8 +416,6 @@ Status ParseEngineOptions(const std::string& raw, LMDBSettings* out) {
 
 uint64_t RoundUp(uint64_t n, uint64_t unit) { return (n + unit - 1) / unit * unit; }
 
-}  // namespace
-
 int LMDBMaxKeySize() {
   // The limit is compiled into liblmdb (MDB_MAXKEYSIZE, 511 by default); an environment that is
   // created but never opened reports it.
@@ -429,89 +429,92 @@ int LMDBMaxKeySize() {
   return max_key;
 }
 
-EngineLibraryFacts LMDBLibrary() {
+LibraryFacts LMDBLibrary() {
   int major = 0, minor = 0, patch = 0;
   mdb_version(&major, &minor, &patch);
   return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};
 }
 
-Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
-  if (options.compression != "none") return Status::NotSupported("lmdb does not compress values");
-  LMDBSettings settings;
-  Status s = ParseEngineOptions(options.engine_options, &settings);
-  if (!s.ok()) return s;
-
-  const std::string data_file = options.path + "/data.mdb";
-  uint64_t existing_bytes = 0;
+// The directory for a new database, or the size of the existing one's data file.
+Status PrepareDirectory(const EngineOptions& options, uint64_t* existing_bytes) {
+  *existing_bytes = 0;
   if (options.create) {
     std::error_code ec;
     std::filesystem::create_directories(options.path, ec);
     if (ec) return Status::IOError("lmdb: cannot create " + options.path + ": " + ec.message());
-  } else {
-    struct stat st;
-    if (::stat(data_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return Status::InvalidArgument("no lmdb database at " + options.path);
-    }
-    existing_bytes = static_cast<uint64_t>(st.st_size);
+    return Status::OK();
   }
+  const std::string data_file = options.path + "/data.mdb";
+  struct stat st;
+  if (::stat(data_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument("no lmdb database at " + options.path);
+  }
+  *existing_bytes = static_cast<uint64_t>(st.st_size);
+  return Status::OK();
+}
 
-  // The map size caps the database and can only be set before open. The default leaves room for
-  // B+tree overhead and copy-on-write churn; a reopened database also keeps room to grow, since
-  // LMDB would otherwise shrink-wrap the map to the file. The map is address space, not memory
-  // (except with WRITEMAP, which also sizes the file, sparsely).
+// The map size caps the database and can only be set before open. The default leaves room for
+// B+tree overhead and copy-on-write churn; a reopened database also keeps room to grow, since
+// LMDB would otherwise shrink-wrap the map to the file. The map is address space, not memory
+// (except with WRITEMAP, which also sizes the file, sparsely). *source says where it came from.
+uint64_t ChooseMapSize(const LMDBSettings& settings, const EngineOptions& options,
+                       uint64_t existing_bytes, std::string* source) {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  uint64_t map_size;
-  std::string map_size_source;
   if (settings.map_size != 0) {
-    map_size = RoundUp(settings.map_size, page);
-    map_size_source = "--engine_options";
-  } else {
-    const uint64_t expected =
-        options.expected_bytes > (~0ull >> 3) ? (~0ull >> 3) : options.expected_bytes;
-    map_size = RoundUp(std::max(kMinDefaultMapSize, 4 * expected) + existing_bytes, kMiB);
-    map_size_source = "default: max(1 GiB, 4 x expected_bytes=" + std::to_string(expected) + ")" +
-                      (existing_bytes ? " + existing data.mdb " + std::to_string(existing_bytes)
-                                      : std::string()) +
-                      ", rounded up to a MiB";
+    *source = "--engine_options";
+    return RoundUp(settings.map_size, page);
   }
-  unsigned int flags = MDB_NOTLS | settings.flags;
-  if (!options.sync) flags |= MDB_NOSYNC | MDB_NOMETASYNC;
-  const unsigned int max_readers = static_cast<unsigned int>(2 * options.max_sessions + 8);
+  const uint64_t expected =
+      options.expected_bytes > (~0ull >> 3) ? (~0ull >> 3) : options.expected_bytes;
+  *source =
+      "default: max(1 GiB, 4 x expected_bytes=" + std::to_string(expected) + ")" +
+      (existing_bytes ? " + existing data.mdb " + std::to_string(existing_bytes) : std::string()) +
+      ", rounded up to a MiB";
+  return RoundUp(std::max(kMinDefaultMapSize, 4 * expected) + existing_bytes, kMiB);
+}
 
-  Db db;
-  int rc = mdb_env_create(&db.env);
+// Creates and opens the environment and the main database's handle, which stays valid for every
+// later transaction. On failure nothing is left open.
+Status OpenEnvironment(const std::string& path, uint64_t map_size, unsigned int flags,
+                       unsigned int max_readers, Db* db) {
+  int rc = mdb_env_create(&db->env);
   if (rc != 0) return FromMdb(nullptr, "env create", rc);
-  auto fail = [&db](Status st) {
-    mdb_env_close(db.env);
+  auto fail = [db](Status st) {
+    mdb_env_close(db->env);
     return st;
   };
-  rc = mdb_env_set_mapsize(db.env, map_size);
-  if (rc != 0) return fail(FromMdb(db.env, "set map_size", rc));
-  rc = mdb_env_set_maxreaders(db.env, max_readers);
-  if (rc != 0) return fail(FromMdb(db.env, "set maxreaders", rc));
-  rc = mdb_env_open(db.env, options.path.c_str(), flags, 0644);
-  if (rc != 0) return fail(FromMdb(db.env, "open " + options.path, rc));
-  db.max_key = static_cast<size_t>(mdb_env_get_maxkeysize(db.env));
-
-  // The main database always exists; its handle stays valid for every later transaction.
+  rc = mdb_env_set_mapsize(db->env, map_size);
+  if (rc != 0) return fail(FromMdb(db->env, "set map_size", rc));
+  rc = mdb_env_set_maxreaders(db->env, max_readers);
+  if (rc != 0) return fail(FromMdb(db->env, "set maxreaders", rc));
+  rc = mdb_env_open(db->env, path.c_str(), flags, 0644);
+  if (rc != 0) return fail(FromMdb(db->env, "open " + path, rc));
+  db->max_key = static_cast<size_t>(mdb_env_get_maxkeysize(db->env));
   MDB_txn* txn = nullptr;
-  rc = mdb_txn_begin(db.env, nullptr, MDB_RDONLY, &txn);
-  if (rc != 0) return fail(FromMdb(db.env, "begin read txn", rc));
-  rc = mdb_dbi_open(txn, nullptr, 0, &db.dbi);
+  rc = mdb_txn_begin(db->env, nullptr, MDB_RDONLY, &txn);
+  if (rc != 0) return fail(FromMdb(db->env, "begin read txn", rc));
+  rc = mdb_dbi_open(txn, nullptr, 0, &db->dbi);
   if (rc != 0) {
     mdb_txn_abort(txn);
-    return fail(FromMdb(db.env, "open main db", rc));
+    return fail(FromMdb(db->env, "open main db", rc));
   }
   rc = mdb_txn_commit(txn);
-  if (rc != 0) return fail(FromMdb(db.env, "commit", rc));
+  if (rc != 0) return fail(FromMdb(db->env, "commit", rc));
+  return Status::OK();
+}
 
+// The effective configuration, as the run header and the JSON record it.
+std::vector<std::pair<std::string, std::string>> EffectiveConfig(const Db& db,
+                                                                 const EngineOptions& options,
+                                                                 unsigned int flags,
+                                                                 const std::string& map_source) {
   unsigned int readers = 0;
   mdb_env_get_maxreaders(db.env, &readers);
   MDB_stat stat;
   const bool have_stat = mdb_env_stat(db.env, &stat) == 0;
-  std::vector<std::pair<std::string, std::string>> config = {
+  return {
       {"map_size", std::to_string(MapSize(db.env))},
-      {"map_size_source", map_size_source},
+      {"map_size_source", map_source},
       {"env_flags", FlagNames(flags)},
       {"maxreaders", std::to_string(readers)},
       {"max_key_size", std::to_string(db.max_key)},
@@ -525,8 +528,30 @@ Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
       {"engine_options", options.engine_options.empty() ? "(none)" : options.engine_options},
       {"library", mdb_version(nullptr, nullptr, nullptr)},
   };
+}
+
+Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  if (options.compression != "none") return Status::NotSupported("lmdb does not compress values");
+  LMDBSettings settings;
+  Status s = ParseEngineOptions(options.engine_options, &settings);
+  uint64_t existing_bytes = 0;
+  if (s.ok()) s = PrepareDirectory(options, &existing_bytes);
+  if (!s.ok()) return s;
+  std::string map_source;
+  const uint64_t map_size = ChooseMapSize(settings, options, existing_bytes, &map_source);
+  unsigned int flags = MDB_NOTLS | settings.flags;
+  if (!options.sync) flags |= MDB_NOSYNC | MDB_NOMETASYNC;
+  const unsigned int max_readers = static_cast<unsigned int>(2 * options.max_sessions + 8);
+  Db db;
+  s = OpenEnvironment(options.path, map_size, flags, max_readers, &db);
+  if (!s.ok()) return s;
+  auto config = EffectiveConfig(db, options, flags, map_source);
   *engine = std::make_unique<LMDBEngine>(options.path, db, std::move(config));
   return Status::OK();
 }
+
+}  // namespace
+
+KVBENCH_ENGINE_ADAPTER(lmdb) = {&OpenLMDBEngine, &LMDBLibrary, &LMDBMaxKeySize};
 
 }  // namespace kvbench

@@ -159,8 +159,6 @@ class MemoryEngine : public Engine {
   bool closed_ = false;
 };
 
-}  // namespace
-
 Status OpenMemoryEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (options.compression != "none") {
     return Status::NotSupported("memory engine does not compress (use --compression=none)");
@@ -176,5 +174,15 @@ Status OpenMemoryEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
   *engine = std::move(e);
   return Status::OK();
 }
+
+}  // namespace
+
+extern const EngineInfo kMemoryEngine;
+const EngineInfo kMemoryEngine = {"memory",
+                                  "in-memory sorted map (REFERENCE engine, not a storage engine)",
+                                  true,
+                                  "",
+                                  /*reference=*/true,
+                                  {&OpenMemoryEngine, nullptr, nullptr}};
 
 }  // namespace kvbench

@@ -47,8 +47,6 @@ class NullEngine : public Engine {
   Status Close() override { return Status::OK(); }
 };
 
-}  // namespace
-
 Status OpenNullEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);
@@ -66,5 +64,16 @@ Status OpenNullEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
   *engine = std::make_unique<NullEngine>(options.path);
   return Status::OK();
 }
+
+}  // namespace
+
+extern const EngineInfo kNullEngine;
+const EngineInfo kNullEngine = {
+    "null",
+    "does nothing, answers not-found (REFERENCE: measures the harness's own cost)",
+    true,
+    "",
+    /*reference=*/true,
+    {&OpenNullEngine, nullptr, nullptr}};
 
 }  // namespace kvbench

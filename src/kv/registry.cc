@@ -1,90 +1,53 @@
 #include "kv/registry.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <system_error>
-
 namespace kvbench {
 
-namespace {
+// The reference engines, defined in their adapters (memory_engine.cc, null_engine.cc).
+extern const EngineInfo kMemoryEngine;
+extern const EngineInfo kNullEngine;
 
-// The entry point of an engine left out at configure time; OpenEngine reports it by name first.
-Status NotCompiledIn(const EngineOptions&, std::unique_ptr<Engine>*) {
-  return Status::NotSupported("not compiled in");
-}
-
-#if KVBENCH_HAVE_ROCKSDB
-constexpr auto kOpenRocksDB = &OpenRocksDBEngine;
-#else
-constexpr auto kOpenRocksDB = &NotCompiledIn;
-#endif
-#if KVBENCH_HAVE_WIREDTIGER
-constexpr auto kOpenWiredTiger = &OpenWiredTigerEngine;
-#else
-constexpr auto kOpenWiredTiger = &NotCompiledIn;
-#endif
-#if KVBENCH_HAVE_LMDB
-constexpr auto kOpenLMDB = &OpenLMDBEngine;
-constexpr auto kLMDBMaxKeySize = &LMDBMaxKeySize;
-#else
-constexpr auto kOpenLMDB = &NotCompiledIn;
-constexpr int (*kLMDBMaxKeySize)() = nullptr;
-#endif
-
-// A directory kvbench may empty: empty but for the lock file, or carrying the marker.
-bool OwnedOrEmpty(const std::filesystem::path& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(dir / kDatabaseMarker, ec)) return true;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().filename() != kLockFile) return false;
-  }
-  return !ec;
-}
-
-std::string ForeignDirectory(const std::string& path) {
-  return "--db " + path +
-         " is not empty and was not created by kvbench; refusing to delete its contents (choose "
-         "an empty or new directory)";
-}
-
-}  // namespace
+// The storage engines CMake found, from the manifest (cmake/deps.json), one line each:
+// KVBENCH_ENGINE(name, description) or KVBENCH_MISSING_ENGINE(name, description, install hint),
+// and KVBENCH_DEFAULT_ENGINE(name).
+#define KVBENCH_ENGINE(name, description) extern const EngineAdapter kEngineAdapter_##name;
+#define KVBENCH_MISSING_ENGINE(name, description, missing)
+#define KVBENCH_DEFAULT_ENGINE(name)
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
 
 const std::vector<EngineInfo>& AllEngines() {
   static const std::vector<EngineInfo> engines = {
-      {"rocksdb", "RocksDB (LSM tree)", kOpenRocksDB != &NotCompiledIn,
-       "install librocksdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenRocksDB},
-      {"wiredtiger", "WiredTiger (B-tree)", kOpenWiredTiger != &NotCompiledIn,
-       "install libwiredtiger-dev (Debian ships it for amd64 only) and reconfigure", false,
-       kOpenWiredTiger},
-      {"lmdb", "LMDB (copy-on-write B+tree, memory-mapped)", kOpenLMDB != &NotCompiledIn,
-       "install liblmdb-dev (scripts/install-deps.sh) and reconfigure", false, kOpenLMDB,
-       kLMDBMaxKeySize},
-      {"memory", "in-memory sorted map (REFERENCE engine, not a storage engine)", true, "", true,
-       &OpenMemoryEngine},
-      {"null", "does nothing, answers not-found (REFERENCE: measures the harness's own cost)", true,
-       "", true, &OpenNullEngine},
+#define KVBENCH_ENGINE(name, description) \
+  {#name, description, true, "", false, kEngineAdapter_##name},
+#define KVBENCH_MISSING_ENGINE(name, description, missing) \
+  {#name, description, false, missing, false, {nullptr, nullptr, nullptr}},
+#define KVBENCH_DEFAULT_ENGINE(name)
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
+      kMemoryEngine,
+      kNullEngine,
   };
   return engines;
 }
 
-EngineLibraryFacts EngineLibrary(const std::string& name) {
-#if KVBENCH_HAVE_ROCKSDB
-  if (name == "rocksdb") return RocksDBLibrary();
-#endif
-#if KVBENCH_HAVE_WIREDTIGER
-  if (name == "wiredtiger") return WiredTigerLibrary();
-#endif
-#if KVBENCH_HAVE_LMDB
-  if (name == "lmdb") return LMDBLibrary();
-#endif
-  return {};
+const char* DefaultEngine() {
+#define KVBENCH_ENGINE(name, description)
+#define KVBENCH_MISSING_ENGINE(name, description, missing)
+#define KVBENCH_DEFAULT_ENGINE(name) return #name;
+#include "kv/engines.def"
+#undef KVBENCH_ENGINE
+#undef KVBENCH_MISSING_ENGINE
+#undef KVBENCH_DEFAULT_ENGINE
+}
+
+LibraryFacts EngineLibrary(const std::string& name) {
+  const EngineInfo* info = FindEngine(name);
+  if (info == nullptr || info->adapter.library == nullptr) return {};
+  return info->adapter.library();
 }
 
 const EngineInfo* FindEngine(const std::string& name) {
@@ -102,99 +65,7 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
     return Status::NotSupported("engine '" + name +
                                 "' is not compiled into this kvbench: " + info->missing);
   }
-  return info->open(options, engine);
-}
-
-Status PrepareNewDatabase(const std::string& path, const std::string& engine) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir(path);
-  const fs::path marker = dir / kDatabaseMarker;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      return Status::InvalidArgument("--db " + path + " exists and is not a directory");
-    }
-    if (!OwnedOrEmpty(dir)) return Status::InvalidArgument(ForeignDirectory(path));
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().filename() == kLockFile) continue;
-      fs::remove_all(entry.path(), ec);
-      if (ec)
-        return Status::IOError("cannot remove " + entry.path().string() + ": " + ec.message());
-    }
-    if (ec) return Status::IOError("cannot list " + path + ": " + ec.message());
-  } else {
-    fs::create_directories(dir, ec);
-    if (ec) return Status::IOError("cannot create --db directory " + path + ": " + ec.message());
-  }
-  std::FILE* f = std::fopen(marker.c_str(), "w");
-  if (f == nullptr || std::fprintf(f, "%s\n", engine.c_str()) < 0 || std::fclose(f) != 0) {
-    return Status::IOError("cannot write in --db directory " + path + ": " + std::strerror(errno));
-  }
-  return Status::OK();
-}
-
-DatabaseLock::~DatabaseLock() { ::close(fd_); }  // closing the descriptor releases the flock
-
-Status DatabaseLock::Acquire(const std::string& path, bool create,
-                             std::unique_ptr<DatabaseLock>* lock) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path dir(path);
-  lock->reset();
-  if (create) {
-    if (fs::exists(dir, ec)) {
-      if (!fs::is_directory(dir, ec)) {
-        return Status::InvalidArgument("--db " + path + " exists and is not a directory");
-      }
-      if (!OwnedOrEmpty(dir)) return Status::InvalidArgument(ForeignDirectory(path));
-    } else {
-      fs::create_directories(dir, ec);
-      if (ec) return Status::IOError("cannot create --db directory " + path + ": " + ec.message());
-    }
-  } else if (!fs::exists(dir / kDatabaseMarker, ec)) {
-    return Status::OK();
-  }
-  const std::string file = (dir / kLockFile).string();
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("cannot create lock file " + file + ": " + strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    char buf[32] = {0};
-    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
-    ::close(fd);
-    if (err != EWOULDBLOCK) {
-      return Status::IOError("cannot lock " + file + ": " + std::strerror(err));
-    }
-    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    return Status::IOError("--db " + path + " is in use by another kvbench (" +
-                           (pid.empty() ? std::string("pid unknown") : "pid " + pid) +
-                           "); wait for it to finish or choose another --db");
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    const int err = errno;
-    ::close(fd);
-    return Status::IOError("cannot write lock file " + file + ": " + std::strerror(err));
-  }
-  lock->reset(new DatabaseLock(fd));
-  return Status::OK();
-}
-
-Status CheckExistingDatabase(const std::string& path, const std::string& engine) {
-  std::FILE* f = std::fopen((path + "/" + kDatabaseMarker).c_str(), "r");
-  if (f == nullptr) return Status::InvalidArgument("no kvbench database at " + path);
-  char buf[64] = {0};
-  const bool read = std::fgets(buf, sizeof(buf), f) != nullptr;
-  std::fclose(f);
-  std::string written = read ? std::string(buf) : "";
-  while (!written.empty() && (written.back() == '\n' || written.back() == '\r')) written.pop_back();
-  if (written != engine) {
-    return Status::InvalidArgument("the database at " + path + " was written by engine '" +
-                                   written + "', not '" + engine + "'");
-  }
-  return Status::OK();
+  return info->adapter.open(options, engine);
 }
 
 }  // namespace kvbench

@@ -240,9 +240,7 @@ Status ToCompression(const std::string& name, rocksdb::CompressionType* type) {
   return Status::OK();
 }
 
-}  // namespace
-
-EngineLibraryFacts RocksDBLibrary() {
+LibraryFacts RocksDBLibrary() {
   return {rocksdb::GetRocksVersionAsString(true),
           "crc32c: " + rocksdb::crc32c::IsFastCrc32Supported()};
 }
@@ -278,5 +276,9 @@ Status OpenRocksDBEngine(const EngineOptions& eo, std::unique_ptr<Engine>* engin
   *engine = std::make_unique<RocksEngine>(eo.path, db, options, eo.sync, eo.engine_options);
   return Status::OK();
 }
+
+}  // namespace
+
+KVBENCH_ENGINE_ADAPTER(rocksdb) = {&OpenRocksDBEngine, &RocksDBLibrary, nullptr};
 
 }  // namespace kvbench

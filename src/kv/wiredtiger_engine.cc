@@ -29,6 +29,8 @@ namespace kvbench {
 
 namespace {
 
+LibraryFacts WiredTigerLibrary();  // the adapter's, below
+
 constexpr const char* kTable = "table:kvbench";
 constexpr const char* kTableFile = "file:kvbench.wt";
 // WiredTiger detects write-write conflicts only under snapshot isolation. Under its default,
@@ -510,15 +512,14 @@ Status ExistingCompressor(WT_SESSION* session, std::string* compressor) {
   return capture.ToStatus("read table metadata", ret, session);
 }
 
-}  // namespace
-
-EngineLibraryFacts WiredTigerLibrary() {
+LibraryFacts WiredTigerLibrary() {
   int major = 0, minor = 0, patch = 0;
   wiredtiger_version(&major, &minor, &patch);
   return {std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch), ""};
 }
 
-Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+// The compressions this build can write, and the directory for a new or existing database.
+Status CheckOptions(const EngineOptions& options) {
   if (options.compression == "lz4" || options.compression == "zstd") {
     return Status::NotSupported("wiredtiger: --compression=" + options.compression +
                                 " is not available: Debian's WiredTiger 3.2.1 ships only the "
@@ -535,20 +536,14 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
   } else if (!FileExists(options.path + "/WiredTiger")) {
     return Status::InvalidArgument("no wiredtiger database at " + options.path);
   }
+  return Status::OK();
+}
 
-  // Snappy is needed to write a snappy table, and to read one back when reopening whatever
-  // --compression says (a mismatch is refused below, with a better message than WiredTiger's).
-  std::string searched;
-  const std::string snappy = options.compression == "snappy" || !options.create
-                                 ? FindSnappyExtension(&searched)
-                                 : std::string();
-  if (options.compression == "snappy" && snappy.empty()) {
-    return Status::NotSupported(std::string("wiredtiger: --compression=snappy needs ") +
-                                kSnappyExtension + ", not found in " + searched);
-  }
-
+// Opens the connection with kvbench's config, the snappy extension and --engine_options, which
+// are validated first: wiredtiger_open ignores some malformed strings (")(" opens fine).
+Status OpenConnection(const EngineOptions& options, const std::string& snappy,
+                      std::string* conn_config, WT_CONNECTION** conn) {
   ErrorCapture capture;
-  // wiredtiger_open ignores some malformed strings (")(" opens fine); the validator does not.
   if (!options.engine_options.empty()) {
     const int vret = wiredtiger_config_validate(nullptr, &g_event_handler, "wiredtiger_open",
                                                 options.engine_options.c_str());
@@ -558,47 +553,68 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
     }
     capture.Clear();
   }
-  const std::string conn_config = ConnectionConfig(options, snappy);
+  *conn_config = ConnectionConfig(options, snappy);
+  const int ret =
+      wiredtiger_open(options.path.c_str(), &g_event_handler, conn_config->c_str(), conn);
+  return ret == 0 ? Status::OK() : capture.ToStatus("open", ret, nullptr);
+}
+
+// Creates the table, or checks the existing one and that it was created with --compression
+// (a reopened table keeps its compressor; a run must not be labelled with one it does not use).
+// *table_config is what the header records.
+Status OpenTable(const EngineOptions& options, WT_SESSION* internal, std::string* table_config) {
+  ErrorCapture capture;
+  if (options.create) {
+    *table_config = TableConfig(options.compression);
+    const int ret = internal->create(internal, kTable, table_config->c_str());
+    return ret == 0 ? Status::OK() : capture.ToStatus("create table", ret, internal);
+  }
+  WT_CURSOR* probe = nullptr;
+  const int ret = internal->open_cursor(internal, kTable, nullptr, nullptr, &probe);
+  if (ret != 0) {
+    return Status::InvalidArgument("no wiredtiger database at " + options.path + " (" +
+                                   capture.ToStatus("open table", ret, internal).message() + ")");
+  }
+  probe->close(probe);
+  std::string existing;
+  Status s = ExistingCompressor(internal, &existing);
+  if (!s.ok()) return s;
+  if (existing != options.compression) {
+    return Status::InvalidArgument("wiredtiger: the table at " + options.path +
+                                   " was created with block_compressor=" + existing +
+                                   "; reopen it with --compression=" + existing);
+  }
+  *table_config = "(existing table) " + TableConfig(existing);
+  return Status::OK();
+}
+
+Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  Status s = CheckOptions(options);
+  if (!s.ok()) return s;
+  // Snappy is needed to write a snappy table, and to read one back when reopening whatever
+  // --compression says (a mismatch is refused in OpenTable, with a better message than
+  // WiredTiger's).
+  std::string searched;
+  const std::string snappy = options.compression == "snappy" || !options.create
+                                 ? FindSnappyExtension(&searched)
+                                 : std::string();
+  if (options.compression == "snappy" && snappy.empty()) {
+    return Status::NotSupported(std::string("wiredtiger: --compression=snappy needs ") +
+                                kSnappyExtension + ", not found in " + searched);
+  }
+  std::string conn_config, table_config;
   WT_CONNECTION* conn = nullptr;
-  int ret = wiredtiger_open(options.path.c_str(), &g_event_handler, conn_config.c_str(), &conn);
-  if (ret != 0) return capture.ToStatus("open", ret, nullptr);
-  // Closes the connection on every early return below.
-  auto fail = [conn](Status s) {
+  s = OpenConnection(options, snappy, &conn_config, &conn);
+  if (!s.ok()) return s;
+  WT_SESSION* internal = nullptr;
+  ErrorCapture capture;
+  const int ret = conn->open_session(conn, nullptr, nullptr, &internal);
+  s = ret == 0 ? OpenTable(options, internal, &table_config)
+               : capture.ToStatus("open_session", ret, nullptr);
+  if (!s.ok()) {
     conn->close(conn, nullptr);
     return s;
-  };
-
-  WT_SESSION* internal = nullptr;
-  ret = conn->open_session(conn, nullptr, nullptr, &internal);
-  if (ret != 0) return fail(capture.ToStatus("open_session", ret, nullptr));
-
-  std::string table_config;
-  if (options.create) {
-    table_config = TableConfig(options.compression);
-    ret = internal->create(internal, kTable, table_config.c_str());
-    if (ret != 0) return fail(capture.ToStatus("create table", ret, internal));
-  } else {
-    WT_CURSOR* probe = nullptr;
-    ret = internal->open_cursor(internal, kTable, nullptr, nullptr, &probe);
-    if (ret != 0) {
-      return fail(Status::InvalidArgument("no wiredtiger database at " + options.path + " (" +
-                                          capture.ToStatus("open table", ret, internal).message() +
-                                          ")"));
-    }
-    probe->close(probe);
-    // A reopened table keeps the compressor it was created with; refuse to label a run with a
-    // compression it does not use.
-    std::string existing;
-    Status s = ExistingCompressor(internal, &existing);
-    if (!s.ok()) return fail(s);
-    if (existing != options.compression) {
-      return fail(Status::InvalidArgument("wiredtiger: the table at " + options.path +
-                                          " was created with block_compressor=" + existing +
-                                          "; reopen it with --compression=" + existing));
-    }
-    table_config = "(existing table) " + TableConfig(existing);
   }
-
   std::vector<std::pair<std::string, std::string>> config = {
       {"connection_config", conn_config},
       {"table", kTable},
@@ -614,5 +630,9 @@ Status OpenWiredTigerEngine(const EngineOptions& options, std::unique_ptr<Engine
   *engine = std::make_unique<WTEngine>(options.path, conn, internal, std::move(config));
   return Status::OK();
 }
+
+}  // namespace
+
+KVBENCH_ENGINE_ADAPTER(wiredtiger) = {&OpenWiredTigerEngine, &WiredTigerLibrary, nullptr};
 
 }  // namespace kvbench

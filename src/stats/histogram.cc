@@ -26,7 +26,7 @@ void Histogram::BucketRange(int b, uint64_t* low, uint64_t* high) {
   }
   const int msb = (b - kSub) / kHalf + kSubBits;
   const int shift = msb - (kSubBits - 1);
-  const uint64_t top = static_cast<uint64_t>((b - kSub) % kHalf + kHalf);
+  const uint64_t top = static_cast<uint64_t>((b - kSub) % kHalf) + kHalf;
   *low = top << shift;
   *high = *low + ((uint64_t{1} << shift) - 1);
 }

@@ -16,9 +16,11 @@
 #include "common/status.h"
 #include "kv/engine.h"
 #include "stats/histogram.h"
+#include "stats/thread_stats.h"
 #include "workload/ack_log.h"
-#include "workload/key_generator.h"
+#include "workload/keys.h"
 #include "workload/rate_limiter.h"
+#include "workload/values.h"
 
 namespace kvbench {
 
@@ -38,19 +40,6 @@ struct WorkloadOptions {
 
   uint64_t TotalReads() const { return reads < 0 ? num : static_cast<uint64_t>(reads); }
   uint64_t TotalWrites() const { return writes < 0 ? num : static_cast<uint64_t>(writes); }
-};
-
-// Counters one thread owns. Only its thread writes them; the reporter thread reads the
-// `published_*` atomics (relaxed) to build the interval series, so nothing shared is written.
-struct ThreadStats {
-  Histogram latency;  // ns per op, as the loop timed it
-  uint64_t ops = 0, bytes = 0;
-  uint64_t found = 0, not_found = 0;      // reads
-  uint64_t entries = 0;                   // range/scan entries visited
-  uint64_t first_not_found = UINT64_MAX;  // verifyacked: the first acknowledged key missing
-  alignas(64) std::atomic<uint64_t> published_ops{0};
-  std::atomic<uint64_t> published_bytes{0};
-  char pad[64 - 2 * sizeof(std::atomic<uint64_t>)];
 };
 
 // Everything a workload loop needs on one thread.
@@ -113,25 +102,6 @@ class Worker {
 };
 
 using WorkFn = void (*)(Worker& w);
-
-// One benchmark name and what it runs.
-struct BenchmarkSpec {
-  const char* name;
-  const char* description;  // one line for --help
-  bool fresh_db;            // starts from an empty database unless --use_existing_db
-  const char* role;         // "writer" or "reader": what the --threads workers do
-  const char* count;        // which count the workers' loop uses: "num", "reads", "writes",
-                            // "acked" (the writes --ack_file says were acknowledged)
-  WorkFn work;              // run by each of the --threads workers; nullptr for `settle`
-  WorkFn background;        // *whilewriting: the paced writer (one extra thread), else null
-  AckKind acks;             // fills: the key order they record in --ack_file; else kNone
-  bool checks_acks;         // verifyacked: reads --ack_file; a missing key is a lost write
-};
-
-// The benchmark table, in --help order.
-const std::vector<BenchmarkSpec>& AllBenchmarks();
-// nullptr if unknown.
-const BenchmarkSpec* FindBenchmark(const std::string& name);
 
 // The loops (workloads.cc).
 void FillSeq(Worker& w);

@@ -2,13 +2,12 @@
 // error, leaving it in Worker::error.
 #include <string>
 
+#include "common/limits.h"
 #include "workload/workload.h"
 
 namespace kvbench {
 
 namespace {
-
-constexpr int kMaxKeySize = 1024;
 
 // Writes key `k`; false when the loop must stop. With an `ack` slot (fills under --ack_file),
 // publishes `acknowledged` in it once the engine has acknowledged the write, after the op's
@@ -203,7 +202,8 @@ void VerifyAcked(Worker& w) {
 
 void PacedWriter(Worker& w) {
   char key[kMaxKeySize];
-  const uint64_t op_bytes = static_cast<uint64_t>(w.keys.size() + w.options.value_size);
+  const uint64_t op_bytes =
+      static_cast<uint64_t>(w.keys.size()) + static_cast<uint64_t>(w.options.value_size);
   while (!w.Stopped()) {
     // False: the run stops (or its deadline passes) before the next write is due.
     if (w.limiter != nullptr && !w.limiter->Acquire(op_bytes)) return;

@@ -1,4 +1,4 @@
-#include "workload/key_generator.h"
+#include "workload/keys.h"
 
 #include <algorithm>
 
@@ -17,19 +17,6 @@ uint64_t KeyFormat::Decode(const Slice& key) const {
   uint64_t k = 0;
   for (int i = 0; i < n; ++i) k = (k << 8) | static_cast<unsigned char>(key.data()[i]);
   return k;
-}
-
-ValueSource::ValueSource(uint64_t seed, double compression_ratio, int value_size)
-    : gen_(seed, compression_ratio,
-           std::max<size_t>(ValueGenerator::kDefaultBufferSize,
-                            2 * static_cast<size_t>(value_size))),
-      seed_(seed),
-      value_size_(value_size),
-      span_(gen_.buffer().size() - static_cast<size_t>(value_size) + 1) {}
-
-Slice ValueSource::For(uint64_t key) const {
-  const uint64_t off = Mix64(key ^ seed_) % span_;
-  return Slice(gen_.buffer().data() + off, static_cast<size_t>(value_size_));
 }
 
 Permutation::Permutation(uint64_t n, uint64_t seed) : n_(n) {

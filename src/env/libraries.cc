@@ -7,8 +7,7 @@
 #include <string>
 
 #include "common/build_info.h"
-#include "kv/registry.h"
-#include "runner/environment.h"
+#include "env/environment.h"
 
 namespace kvbench {
 
@@ -37,46 +36,41 @@ std::string LoadedPath(const char* soname_prefix) {
   return q.path;
 }
 
+// The runtime version of a library kvbench itself calls (the codecs), or "".
+std::string RuntimeVersion(const std::string& name) {
+  const unsigned xxh = XXH_versionNumber();
+  if (name == "lz4") return LZ4_versionString();
+  if (name == "zstd") return ZSTD_versionString();
+  if (name == "xxhash") {
+    return std::to_string(xxh / 10000) + "." + std::to_string(xxh / 100 % 100) + "." +
+           std::to_string(xxh % 100);
+  }
+  return "";
+}
+
 }  // namespace
 
-std::vector<LibraryInfo> LinkedLibraries() {
-  auto lib = [](std::string name, std::string version) {
+std::vector<LibraryInfo> LinkedLibraries(const LibraryFactsFn& facts) {
+  // Every library this build links, in the manifest's order (cmake/deps.json): a shared one with
+  // the file loaded, a static one (a source build) with its configured origin. An engine's
+  // version comes from its adapter.
+  std::vector<LibraryInfo> libs;
+  for (const auto& o : LibraryOrigins()) {
     LibraryInfo l;
-    l.path = LoadedPath(("lib" + name + ".so").c_str());
-    l.name = std::move(name);
-    l.version = std::move(version);
-    return l;
-  };
-  const unsigned xxh = XXH_versionNumber();
-  std::vector<LibraryInfo> libs = {
-      lib("lz4", LZ4_versionString()),
-      lib("zstd", ZSTD_versionString()),
-      lib("xxhash", std::to_string(xxh / 10000) + "." + std::to_string(xxh / 100 % 100) + "." +
-                        std::to_string(xxh % 100)),
-  };
-  // Engine libraries: a shared one is listed by the file loaded (its version comes from the
-  // adapter), a static one (a source build) by its configured origin.
-  for (const char* name : {"rocksdb", "wiredtiger", "lmdb", "snappy"}) {
-    LibraryInfo l = lib(name, "");
-    bool configured = false;
-    for (const auto& o : LibraryOrigins()) configured |= name == std::string(o.name);
-    if (!l.path.empty() || configured) libs.push_back(std::move(l));
-  }
-  for (auto& l : libs) {
-    for (const auto& o : LibraryOrigins()) {
-      if (l.name != o.name) continue;
-      l.origin = o.origin;
-      l.linked_file = o.linked_file;
-      l.package = o.package;
-      l.prefix = o.prefix;
-      l.source_dir = o.source_dir;
-      l.build_compiler = o.compiler;
-      l.build_flags = o.flags;
-      if (l.version.empty()) l.version = o.version;
-    }
-    const EngineLibraryFacts facts = EngineLibrary(l.name);
-    if (l.version.empty()) l.version = facts.version;
-    l.notes = facts.notes;
+    l.name = o.name;
+    l.path = LoadedPath(("lib" + l.name + ".so").c_str());
+    l.version = RuntimeVersion(l.name);
+    l.origin = o.origin;
+    l.linked_file = o.linked_file;
+    l.package = o.package;
+    l.prefix = o.prefix;
+    l.source_dir = o.source_dir;
+    l.build_compiler = o.compiler;
+    l.build_flags = o.flags;
+    if (l.version.empty()) l.version = o.version;
+    const LibraryFacts own = facts(l.name);
+    if (l.version.empty()) l.version = own.version;
+    l.notes = own.notes;
     // A static library (a source build) is in the executable; a shared copy of the same library
     // may still be loaded as another library's dependency, but it is not the one kvbench calls.
     if (l.linked_file.size() > 2 && l.linked_file.compare(l.linked_file.size() - 2, 2, ".a") == 0 &&
@@ -85,6 +79,7 @@ std::vector<LibraryInfo> LinkedLibraries() {
                  "another library's dependency: " + l.path;
       l.path.clear();
     }
+    libs.push_back(std::move(l));
   }
   return libs;
 }

@@ -1,10 +1,14 @@
 // The context of a run: host, build, libraries, and warnings about anything that makes the
-// numbers less trustworthy. Printed before the results and recorded in the JSON.
+// numbers less trustworthy. Printed before the results and recorded in the JSON. Every such
+// warning is decided here (env/), from facts; the reporters only print them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "common/build_info.h"
 
 namespace kvbench {
 
@@ -32,6 +36,10 @@ struct LibraryInfo {
 // --version: "source /src/lz4 (GNU 12.2.0: -O2 ...; static)", "system liblz4-1:amd64 1.9.4-1 ...".
 std::string DescribeLibrary(const LibraryInfo& lib);
 
+// What a library says of itself, by name (an engine adapter's EngineLibrary); env/ cannot ask the
+// engines itself, since it depends on common/ only.
+using LibraryFactsFn = std::function<LibraryFacts(const std::string& name)>;
+
 struct Environment {
   std::string date_utc;  // ISO 8601
   std::string hostname;
@@ -42,14 +50,18 @@ struct Environment {
   uint64_t memory_bytes = 0;
   std::string clock;  // Clock::Description()
   std::vector<LibraryInfo> libraries;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // about kvbench's own build (see RunWarnings)
 
-  static Environment Collect();
+  static Environment Collect(const LibraryFactsFn& facts);
 };
 
-// The non-engine libraries kvbench links (compression, hashing), with their runtime versions,
-// plus every engine library, each with the file it was loaded from and its configured origin
-// (libraries.cc). The ELF audit is Environment::Collect's.
-std::vector<LibraryInfo> LinkedLibraries();
+// Every library this build links (the manifest's order), with its runtime version, the file it
+// was loaded from and its configured origin (libraries.cc). The ELF audit is Collect's.
+std::vector<LibraryInfo> LinkedLibraries(const LibraryFactsFn& facts);
+
+// The warnings of a run on `engine`: kvbench's own build (env.warnings), the engine's library
+// built with assertions, and what the engine says of its own build (Engine::BuildWarnings).
+std::vector<std::string> RunWarnings(const Environment& env, const std::string& engine,
+                                     const std::vector<std::string>& engine_build_warnings);
 
 }  // namespace kvbench

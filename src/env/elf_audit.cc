@@ -1,4 +1,4 @@
-#include "runner/elf_audit.h"
+#include "env/elf_audit.h"
 
 #include <elf.h>
 #include <fcntl.h>

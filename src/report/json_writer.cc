@@ -1,4 +1,4 @@
-#include "runner/json_writer.h"
+#include "report/json_writer.h"
 
 #include <cmath>
 #include <cstdio>

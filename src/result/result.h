@@ -1,4 +1,6 @@
-// What a benchmark measured, per role; filled by the runner, formatted by the reporters.
+// What a benchmark measured, per role; filled by the runner, formatted by the reporters (which
+// include this, never the runner). The raw counters stay typed for the runner's own decisions;
+// what is reported is each role's MetricList (role_metrics.h).
 #pragma once
 
 #include <cstdint>
@@ -6,9 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "result/metric.h"
 #include "stats/histogram.h"
 #include "stats/interval_series.h"
 #include "stats/resource_usage.h"
+#include "stats/summary.h"
 
 namespace kvbench {
 
@@ -28,6 +32,7 @@ struct RoleResult {
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
   bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
+  MetricList metrics;               // what the reporters print, from the above (role_metrics.h)
 
   double thread_cpu_us_per_op() const { return ops ? thread_cpu_seconds * 1e6 / ops : 0; }
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
@@ -46,7 +51,14 @@ struct BenchmarkResult {
   double cpu_seconds = 0;
   // Engine-internal figures: cumulative ones as the change over this benchmark, others at its end.
   std::vector<std::pair<std::string, double>> engine_metrics;
-  double write_amplification = -1;  // flush+compaction bytes / user bytes, where the engine says
+  double write_amplification = -1;    // flush+compaction bytes / user bytes, where the engine says
+  std::vector<std::string> warnings;  // about this result, e.g. a read of an empty database
+};
+
+// The spread of one role's ops/s over the measured repeats of a benchmark.
+struct RoleSummary {
+  std::string benchmark, role;
+  SampleSummary ops_per_sec;
 };
 
 }  // namespace kvbench

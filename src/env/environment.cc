@@ -1,4 +1,4 @@
-#include "runner/environment.h"
+#include "env/environment.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "common/build_info.h"
 #include "common/clock.h"
-#include "runner/elf_audit.h"
+#include "env/elf_audit.h"
 
 namespace kvbench {
 
@@ -56,7 +56,7 @@ std::string Caches() {
 
 }  // namespace
 
-Environment Environment::Collect() {
+Environment Environment::Collect(const LibraryFactsFn& facts) {
   Environment e;
   char buf[64];
   const std::time_t now = std::time(nullptr);
@@ -72,7 +72,7 @@ Environment Environment::Collect() {
   e.cpu_caches = Caches();
   e.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   e.clock = Clock::Description();
-  e.libraries = LinkedLibraries();
+  e.libraries = LinkedLibraries(facts);
   for (auto& lib : e.libraries) {
     if (lib.path.empty()) continue;
     const ElfFacts facts = InspectElf(lib.path);
@@ -94,6 +94,21 @@ Environment Environment::Collect() {
     e.warnings.push_back("kvbench was built with sanitizers: timings are not representative");
   }
   return e;
+}
+
+std::vector<std::string> RunWarnings(const Environment& env, const std::string& engine,
+                                     const std::vector<std::string>& engine_build_warnings) {
+  std::vector<std::string> warnings = env.warnings;
+  for (const auto& lib : env.libraries) {  // only the engine this run uses
+    if (lib.name == engine && lib.assertions) {
+      warnings.push_back(lib.name + " (" + lib.path +
+                         ") is built with assertions enabled (it calls __assert_fail): every "
+                         "operation runs its debug checks, so it is slower than a release build "
+                         "of the same version");
+    }
+  }
+  for (const auto& w : engine_build_warnings) warnings.push_back(w);
+  return warnings;
 }
 
 }  // namespace kvbench

@@ -1,9 +1,8 @@
-// Keys and values as the workloads write them.
+// Keys as the workloads write them, and the orders they visit them in.
 //
 // Keys are exactly `key_size` bytes: the key number big-endian in the first min(key_size, 8)
 // bytes, then ASCII '0' padding, as db_bench writes them, so byte order equals numeric order.
-// Values are a deterministic function of (key number, seed): the same seed writes the same value
-// for a key every time, on every thread, which lets a reader verify any value it reads.
+// fillrandom visits every key once in a seeded order (Permutation); values are values.h's.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +10,6 @@
 #include <string>
 
 #include "common/slice.h"
-#include "common/value_generator.h"
 
 namespace kvbench {
 
@@ -42,21 +40,6 @@ class KeyFormat {
 
  private:
   int key_size_;
-};
-
-// The value written for each key: `value_size` bytes of the seeded, compressible buffer, at an
-// offset derived from the key number. Thread-safe after construction (read-only).
-class ValueSource {
- public:
-  ValueSource(uint64_t seed, double compression_ratio, int value_size);
-  Slice For(uint64_t key) const;
-  int value_size() const { return value_size_; }
-
- private:
-  ValueGenerator gen_;
-  uint64_t seed_;
-  int value_size_;
-  uint64_t span_;  // number of distinct offsets
 };
 
 // A pseudo-random permutation of [0, n) in O(1) memory: a keyed bijection on the smallest

@@ -1,4 +1,5 @@
-// Everything one kvbench invocation was asked to do, already validated by main.cc.
+// Everything one kvbench invocation was asked to do, already validated (cli/). Read by the runner
+// and the reporters.
 #pragma once
 
 #include <string>
@@ -18,9 +19,16 @@ struct BenchmarkPlan {
 };
 
 struct RunConfig {
-  std::string engine = "rocksdb";
+  // Whether the run removes the database it created when it ends.
+  bool RemovesDatabase() const { return default_db && !keep_db && !use_existing_db; }
+
+  std::string engine;  // a compiled-in engine of kv/registry.h
   std::vector<BenchmarkPlan> benchmarks;
   bool use_existing_db = false;
+  // The database directory is kvbench's default (no --db given): a database this run creates
+  // there is removed when the run ends, unless keep_db (--keep_db).
+  bool default_db = false;
+  bool keep_db = false;
   EngineOptions engine_options;  // path, cache, compression, sync, raw options
   WorkloadOptions workload;
   double report_interval_seconds = 1.0;  // 0 = no interval series, no progress lines
@@ -30,9 +38,5 @@ struct RunConfig {
                                          // verifyacked reads them back; empty = none
   std::string command_line;              // as typed, for the record
 };
-
-// Runs every benchmark in order, printing one result line each; returns the process exit code
-// (0 success, 1 runtime failure). Usage errors are caught before this is called.
-int RunBenchmarks(const RunConfig& config);
 
 }  // namespace kvbench

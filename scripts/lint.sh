@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs clang-tidy (Debian's clang-tidy 14, the checks in .clang-tidy) over every C++ source file of
+# src/ and bench/, with the compile commands of a configured preset, and exits 1 on any finding.
+#
+#   scripts/lint.sh [--preset PRESET] [--jobs N] [FILE...]
+#
+# PRESET defaults to the host's clang preset (scripts/host-preset.sh clang); it is configured if
+# build/PRESET/compile_commands.json is missing. FILEs default to every *.cc of src/ and bench/
+# that the preset compiles (headers are checked through them: .clang-tidy's HeaderFilterRegex).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=""
+jobs=2
+files=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset=$2; shift 2 ;;
+    --preset=*) preset=${1#--preset=}; shift ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --jobs=*) jobs=${1#--jobs=}; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -*) echo "lint.sh: unknown argument $1" >&2; exit 2 ;;
+    *) files+=("$1"); shift ;;
+  esac
+done
+[ -n "$preset" ] || preset=$(scripts/host-preset.sh clang)
+tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
+if [ -z "$tidy" ]; then
+  echo "lint.sh: clang-tidy not found: apt-get install clang-tidy" >&2
+  exit 2
+fi
+db=build/$preset/compile_commands.json
+if [ ! -f "$db" ]; then
+  cmake --preset "$preset" >/dev/null
+fi
+if [ ${#files[@]} -eq 0 ]; then
+  # The files the preset compiles: an engine that was not found has no compile command.
+  mapfile -t files < <(git ls-files 'src/*.cc' 'bench/*.cc' |
+                       while read -r f; do grep -q "\"file\": \"$PWD/$f\"" "$db" && echo "$f"; done)
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log" "$log.err"' EXIT
+echo "lint.sh: clang-tidy ($("$tidy" --version | grep -o 'version [0-9.]*')) on ${#files[@]} files," \
+     "compile commands of $preset, -j$jobs"
+status=0
+printf '%s\n' "${files[@]}" |
+  xargs -P "$jobs" -I{} "$tidy" -p "build/$preset" --quiet {} >"$log" 2>"$log.err" || status=$?
+findings=$(grep -cE '(warning|error): ' "$log" || true)
+if [ "$findings" -gt 0 ] || [ "$status" -ne 0 ]; then
+  cat "$log"
+  grep -vE '^[0-9]+ warnings? (and [0-9]+ errors? )?generated|^Suppressed|^Use -header-filter' \
+    "$log.err" >&2 || true
+  echo "lint.sh: $findings finding(s); clang-tidy exit status $status" >&2
+  exit 1
+fi
+echo "lint.sh: no findings"

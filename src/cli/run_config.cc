@@ -1,0 +1,229 @@
+#include "cli/run_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/limits.h"
+#include "kv/registry.h"
+#include "workload/benchmark.h"
+#include "workload/keys.h"
+
+namespace kvbench {
+
+namespace {
+
+Status Usage(const std::string& message) { return Status::InvalidArgument(message); }
+
+// A count written as plain decimal digits (no sign, no spaces): its value if at most `max`, -2 if
+// larger, -1 if it is not plain digits.
+long ParseSmallCount(const std::string& digits, long max) {
+  if (digits.empty()) return -1;
+  long n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    if (n <= max) n = n * 10 + (c - '0');  // stops growing past max: no overflow
+  }
+  return n <= max ? n : -2;
+}
+
+// Splits db_bench's repeat syntax off a --benchmarks item: `name[X5-W2]`, `name[X5]`,
+// `name[W1]` (X = measured runs, W = warm-ups, either order).
+Status ParseRepeatSuffix(const std::string& item, BenchmarkPlan* plan) {
+  const auto open = item.find('[');
+  if (open == std::string::npos) return Status::OK();
+  plan->name = item.substr(0, open);
+  Status malformed = Usage("malformed repeat syntax in '" + item + "' (expected name[X5-W2])");
+  if (item.back() != ']') return malformed;
+  const std::string inner = item.substr(open + 1, item.size() - open - 2);
+  size_t start = 0;
+  while (start <= inner.size()) {
+    size_t end = inner.find('-', start);
+    if (end == std::string::npos) end = inner.size();
+    const std::string part = inner.substr(start, end - start);
+    const long n = part.empty() ? -1 : ParseSmallCount(part.substr(1), kMaxRepeats);
+    const char kind = part.empty() ? '\0' : part[0];
+    const bool repeat = kind == 'X' || kind == 'x', warmup = kind == 'W' || kind == 'w';
+    if (n == -2 && (repeat || warmup)) {
+      return Usage("repeat count out of range in '" + item + "' (X: 1.." +
+                   std::to_string(kMaxRepeats) + ", W: 0.." + std::to_string(kMaxRepeats) + ")");
+    }
+    if (repeat && n >= 1) {
+      plan->repeats = static_cast<int>(n);
+    } else if (warmup && n >= 0) {
+      plan->warmups = static_cast<int>(n);
+    } else {
+      return malformed;
+    }
+    start = end + 1;
+  }
+  return Status::OK();
+}
+
+Status ParseBenchmarks(const KvbenchFlags& f, std::vector<BenchmarkPlan>* plans) {
+  if (f.benchmarks.empty()) return Usage("--benchmarks is empty");
+  for (const auto& item : SplitList(f.benchmarks)) {
+    if (item.empty()) return Usage("empty item in --benchmarks '" + f.benchmarks + "'");
+    BenchmarkPlan plan{item, f.repeats, f.warmups};
+    Status s = ParseRepeatSuffix(item, &plan);
+    if (!s.ok()) return s;
+    if (plan.warmups + plan.repeats > kMaxRunsPerBenchmark) {
+      return Usage("'" + item + "': warm-ups and repeats together must be at most " +
+                   std::to_string(kMaxRunsPerBenchmark));
+    }
+    if (FindBenchmark(plan.name) == nullptr) {
+      std::string known;
+      for (const auto& b : AllBenchmarks()) known += std::string(" ") + b.name;
+      return Usage("unknown benchmark '" + plan.name + "' (known:" + known + ")");
+    }
+    plans->push_back(plan);
+  }
+  return Status::OK();
+}
+
+// --ack_file and verifyacked need each other; verifyacked reads a database that a fill earlier in
+// the list or an earlier run wrote.
+Status CheckAckFile(const KvbenchFlags& f, const std::vector<BenchmarkPlan>& plans) {
+  bool fill_before = false, uses_ack = false;
+  for (const auto& plan : plans) {
+    const BenchmarkSpec* spec = FindBenchmark(plan.name);
+    if (spec->checks_acks) {
+      if (f.ack_file.empty()) {
+        return Usage(plan.name + " needs --ack_file: the file the fill wrote with --ack_file");
+      }
+      if (!f.use_existing_db && !fill_before) {
+        return Usage(plan.name + " reads what a fill wrote: add --use_existing_db, or run " +
+                     "fillseq or fillrandom before it in --benchmarks (without it the database " +
+                     "starts empty)");
+      }
+    }
+    fill_before = fill_before || spec->acks != AckKind::kNone;
+    uses_ack = uses_ack || spec->checks_acks || spec->acks != AckKind::kNone;
+  }
+  if (!f.ack_file.empty() && !uses_ack) {
+    return Usage("--ack_file is only used by fillseq, fillrandom and verifyacked; --benchmarks='" +
+                 f.benchmarks + "' has none of them");
+  }
+  return Status::OK();
+}
+
+Status CheckEngine(const KvbenchFlags& f, const EngineInfo** engine) {
+  *engine = FindEngine(f.engine);
+  if (*engine == nullptr) {
+    std::string known;
+    for (const auto& e : AllEngines()) known += std::string(" ") + e.name;
+    return Usage("unknown engine '" + f.engine + "' (known:" + known + ")");
+  }
+  if (!(*engine)->compiled_in) {
+    return Usage("engine '" + f.engine +
+                 "' is not compiled into this kvbench: " + (*engine)->missing);
+  }
+  // The reference engines have no options: accepting some would suggest they had an effect.
+  if ((*engine)->reference && !f.engine_options.empty()) {
+    return Usage("the " + f.engine + " engine takes no --engine_options (it is a reference " +
+                 "engine)");
+  }
+  if ((*engine)->reference && f.compression != "none") {
+    return Usage("the " + f.engine + " engine does not compress (--compression=none)");
+  }
+  return Status::OK();
+}
+
+// Keys and values against each other, the engine and the key space.
+Status CheckSizes(const KvbenchFlags& f, const EngineInfo& engine) {
+  const std::string key_size = "--key_size=" + std::to_string(f.key_size);
+  const int max_key = engine.adapter.max_key_size != nullptr ? engine.adapter.max_key_size() : 0;
+  if (max_key > 0 && f.key_size > max_key) {
+    return Usage(key_size + " is larger than " + engine.name + "'s maximum key size (" +
+                 std::to_string(max_key) + " bytes)");
+  }
+  const uint64_t capacity = KeyFormat::Capacity(f.key_size);
+  if (static_cast<uint64_t>(f.num) > capacity) {
+    return Usage(key_size + " is too small for --num=" + std::to_string(f.num) + ": " +
+                 std::to_string(f.key_size) + " bytes hold at most " + std::to_string(capacity) +
+                 " keys");
+  }
+  // --num x (key + value) bytes is the size hint engines get; keep it far from 2^64.
+  if (static_cast<double>(f.num) * (f.key_size + f.value_size) > kMaxDatabaseBytes) {
+    return Usage("--num=" + std::to_string(f.num) + " keys of " +
+                 std::to_string(f.key_size + f.value_size) +
+                 " bytes is too large a database (over 2^62 bytes)");
+  }
+  return Status::OK();
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+// --db (or its default), and the files that must not be inside it or be directories.
+Status CheckPaths(const KvbenchFlags& f, bool db_given, std::string* db) {
+  *db = db_given ? f.db : "/tmp/kvbench-" + std::to_string(getuid()) + "/" + f.engine;
+  if (db->empty()) return Usage("--db is empty");
+  if (!f.ack_file.empty()) {
+    // Emptying the database would delete it from under the fill.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto parent = fs::weakly_canonical(fs::absolute(f.ack_file, ec).parent_path(), ec);
+    if (!ec && parent == fs::weakly_canonical(fs::absolute(*db, ec), ec)) {
+      return Usage("--ack_file=" + f.ack_file + " is inside --db=" + *db +
+                   "; put it beside the database, not in it");
+    }
+    if (IsDirectory(f.ack_file)) {
+      return Usage("--ack_file=" + f.ack_file + " is a directory; give a file name");
+    }
+  }
+  if (!f.json.empty() && IsDirectory(f.json)) {
+    return Usage("--json=" + f.json + " is a directory; give a file name");
+  }
+  return Status::OK();
+}
+
+void Fill(const KvbenchFlags& f, RunConfig* c) {
+  c->engine = f.engine;
+  c->use_existing_db = f.use_existing_db;
+  c->engine_options.cache_size = static_cast<uint64_t>(f.cache_size);
+  c->engine_options.compression = f.compression;
+  c->engine_options.sync = f.sync;
+  c->engine_options.engine_options = f.engine_options;
+  WorkloadOptions& w = c->workload;
+  w.num = static_cast<uint64_t>(f.num);
+  w.reads = f.reads;
+  w.writes = f.writes;
+  w.key_size = f.key_size;
+  w.value_size = f.value_size;
+  w.compression_ratio = f.compression_ratio;
+  w.seed = f.seed;
+  w.duration_seconds = f.duration;
+  w.threads = f.threads;
+  w.seek_nexts = f.seek_nexts;
+  w.write_rate_limit = static_cast<double>(f.benchmark_write_rate_limit);
+  w.verify = f.verify;
+  c->report_interval_seconds = f.report_interval_seconds;
+  c->histogram = f.histogram;
+  c->json_path = f.json;
+  c->ack_file = f.ack_file;
+}
+
+}  // namespace
+
+Status BuildConfig(const KvbenchFlags& f, bool db_given, int argc, char** argv, RunConfig* c) {
+  const EngineInfo* engine = nullptr;
+  Status s = CheckEngine(f, &engine);
+  if (s.ok()) s = ParseBenchmarks(f, &c->benchmarks);
+  if (s.ok()) s = CheckAckFile(f, c->benchmarks);
+  if (s.ok()) s = CheckSizes(f, *engine);
+  if (s.ok()) s = CheckPaths(f, db_given, &c->engine_options.path);
+  if (!s.ok()) return s;
+  Fill(f, c);
+  // A directory kvbench chose itself is its to remove; one the user named is the user's.
+  c->default_db = !db_given;
+  c->keep_db = f.keep_db;
+  for (int i = 0; i < argc; ++i) c->command_line += (i ? " " : "") + std::string(argv[i]);
+  return Status::OK();
+}
+
+}  // namespace kvbench

@@ -1,0 +1,222 @@
+#include "report/console_reporter.h"
+
+#include <string_view>
+
+#include "common/build_info.h"
+#include "report/format.h"
+
+namespace kvbench {
+
+namespace {
+
+// How a metric group reads on the console.
+struct GroupStyle {
+  std::string_view group, title, separator;
+};
+constexpr GroupStyle kGroupStyles[] = {
+    {kLatencyGroup, "latency", "  "},
+    {kCostGroup, "cost/op", ", "},
+    {kIntervalsGroup, "intervals", ", "},
+};
+
+GroupStyle StyleOf(std::string_view group) {
+  for (const auto& s : kGroupStyles) {
+    if (s.group == group) return s;
+  }
+  return {group, group, ", "};
+}
+
+// "p99 42.62us", "cpu user 4.46 us", "median 63490 ops/s". A unit the title already says is
+// left out: "cost/op: ... us", "intervals: 5".
+std::string FormatItem(const Metric& m, std::string_view title) {
+  std::string value;
+  std::string_view unit = m.unit;
+  if (unit == "ns") {
+    value = FormatNs(m.value);
+    unit = "";
+  } else {
+    const int precision = m.integer || unit == "ops/s" ? 0 : unit == "us/op" ? 2 : 3;
+    value = FormatDouble(m.value, precision);
+  }
+  constexpr std::string_view kPerOp = "/op";
+  const bool per_op_title =
+      title.size() >= kPerOp.size() && title.substr(title.size() - kPerOp.size()) == kPerOp;
+  if (per_op_title && unit.size() > kPerOp.size() &&
+      unit.substr(unit.size() - kPerOp.size()) == kPerOp) {
+    unit.remove_suffix(kPerOp.size());
+  }
+  if (m.label.empty() && unit == title) unit = "";  // "intervals: 5", not "5 intervals"
+  std::string item(m.label);
+  if (!item.empty()) item += " ";
+  item += value;
+  if (!unit.empty()) item += " " + std::string(unit);
+  return item;
+}
+
+}  // namespace
+
+void ConsoleReporter::Begin(const RunContext& c) {
+  reference_engine_ = c.reference_engine;
+  const Environment& env = *c.env;
+  const RunConfig& config = *c.config;
+  const BuildInfo& b = GetBuildInfo();
+  const WorkloadOptions& w = config.workload;
+  std::fprintf(out_, "kvbench:    %s (git %s), preset %s, %s %s %s, %s\n", b.kvbench_version,
+               b.git_revision, b.preset, b.compiler_id, b.compiler_version, b.build_type,
+               b.cxx_flags);
+  std::fprintf(out_, "Date:       %s\n", env.date_utc.c_str());
+  // The caches in parentheses when the kernel says what they are (a VM may not).
+  const std::string caches = env.cpu_caches.empty() ? "" : " (" + env.cpu_caches + ")";
+  std::fprintf(out_, "CPU:        %d x %s%s\n", env.cpu_cores, env.cpu_model.c_str(),
+               caches.c_str());
+  std::fprintf(out_, "Kernel:     %s; memory %s; clock %s\n", env.kernel.c_str(),
+               FormatBytes(env.memory_bytes).c_str(), env.clock.c_str());
+  for (const auto& l : env.libraries) {
+    if (!l.version.empty() || !l.path.empty() || !l.origin.empty()) {
+      std::fprintf(out_, "Library:    %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
+                   DescribeLibrary(l).c_str());
+    }
+  }
+  std::fprintf(out_, "Engine:     %s %s%s\n", c.engine.c_str(), c.engine_version.c_str(),
+               c.reference_engine ? "  [REFERENCE engine: not a storage engine]" : "");
+  for (const auto& [k, v] : c.engine_config) {
+    std::fprintf(out_, "  %-34s %s\n", k.c_str(), v.c_str());
+  }
+  std::fprintf(out_, "Database:   %s%s\n", config.engine_options.path.c_str(),
+               config.use_existing_db ? " (existing)"
+               : config.RemovesDatabase()
+                   ? " (emptied at start, removed at the end: --keep_db keeps it)"
+                   : " (emptied at start)");
+  std::fprintf(out_, "Keys:       %d bytes each; values %d bytes each (compression ratio %.2f)\n",
+               w.key_size, w.value_size, w.compression_ratio);
+  std::fprintf(out_,
+               "Entries:    --num=%llu keys; op counts are totals across %d thread%s; seed %llu\n",
+               static_cast<unsigned long long>(w.num), w.threads, w.threads == 1 ? "" : "s",
+               static_cast<unsigned long long>(w.seed));
+  for (const auto& warning : c.warnings) std::fprintf(out_, "WARNING:    %s\n", warning.c_str());
+  std::fprintf(out_, "------------------------------------------------\n");
+  std::fflush(out_);
+}
+
+void ConsoleReporter::Progress(const ProgressUpdate& u) {
+  std::string line = "... " + u.benchmark + " " + FormatDouble(u.elapsed_seconds, 1) + "s";
+  if (u.duration_seconds > 0) {
+    line +=
+        " (" + FormatDouble(100.0 * u.elapsed_seconds / u.duration_seconds, 0) + "% of duration)";
+  }
+  line += ": ";
+  for (const auto& r : u.roles) {
+    line += r.role + " " + FormatDouble(r.interval.ops_per_sec(), 0) + " ops/s " +
+            FormatDouble(r.interval.bytes_per_sec() / 1048576.0, 2) + " MB/s";
+    if (r.ops_total > 0) {
+      line += " (" + FormatDouble(100.0 * r.ops_so_far / r.ops_total, 0) + "% of ops)";
+    }
+    line += "  ";
+  }
+  std::fprintf(err_, "%s\n", line.c_str());
+}
+
+void ConsoleReporter::Add(const BenchmarkResult& r) {
+  if (r.roles.empty()) {  // settle
+    std::fprintf(out_, "%-21s: %11.3f seconds; database %s\n", r.name.c_str(), r.seconds,
+                 FormatBytes(r.db_size_bytes).c_str());
+  }
+  std::string run_label;
+  if (r.warmup) {
+    run_label = " (warm-up " + std::to_string(r.repeat) + "/" + std::to_string(r.repeats) + ")";
+  } else if (r.repeats > 1) {
+    run_label = " (" + std::to_string(r.repeat) + "/" + std::to_string(r.repeats) + ")";
+  }
+  for (const auto& role : r.roles) {
+    AddRole(r, role, run_label);
+    AddGroupLines(role);
+  }
+  AddBenchmarkLines(r);
+  std::fflush(out_);
+}
+
+// The db_bench line: micros/op is 1e6 / ops/sec, as docs/metrics.md says.
+void ConsoleReporter::AddRole(const BenchmarkResult& r, const RoleResult& role,
+                              const std::string& run_label) {
+  std::string name = r.name;
+  if (r.roles.size() > 1) name += " [" + role.role + "]";
+  name += run_label;
+  const double ops_sec = role.ops_per_sec();
+  std::string msg;
+  if (role.role == "reader") {
+    msg = " (" + std::to_string(role.found) + " of " + std::to_string(role.found + role.not_found) +
+          " found)";
+  }
+  if (role.background) {
+    msg = role.target_bytes_per_sec > 0
+              ? " (target " + FormatDouble(role.target_bytes_per_sec / 1048576.0, 2) +
+                    " MB/s, achieved " + FormatDouble(role.mb_per_sec(), 2) +
+                    " MB/s: " + (role.sustained ? "sustained" : "NOT sustained") + ")"
+              : " (unpaced)";
+  }
+  std::fprintf(
+      out_,
+      "%-21s: %11.3f micros/op %9.0f ops/sec %8.3f seconds %10llu operations; %6.1f MB/s%s%s\n",
+      name.c_str(), ops_sec > 0 ? 1e6 / ops_sec : 0.0, ops_sec, role.seconds,
+      static_cast<unsigned long long>(role.ops), role.mb_per_sec(), msg.c_str(),
+      reference_engine_ ? " [reference engine]" : "");
+}
+
+// One line per metric group, in the role's order, of the metrics shown at this detail.
+void ConsoleReporter::AddGroupLines(const RoleResult& role) {
+  for (const auto& group : role.metrics.Groups()) {
+    const GroupStyle style = StyleOf(group);
+    std::string line;
+    for (const auto& m : role.metrics.items()) {
+      const bool shown = m.show == Show::kAlways || (m.show == Show::kHistogram && histogram_);
+      if (m.group != group || !shown) continue;
+      if (!line.empty()) line += style.separator;
+      line += FormatItem(m, style.title);
+    }
+    if (!line.empty()) {
+      std::fprintf(out_, "    %s: %s\n", std::string(style.title).c_str(), line.c_str());
+    }
+  }
+}
+
+// The engine's own figures, the counts, the database size and the memory.
+void ConsoleReporter::AddBenchmarkLines(const BenchmarkResult& r) {
+  if (!r.engine_metrics.empty()) {
+    std::string line = "    engine:";
+    if (r.write_amplification >= 0) {
+      line += " write-amp " + FormatDouble(r.write_amplification, 2) + ";";
+    }
+    for (const auto& [name, value] : r.engine_metrics) {
+      line += " " + name + " " + FormatDouble(value, value == static_cast<uint64_t>(value) ? 0 : 2);
+    }
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  if (!r.roles.empty()) {
+    std::fprintf(out_, "    %s; database %s, rss %s (peak %s)\n", r.count_note.c_str(),
+                 FormatBytes(r.db_size_bytes).c_str(), FormatBytes(r.rss_bytes).c_str(),
+                 FormatBytes(r.peak_rss_bytes).c_str());
+  }
+  for (const auto& w : r.warnings) std::fprintf(out_, "    WARNING: %s\n", w.c_str());
+}
+
+void ConsoleReporter::AddSummaries(const std::vector<RoleSummary>& summaries) {
+  for (const auto& rs : summaries) {
+    const SampleSummary& s = rs.ops_per_sec;
+    std::string name = rs.benchmark + " [X" + std::to_string(s.n) + "]";
+    if (summaries.size() > 1) name += " [" + rs.role + "]";
+    std::fprintf(out_,
+                 "%-21s: %9.0f ops/sec mean, 95%% CI %.0f..%.0f (+-%.1f%%), median %.0f, "
+                 "stddev %.0f, cv %.2f%%, min %.0f, max %.0f\n",
+                 name.c_str(), s.mean, s.ci95_low, s.ci95_high,
+                 s.mean > 0 ? 100.0 * (s.ci95_high - s.mean) / s.mean : 0.0, s.median, s.stddev,
+                 100.0 * s.cv, s.min, s.max);
+  }
+  std::fflush(out_);
+}
+
+void ConsoleReporter::Fail(const std::string& message) {
+  std::fflush(out_);
+  std::fprintf(err_, "kvbench: error: %s\n", message.c_str());
+}
+
+}  // namespace kvbench

@@ -1,0 +1,241 @@
+// The document is built by one small function per section, in the order docs/json.md lists them.
+#include "report/json_reporter.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/build_info.h"
+#include "report/json_writer.h"
+
+namespace kvbench {
+
+namespace {
+
+void WriteBuild(JsonWriter& j) {
+  const BuildInfo& b = GetBuildInfo();
+  j.BeginObject("build");
+  j.Str("kvbench_version", b.kvbench_version).Str("git_revision", b.git_revision);
+  j.Str("preset", b.preset).Str("build_type", b.build_type);
+  j.Str("compiler_id", b.compiler_id).Str("compiler_version", b.compiler_version);
+  j.Str("cxx_flags", b.cxx_flags).Str("arch_flags", b.arch_flags);
+  j.Str("target_arch", b.target_arch).Bool("assertions", b.assertions);
+  j.EndObject();
+}
+
+void WriteLibraries(JsonWriter& j, const std::vector<LibraryInfo>& libraries) {
+  j.BeginArray("libraries");
+  for (const auto& l : libraries) {
+    j.BeginObject().Str("name", l.name).Str("version", l.version).Str("path", l.path);
+    j.Str("compiler", l.compiler).Bool("assertions", l.assertions).Bool("debug_info", l.debug_info);
+    j.Str("origin", l.origin).Str("linked_file", l.linked_file).Str("package", l.package);
+    j.Str("prefix", l.prefix).Str("source_dir", l.source_dir);
+    j.Str("build_compiler", l.build_compiler).Str("build_flags", l.build_flags);
+    j.Str("notes", l.notes);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+// The run's warnings, then those of each recorded result.
+void WriteWarnings(JsonWriter& j, const std::vector<std::string>& run,
+                   const std::vector<BenchmarkResult>& results) {
+  j.BeginArray("warnings");
+  for (const auto& w : run) j.BeginObject().Str("message", w).EndObject();
+  for (const auto& r : results) {
+    for (const auto& w : r.warnings) j.BeginObject().Str("message", w).EndObject();
+  }
+  j.EndArray();
+}
+
+void WriteEngine(JsonWriter& j, const RunContext& c) {
+  j.BeginObject("engine");
+  j.Str("name", c.engine).Str("version", c.engine_version).Bool("reference", c.reference_engine);
+  j.BeginObject("config");
+  for (const auto& [k, v] : c.engine_config) j.Str(k.c_str(), v);
+  j.EndObject();
+  j.EndObject();
+}
+
+void WriteWorkload(JsonWriter& j, const RunConfig& config) {
+  const WorkloadOptions& w = config.workload;
+  const EngineOptions& e = config.engine_options;
+  j.BeginObject("workload");
+  j.Int("num", w.num).Int("reads", w.TotalReads()).Int("writes", w.TotalWrites());
+  j.Int("key_size", w.key_size).Int("value_size", w.value_size);
+  j.Num("compression_ratio", w.compression_ratio).Int("seed", w.seed);
+  j.Num("duration_seconds", w.duration_seconds).Int("threads", w.threads);
+  j.Int("seek_nexts", w.seek_nexts).Num("write_rate_limit_bytes_per_sec", w.write_rate_limit);
+  j.Bool("verify", w.verify).Str("op_counts", "total across threads");
+  j.Str("db", e.path).Bool("use_existing_db", config.use_existing_db);
+  j.Str("compression", e.compression).Int("cache_size_bytes", e.cache_size);
+  j.Bool("sync", e.sync).Str("engine_options", e.engine_options);
+  j.Num("report_interval_seconds", config.report_interval_seconds);
+  j.EndObject();
+}
+
+void WriteContext(JsonWriter& j, const RunContext& c, const std::vector<BenchmarkResult>& results) {
+  const Environment& env = *c.env;
+  j.BeginObject("context");
+  j.Str("date_utc", env.date_utc).Str("hostname", env.hostname).Str("kernel", env.kernel);
+  j.Str("cpu_model", env.cpu_model).Int("cpu_cores", env.cpu_cores);
+  j.Str("cpu_caches", env.cpu_caches).Int("memory_bytes", env.memory_bytes);
+  j.Str("clock", env.clock).Str("command_line", c.config->command_line);
+  WriteBuild(j);
+  WriteLibraries(j, env.libraries);
+  WriteWarnings(j, c.warnings, results);
+  WriteEngine(j, c);
+  WriteWorkload(j, *c.config);
+  j.EndObject();
+}
+
+// The metrics of one group, as keys of the object being written.
+void WriteMetrics(JsonWriter& j, const MetricList& metrics, std::string_view group) {
+  for (const auto& m : metrics.items()) {
+    if (m.group != group) continue;
+    const std::string name(m.name);
+    if (m.integer) {
+      j.Int(name.c_str(), static_cast<uint64_t>(m.value));
+    } else {
+      j.Num(name.c_str(), m.value);
+    }
+  }
+}
+
+// A role: its fixed fields and top-level metrics, then one object per metric group; the group's
+// non-metric fields (the interval series, the pacing target and verdict) sit in its object.
+void WriteRole(JsonWriter& j, const RoleResult& role) {
+  j.BeginObject();
+  j.Str("role", role.role).Int("threads", role.threads).Bool("background", role.background);
+  WriteMetrics(j, role.metrics, kRoleGroup);
+  for (const auto& group : role.metrics.Groups()) {
+    j.BeginObject(std::string(group).c_str());
+    if (group == kPacingGroup) j.Num("target_bytes_per_sec", role.target_bytes_per_sec);
+    WriteMetrics(j, role.metrics, group);
+    if (group == kIntervalsGroup) {
+      j.BeginArray("series");
+      for (const auto& in : role.series.intervals()) {
+        j.BeginObject().Num("end_seconds", in.end_seconds).Num("seconds", in.seconds);
+        j.Int("ops", in.ops).Int("bytes", in.bytes).EndObject();
+      }
+      j.EndArray();
+    }
+    if (group == kPacingGroup) j.Bool("sustained", role.sustained);
+    j.EndObject();
+  }
+  j.EndObject();
+}
+
+void WriteResult(JsonWriter& j, const BenchmarkResult& r) {
+  j.BeginObject();
+  j.Str("benchmark", r.name).Int("repeat", r.repeat).Int("repeats", r.repeats);
+  j.Str("counts", r.count_note).Num("seconds", r.seconds);
+  j.Int("db_size_bytes", r.db_size_bytes).Int("rss_bytes", r.rss_bytes);
+  j.Int("peak_rss_bytes", r.peak_rss_bytes).Num("cpu_seconds", r.cpu_seconds);
+  j.BeginObject("engine_metrics");
+  for (const auto& [name, value] : r.engine_metrics) j.Num(name.c_str(), value);
+  if (r.write_amplification >= 0) j.Num("write_amplification", r.write_amplification);
+  j.EndObject();
+  j.BeginArray("roles");
+  for (const auto& role : r.roles) WriteRole(j, role);
+  j.EndArray();
+  j.EndObject();
+}
+
+void WriteSummaries(JsonWriter& j, const std::vector<RoleSummary>& summaries) {
+  j.BeginArray("summaries");
+  for (const auto& rs : summaries) {
+    const SampleSummary& s = rs.ops_per_sec;
+    j.BeginObject().Str("benchmark", rs.benchmark).Str("role", rs.role).Int("repeats", s.n);
+    j.BeginObject("ops_per_sec");
+    j.Num("mean", s.mean).Num("median", s.median).Num("stddev", s.stddev).Num("cv", s.cv);
+    j.Num("ci95_low", s.ci95_low).Num("ci95_high", s.ci95_high);
+    j.Num("min", s.min).Num("max", s.max);
+    j.EndObject().EndObject();
+  }
+  j.EndArray();
+}
+
+// Every metric the roles carry, once, in first-seen order: where it is in a role object, its
+// unit and its better direction, so that tools loop over it instead of their own lists.
+void WriteMetricCatalog(JsonWriter& j, const std::vector<BenchmarkResult>& results) {
+  std::vector<std::string> paths;
+  j.BeginArray("metrics");
+  for (const auto& r : results) {
+    for (const auto& role : r.roles) {
+      for (const auto& m : role.metrics.items()) {
+        std::string path = m.Path();
+        bool seen = false;
+        for (const auto& p : paths) seen = seen || p == path;
+        if (seen) continue;
+        j.BeginObject().Str("path", path).Str("unit", std::string(m.unit));
+        j.Str("better", m.better == Better::kHigher ? "higher" : "lower").EndObject();
+        paths.push_back(std::move(path));
+      }
+    }
+  }
+  j.EndArray();
+}
+
+}  // namespace
+
+JsonOutput AtomicFile(const std::string& path) {
+  return [path](const std::string& document) {
+    const std::string tmp = path + ".tmp";
+    std::FILE* out = std::fopen(tmp.c_str(), "w");
+    if (out == nullptr) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
+    const bool written = std::fwrite(document.data(), 1, document.size(), out) == document.size();
+    const int write_errno = errno;
+    if (std::fclose(out) != 0 || !written) {
+      const int err = written ? errno : write_errno;
+      std::remove(tmp.c_str());
+      return Status::IOError("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      return Status::IOError("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
+    }
+    return Status::OK();
+  };
+}
+
+bool JsonReporter::Start(const RunContext& context) {
+  context_ = context;
+  return Write(false, "the run did not finish (kvbench pid " + std::to_string(getpid()) +
+                          ", started " + context.env->date_utc +
+                          "): it is still running, or it was killed");
+}
+
+void JsonReporter::Add(const BenchmarkResult& result) {
+  if (!result.warmup) results_.push_back(result);
+}
+
+void JsonReporter::AddSummaries(const std::vector<RoleSummary>& summaries) {
+  summaries_.insert(summaries_.end(), summaries.begin(), summaries.end());
+}
+
+std::string JsonReporter::Document(bool complete, const std::string& error) const {
+  JsonWriter j;
+  j.BeginObject();
+  j.Str("schema", "kvbench-run").Int("schema_version", 1);
+  j.Bool("complete", complete);
+  if (!complete) j.Str("error", error);
+  WriteContext(j, context_, results_);
+  j.BeginArray("results");
+  for (const auto& r : results_) WriteResult(j, r);
+  j.EndArray();
+  WriteSummaries(j, summaries_);
+  WriteMetricCatalog(j, results_);
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+bool JsonReporter::Write(bool complete, const std::string& error) {
+  const Status s = output_(Document(complete, error));
+  if (!s.ok()) std::fprintf(err_, "kvbench: error: %s\n", s.message().c_str());
+  return s.ok();
+}
+
+}  // namespace kvbench

@@ -1,0 +1,112 @@
+// A new harness metric is one line here (and, if it needs a new counter, that counter where it is
+// measured). Order is report order: the JSON keys of each group and the console items.
+#include "result/role_metrics.h"
+
+namespace kvbench {
+
+namespace {
+
+using B = Better;
+
+// Where the role's ops and latency are on the db_bench line already.
+void AddThroughput(const RoleResult& r, MetricList* m) {
+  m->Add(kRoleGroup, "ops", "ops", B::kHigher, r.ops).Integer().Shown(Show::kNever);
+  m->Add(kRoleGroup, "bytes", "bytes", B::kHigher, r.bytes).Integer().Shown(Show::kNever);
+  m->Add(kRoleGroup, "seconds", "s", B::kLower, r.seconds).Shown(Show::kNever);
+  m->Add(kRoleGroup, "ops_per_sec", "ops/s", B::kHigher, r.ops_per_sec()).Shown(Show::kNever);
+  m->Add(kRoleGroup, "mb_per_sec", "MB/s", B::kHigher, r.mb_per_sec()).Shown(Show::kNever);
+  m->Add(kRoleGroup, "found", "keys", B::kHigher, r.found).Integer().Shown(Show::kNever);
+  m->Add(kRoleGroup, "not_found", "keys", B::kLower, r.not_found).Integer().Shown(Show::kNever);
+  m->Add(kRoleGroup, "entries", "entries", B::kHigher, r.entries).Integer().Shown(Show::kNever);
+}
+
+void AddLatency(const Histogram& h, MetricList* m) {
+  struct Percentile {
+    const char* name;
+    double p;
+    Show show;
+  };
+  static const Percentile kPercentiles[] = {
+      {"p50", 50, Show::kAlways},          {"p75", 75, Show::kHistogram},
+      {"p90", 90, Show::kHistogram},       {"p95", 95, Show::kHistogram},
+      {"p99", 99, Show::kAlways},          {"p99_9", 99.9, Show::kAlways},
+      {"p99_99", 99.99, Show::kHistogram},
+  };
+  const auto g = kLatencyGroup;
+  m->Add(g, "count", "ops", B::kHigher, h.count()).Integer().Shown(Show::kNever);
+  m->Add(g, "mean", "ns", B::kLower, h.mean()).Shown(Show::kNever);
+  m->Add(g, "min", "ns", B::kLower, h.min()).Integer().Shown(Show::kNever);
+  for (const auto& p : kPercentiles) {
+    m->Add(g, p.name, "ns", B::kLower, h.Percentile(p.p)).Label(p.name).Shown(p.show);
+  }
+  m->Add(g, "max", "ns", B::kLower, h.max()).Integer().Label("max");
+}
+
+void AddCost(const RoleResult& r, MetricList* m) {
+  const ResourceCost& c = r.cost;
+  const auto g = kCostGroup;
+  m->Add(g, "cpu_user_us_per_op", "us/op", B::kLower, c.cpu_user_us_per_op).Label("cpu user");
+  m->Add(g, "cpu_sys_us_per_op", "us/op", B::kLower, c.cpu_sys_us_per_op).Label("cpu sys");
+  m->Add(g, "thread_cpu_us_per_op", "us/op", B::kLower, r.thread_cpu_us_per_op())
+      .Label("own threads");
+  if (c.have_io) {  // /proc/self/io was readable
+    m->Add(g, "storage_read_kb_per_op", "KB/op", B::kLower, c.storage_read_kb_per_op)
+        .Label("storage read");
+    m->Add(g, "storage_write_kb_per_op", "KB/op", B::kLower, c.storage_write_kb_per_op)
+        .Label("storage written");
+    m->Add(g, "syscall_read_kb_per_op", "KB/op", B::kLower, c.syscall_read_kb_per_op)
+        .Label("syscall read")
+        .Shown(Show::kHistogram);
+    m->Add(g, "syscall_write_kb_per_op", "KB/op", B::kLower, c.syscall_write_kb_per_op)
+        .Label("syscall written")
+        .Shown(Show::kHistogram);
+  }
+  m->Add(g, "voluntary_cs_per_op", "switches/op", B::kLower, c.voluntary_cs_per_op)
+      .Label("voluntary cs");
+  m->Add(g, "involuntary_cs_per_op", "switches/op", B::kLower, c.involuntary_cs_per_op)
+      .Label("involuntary cs");
+}
+
+void AddIntervals(const StallSummary& s, MetricList* m) {
+  // Without complete intervals there is nothing to show on the console, only zeros to record.
+  const Show show = s.intervals > 0 ? Show::kAlways : Show::kNever;
+  const auto g = kIntervalsGroup;
+  m->Add(g, "count", "intervals", B::kHigher, s.intervals).Integer().Shown(show);
+  m->Add(g, "median_ops_per_sec", "ops/s", B::kHigher, s.median_ops_per_sec)
+      .Label("median")
+      .Shown(show);
+  m->Add(g, "p95_exceeded_ops_per_sec", "ops/s", B::kHigher, s.p95_exceeded)
+      .Label("95% exceed")
+      .Shown(show);
+  m->Add(g, "p99_exceeded_ops_per_sec", "ops/s", B::kHigher, s.p99_exceeded)
+      .Label("99% exceed")
+      .Shown(show);
+  m->Add(g, "min_ops_per_sec", "ops/s", B::kHigher, s.min_ops_per_sec).Label("slowest").Shown(show);
+  m->Add(g, "below_half_median", "intervals", B::kLower, s.below_half_median)
+      .Integer()
+      .Label("below half the median")
+      .Shown(show);
+}
+
+// The paced writer's; its verdict is on the db_bench line.
+void AddPacing(const RoleResult& r, MetricList* m) {
+  const auto g = kPacingGroup;
+  m->Add(g, "achieved_bytes_per_sec", "bytes/s", B::kHigher, r.mb_per_sec() * 1048576.0)
+      .Shown(Show::kNever);
+  m->Add(g, "p99_exceeded_bytes_per_sec", "bytes/s", B::kHigher, r.byte_stalls.p99_exceeded)
+      .Shown(Show::kNever);
+}
+
+}  // namespace
+
+void AddRoleMetrics(RoleResult* role) {
+  MetricList m;
+  AddThroughput(*role, &m);
+  AddLatency(role->latency, &m);
+  AddCost(*role, &m);
+  AddIntervals(role->stalls, &m);
+  if (role->background) AddPacing(*role, &m);
+  role->metrics = std::move(m);
+}
+
+}  // namespace kvbench

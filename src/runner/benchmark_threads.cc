@@ -1,0 +1,200 @@
+#include "runner/benchmark_threads.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/clock.h"
+#include "common/random.h"
+
+namespace kvbench {
+
+namespace {
+
+uint64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+BenchmarkThreads::~BenchmarkThreads() {
+  if (threads_.empty()) return;
+  stop_->stop.store(true);
+  for (auto& t : threads_) t.join();
+}
+
+Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Engine* engine,
+                                 AckLog* ack_log, BenchmarkResult* result) {
+  roles_.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, 0, 0, nullptr});
+  if (spec.background != nullptr) {
+    roles_.push_back({RoleName(Role::kWriter), true, spec.background, {}, {}, {}, 0, 0, nullptr});
+    if (options_.write_rate_limit > 0) {
+      roles_.back().limiter =
+          std::make_unique<RateLimiter>(options_.write_rate_limit, SystemPacerClock());
+      roles_.back().limiter->StopWhen(&stop_->stop);
+    }
+  }
+  int thread_id = 0;
+  for (auto& r : roles_) {
+    const int n = r.background ? 1 : options_.threads;
+    for (int i = 0; i < n; ++i, ++thread_id) {
+      std::unique_ptr<Session> session;
+      Status s = engine->NewSession(&session);
+      if (!s.ok()) return s;
+      // Seeds unique per run and thread, repeatable for the same --seed.
+      const uint64_t seed =
+          Mix64(options_.seed ^ Mix64(static_cast<uint64_t>(seed_stream) << 20 | thread_id));
+      r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), options_, keys_,
+                                                   values_, &stop_->stop, 0, r.limiter.get()));
+      if (!r.background && spec.UsesAckFile()) r.workers.back()->ack_log = ack_log;
+      sessions_.push_back(std::move(session));
+    }
+    r.end_ticks.assign(n, 0);
+    r.cpu_ns.assign(n, 0);
+    RoleResult rr;
+    rr.role = r.name;
+    rr.background = r.background;
+    rr.threads = n;
+    result->roles.push_back(std::move(rr));
+  }
+  return Status::OK();
+}
+
+void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
+  Worker& w = *r->workers[i];
+  w.session->AttachToThread();
+  {
+    std::unique_lock<std::mutex> l(start_mu_);
+    start_cv_.wait(l, [this] { return started_; });
+  }
+  const uint64_t cpu0 = ThreadCpuNanos();
+  r->fn(w);
+  r->end_ticks[i] = Clock::Now();
+  r->cpu_ns[i] = ThreadCpuNanos() - cpu0;
+  if (!w.error.ok()) stop_->stop.store(true);
+  if (!r->background) {
+    std::lock_guard<std::mutex> l(stop_->mu);
+    ++main_done_;
+    stop_->cv.notify_all();
+  }
+}
+
+void BenchmarkThreads::Start() {
+  for (auto& r : roles_) {
+    for (size_t i = 0; i < r.workers.size(); ++i) {
+      threads_.emplace_back([this, rp = &r, i] { RunWorker(rp, i); });
+    }
+  }
+  // The deadline is set before the barrier opens, so workers read it without synchronisation
+  // beyond the barrier itself.
+  start_ticks_ = Clock::Now();
+  start_ns_ = last_sample_ns_ = Clock::MonotonicNanos();
+  if (options_.duration_seconds > 0) {
+    const uint64_t duration_ns = static_cast<uint64_t>(options_.duration_seconds * 1e9);
+    const uint64_t deadline = start_ticks_ + Clock::FromNanos(duration_ns);
+    for (auto& r : roles_) {
+      for (auto& w : r.workers) w->SetDeadline(deadline);
+      if (r.limiter) r.limiter->StopAt(start_ns_ + duration_ns);  // the pacer's own clock
+    }
+  }
+  std::lock_guard<std::mutex> l(start_mu_);
+  started_ = true;
+  start_cv_.notify_all();
+}
+
+void BenchmarkThreads::SampleOnce(uint64_t now_ns, uint64_t main_total, ProgressUpdate* progress,
+                                  BenchmarkResult* result) {
+  const double secs = (now_ns - last_sample_ns_) / 1e9;
+  progress->elapsed_seconds = (now_ns - start_ns_) / 1e9;
+  progress->roles.clear();
+  for (size_t ri = 0; ri < roles_.size(); ++ri) {
+    RoleThreads& r = roles_[ri];
+    uint64_t ops = 0, bytes = 0;
+    for (const auto& w : r.workers) {
+      ops += w->stats.published_ops.load(std::memory_order_relaxed);
+      bytes += w->stats.published_bytes.load(std::memory_order_relaxed);
+    }
+    const Interval in{progress->elapsed_seconds, secs, ops - r.last_ops, bytes - r.last_bytes};
+    r.last_ops = ops;
+    r.last_bytes = bytes;
+    if (secs > 0) result->roles[ri].series.Add(in);
+    progress->roles.push_back({r.name, in, ops, r.background ? 0 : main_total});
+  }
+  last_sample_ns_ = now_ns;
+}
+
+void BenchmarkThreads::Sample(double interval, uint64_t main_total, const std::string& benchmark,
+                              const std::function<void(const ProgressUpdate&)>& progress,
+                              BenchmarkResult* result) {
+  ProgressUpdate update{benchmark, 0, options_.duration_seconds, {}};
+  std::unique_lock<std::mutex> l(stop_->mu);
+  auto done = [&] { return main_done_ >= options_.threads || stop_->signal.load() != 0; };
+  while (!done()) {
+    if (interval <= 0) {
+      stop_->cv.wait(l, done);
+      break;
+    }
+    const auto next = std::chrono::steady_clock::now() +
+                      std::chrono::nanoseconds(static_cast<uint64_t>(interval * 1e9));
+    if (stop_->cv.wait_until(l, next, done)) break;
+    l.unlock();
+    SampleOnce(Clock::MonotonicNanos(), main_total, &update, result);
+    progress(update);
+    l.lock();
+  }
+}
+
+Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64_t* main_end,
+                                   RoleResult* rr) const {
+  Status first_error;
+  // The paced writer's time is the benchmark's: it may return early, when its next write would
+  // only be due after the deadline, but it was pacing (writing nothing) until the end.
+  uint64_t end = r.background ? *main_end : start_ticks_;
+  for (size_t i = 0; i < r.workers.size(); ++i) {
+    const Worker& w = *r.workers[i];
+    rr->latency.Merge(w.stats.latency);
+    rr->ops += w.stats.ops;
+    rr->bytes += w.stats.bytes;
+    rr->found += w.stats.found;
+    rr->not_found += w.stats.not_found;
+    rr->entries += w.stats.entries;
+    if (rr->first_not_found == UINT64_MAX) rr->first_not_found = w.stats.first_not_found;
+    end = std::max(end, r.end_ticks[i]);
+    rr->thread_cpu_seconds += r.cpu_ns[i] / 1e9;
+    if (first_error.ok() && !w.error.ok()) first_error = w.error;
+  }
+  if (!r.background) *main_end = std::max(*main_end, end);
+  rr->seconds = Clock::ToNanos(end - start_ticks_) / 1e9;
+  rr->stalls = rr->series.Summarize(interval);
+  if (r.background) {
+    rr->target_bytes_per_sec = options_.write_rate_limit;
+    rr->byte_stalls = rr->series.Summarize(interval, /*use_bytes=*/true);
+    const double achieved =
+        rr->byte_stalls.intervals > 0 ? rr->byte_stalls.p99_exceeded : rr->mb_per_sec() * 1048576.0;
+    rr->sustained = rr->target_bytes_per_sec > 0 && achieved >= 0.9 * rr->target_bytes_per_sec;
+  }
+  return first_error;
+}
+
+Status BenchmarkThreads::Finish(double interval, BenchmarkResult* result) {
+  stop_->stop.store(true);
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  if (interval > 0) {
+    ProgressUpdate unused;
+    SampleOnce(Clock::MonotonicNanos(), 0, &unused, result);
+  }
+  sessions_.clear();
+  Status first_error;
+  uint64_t main_end = start_ticks_;
+  for (size_t ri = 0; ri < roles_.size(); ++ri) {
+    Status s = MergeRole(roles_[ri], interval, &main_end, &result->roles[ri]);
+    if (first_error.ok() && !s.ok()) first_error = s;
+  }
+  return first_error;
+}
+
+}  // namespace kvbench

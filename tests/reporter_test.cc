@@ -1,0 +1,238 @@
+// The reporters on a synthetic result: no engine, no run. What the console prints and what the
+// JSON document holds come from the role's metric list; the "metrics" catalog describes it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "report/console_reporter.h"
+#include "report/json_reporter.h"
+#include "result/role_metrics.h"
+
+namespace kvbench {
+namespace {
+
+// Captures what a reporter writes to a FILE*.
+class Capture {
+ public:
+  Capture() : file_(open_memstream(&buf_, &size_)) {}
+  ~Capture() {
+    std::fclose(file_);
+    std::free(buf_);
+  }
+  std::FILE* file() { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    return std::string(buf_, size_);
+  }
+
+ private:
+  char* buf_ = nullptr;
+  size_t size_ = 0;
+  std::FILE* file_;
+};
+
+RoleResult Role(const char* name, bool background) {
+  RoleResult r;
+  r.role = name;
+  r.background = background;
+  r.threads = 1;
+  r.ops = 1000;
+  r.bytes = 116000;
+  r.found = 990;
+  r.not_found = 10;
+  r.seconds = 0.5;
+  for (uint64_t ns = 100; ns < 1100; ++ns) r.latency.Add(ns);
+  r.cost.cpu_user_us_per_op = 1.25;
+  r.cost.cpu_sys_us_per_op = 0.5;
+  r.cost.have_io = true;
+  r.cost.storage_write_kb_per_op = 0.125;
+  r.series.Add({0.5, 0.5, 1000, 116000});
+  r.stalls = r.series.Summarize(0.5);
+  if (background) {
+    r.target_bytes_per_sec = 200000;
+    r.byte_stalls = r.series.Summarize(0.5, /*use_bytes=*/true);
+    r.sustained = true;
+  }
+  AddRoleMetrics(&r);
+  return r;
+}
+
+BenchmarkResult Result() {
+  BenchmarkResult b;
+  b.name = "readwhilewriting";
+  b.count_note = "1000 reads total over 1 thread";
+  b.roles.push_back(Role("reader", false));
+  b.roles.push_back(Role("writer", true));
+  b.warnings.push_back("readwhilewriting: a warning about this result");
+  return b;
+}
+
+class ReporterTest : public ::testing::Test {
+ protected:
+  ReporterTest() {
+    config_.engine = "memory";
+    config_.command_line = "kvbench --benchmarks=readwhilewriting";
+    env_.date_utc = "2026-01-01T00:00:00Z";
+    env_.cpu_model = "Test CPU";
+    env_.cpu_cores = 2;
+    context_.config = &config_;
+    context_.env = &env_;
+    context_.engine = "memory";
+    context_.reference_engine = true;
+    context_.warnings = {"a run warning"};
+  }
+
+  std::string Console(bool histogram) {
+    Capture out, err;
+    ConsoleReporter r(out.file(), err.file(), histogram);
+    r.Begin(context_);
+    r.Add(Result());
+    return out.text();
+  }
+
+  // The document without its line breaks and indentation: {"a": 1,"b": {"c": 2}}.
+  std::string Json() {
+    std::string document;
+    JsonReporter r([&](const std::string& d) { return document = d, Status::OK(); }, stderr);
+    EXPECT_TRUE(r.Start(context_));
+    r.Begin(context_);
+    r.Add(Result());
+    EXPECT_TRUE(r.Finish());
+    return Flat(document);
+  }
+
+  static std::string Flat(const std::string& doc) {
+    std::string flat;
+    for (size_t i = 0; i < doc.size(); ++i) {
+      if (doc[i] != '\n') {
+        flat += doc[i];
+        continue;
+      }
+      while (i + 1 < doc.size() && doc[i + 1] == ' ') ++i;
+    }
+    return flat;
+  }
+
+  RunConfig config_;
+  Environment env_;
+  RunContext context_;
+};
+
+TEST_F(ReporterTest, ConsolePrintsTheDbBenchLineAndOneLinePerGroup) {
+  const std::string text = Console(false);
+  EXPECT_NE(text.find("readwhilewriting [reader]:     500.000 micros/op      2000 ops/sec"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(990 of 1000 found) [reference engine]"), std::string::npos) << text;
+  EXPECT_NE(text.find("(target 0.19 MB/s, achieved 0.22 MB/s: sustained)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    latency: p50 598ns  p99 1.09us  p99_9 1.10us  max 1.10us\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    cost/op: cpu user 1.25 us, cpu sys 0.50 us, own threads 0.00 us, "
+                      "storage read 0.000 KB, storage written 0.125 KB, voluntary cs"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    intervals: 1, median 2000 ops/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("WARNING:    a run warning"), std::string::npos) << text;
+  EXPECT_NE(text.find("    WARNING: readwhilewriting: a warning about this result"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("CPU:        2 x Test CPU\n"), std::string::npos)
+      << "no empty parentheses when the caches are unknown\n"
+      << text;
+  EXPECT_EQ(text.find("p75"), std::string::npos) << "p75 is --histogram's";
+  EXPECT_EQ(text.find("syscall"), std::string::npos) << "syscall bytes are --histogram's";
+}
+
+TEST_F(ReporterTest, CpuLineNamesTheCachesWhenKnown) {
+  env_.cpu_caches = "L1d 48K, L2 1M";
+  EXPECT_NE(Console(false).find("CPU:        2 x Test CPU (L1d 48K, L2 1M)\n"), std::string::npos);
+}
+
+TEST_F(ReporterTest, HistogramShowsEveryPercentile) {
+  const std::string text = Console(true);
+  EXPECT_NE(
+      text.find(
+          "p50 598ns  p75 850ns  p90 998ns  p95 1.05us  p99 1.09us  p99_9 1.10us  p99_99 1.10us"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("syscall read 0.000 KB"), std::string::npos) << text;
+}
+
+TEST_F(ReporterTest, JsonKeepsTheRoleLayoutWithMetricsInTheirGroups) {
+  const std::string doc = Json();
+  EXPECT_NE(doc.find("\"complete\": true"), std::string::npos);
+  // Integers stay integers; each group is the object it always was.
+  EXPECT_NE(doc.find("\"background\": false,\"ops\": 1000,\"bytes\": 116000,\"seconds\": 0.5,"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("\"latency_ns\": {\"count\": 1000,\"mean\": "), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"p99\": 1091.5,"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("\"cost\": {\"cpu_user_us_per_op\": 1.25,\"cpu_sys_us_per_op\": 0.5,"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("\"below_half_median\": 0,\"series\": [{\"end_seconds\": 0.5,"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("\"pacing\": {\"target_bytes_per_sec\": 200000,"
+                     "\"achieved_bytes_per_sec\": 232000,\"p99_exceeded_bytes_per_sec\": 232000,"
+                     "\"sustained\": true}"),
+            std::string::npos)
+      << doc;
+  EXPECT_EQ(doc.find("\"pacing\""), doc.rfind("\"pacing\"")) << "only the writer is paced";
+  EXPECT_NE(doc.find("\"warnings\": [{\"message\": \"a run warning\"},"
+                     "{\"message\": \"readwhilewriting: a warning about this result\"}]"),
+            std::string::npos)
+      << doc;
+}
+
+TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
+  const std::string doc = Json();
+  const size_t catalog = doc.find("\"metrics\": [");
+  ASSERT_NE(catalog, std::string::npos) << doc;
+  const std::string tail = doc.substr(catalog);
+  for (const char* entry : {
+           "{\"path\": \"ops_per_sec\",\"unit\": \"ops/s\",\"better\": \"higher\"}",
+           "{\"path\": \"latency_ns.p99\",\"unit\": \"ns\",\"better\": \"lower\"}",
+           "{\"path\": \"cost.cpu_user_us_per_op\",\"unit\": \"us/op\",\"better\": \"lower\"}",
+           "\"path\": \"intervals.median_ops_per_sec\"",
+           "\"path\": \"pacing.achieved_bytes_per_sec\"",
+       }) {
+    EXPECT_NE(tail.find(entry), std::string::npos) << entry << "\n" << tail;
+  }
+  EXPECT_EQ(tail.find("\"path\": \"latency_ns.p99\""), tail.rfind("\"path\": \"latency_ns.p99\""))
+      << "each path once, though two roles carry it";
+  size_t n = 0;
+  for (size_t at = tail.find("\"path\""); at != std::string::npos;
+       at = tail.find("\"path\"", at + 1)) {
+    ++n;
+  }
+  EXPECT_EQ(n, Result().roles[1].metrics.items().size()) << "the writer carries every metric";
+}
+
+TEST_F(ReporterTest, IncompleteDocumentSaysWhyAndKeepsWhatFinished) {
+  std::string document;
+  JsonReporter r([&](const std::string& d) { return document = Flat(d), Status::OK(); }, stderr);
+  ASSERT_TRUE(r.Start(context_));
+  EXPECT_NE(document.find("\"complete\": false"), std::string::npos);
+  EXPECT_NE(document.find("it is still running, or it was killed"), std::string::npos);
+  r.Begin(context_);
+  r.Add(Result());
+  r.Fail("interrupted by SIGINT during readrandom");
+  EXPECT_NE(document.find("\"error\": \"interrupted by SIGINT during readrandom\""),
+            std::string::npos);
+  EXPECT_NE(document.find("\"benchmark\": \"readwhilewriting\""), std::string::npos);
+}
+
+TEST_F(ReporterTest, UnwritableOutputFailsStart) {
+  Capture err;
+  JsonReporter r([](const std::string&) { return Status::IOError("cannot write x.tmp: EROFS"); },
+                 err.file());
+  EXPECT_FALSE(r.Start(context_));
+  EXPECT_EQ(err.text(), "kvbench: error: cannot write x.tmp: EROFS\n");
+}
+
+}  // namespace
+}  // namespace kvbench
