@@ -1,10 +1,13 @@
-// crc32c benchmarks: every kvbench implementation (crc32c/table, hw_1way, hw_3way), the
-// dispatching crc32c::Extend the KV workloads use (crc32c/extend), and RocksDB's crc32c as the
-// installed library was built (crc32c/rocksdb_lib).
+// crc32c benchmarks: every kvbench implementation (crc32c/table, hw_1way, hw_3way, fold_*), the
+// dispatching crc32c::Extend (crc32c/extend), and two peers as their libraries were built:
+// RocksDB's crc32c (crc32c/rocksdb_lib) and ISA-L's crc32_iscsi (crc32c/isal).
 #include <string>
 
-#include "common/crc32c.h"
+#include "crc32c/crc32c.h"
 #include "micro.h"
+#ifdef KVBENCH_HAVE_ISAL
+#include "isal_crc32c.h"
+#endif
 #ifdef KVBENCH_HAVE_ROCKSDB
 #include "rocksdb_crc32c.h"
 #endif
@@ -52,18 +55,33 @@ void RegisterCrc32c() {
                " as installed: " + rocksdb::crc32c::IsFastCrc32Supported(),
            "");
 #endif
+#ifdef KVBENCH_HAVE_ISAL
+  Register("isal", IsalExtend, "ISA-L " + IsalVersion() + " as installed: crc32_iscsi", "");
+#endif
 }
 
 void AddCrc32cContext() {
   const crc32c::CpuFeatures& cpu = crc32c::DetectCpu();
   benchmark::AddCustomContext("crc32c_extend_uses", crc32c::Selected().name);
-  benchmark::AddCustomContext("cpu_crc32c_instruction", cpu.crc32c ? "yes" : "no");
-  benchmark::AddCustomContext("cpu_carryless_multiply", cpu.clmul ? "yes" : "no");
+  const auto yes_no = [&cpu](crc32c::Feature f) { return cpu.Has(f) ? "yes" : "no"; };
+  benchmark::AddCustomContext("cpu_crc32c_instruction", yes_no(crc32c::kCrc32cInsn));
+  benchmark::AddCustomContext("cpu_carryless_multiply", yes_no(crc32c::kClmul));
+#if defined(__x86_64__)
+  benchmark::AddCustomContext("cpu_vpclmulqdq_256", yes_no(crc32c::kClmul256));
+  benchmark::AddCustomContext("cpu_vpclmulqdq_512", yes_no(crc32c::kClmul512));
+#elif defined(__aarch64__)
+  benchmark::AddCustomContext("cpu_eor3", yes_no(crc32c::kEor3));
+#endif
 #ifdef KVBENCH_HAVE_ROCKSDB
   benchmark::AddCustomContext("rocksdb_version", rocksdb::GetRocksVersionAsString(true));
   benchmark::AddCustomContext("rocksdb_fast_crc32", rocksdb::crc32c::IsFastCrc32Supported());
 #else
   benchmark::AddCustomContext("rocksdb_version", "not found at configure time");
+#endif
+#ifdef KVBENCH_HAVE_ISAL
+  benchmark::AddCustomContext("isal_version", IsalVersion());
+#else
+  benchmark::AddCustomContext("isal_version", "not found at configure time (libisal-dev)");
 #endif
 }
 

@@ -1,5 +1,6 @@
 // kvbench_micro: Google Benchmark microbenchmarks of the hot code of a storage engine (crc32c,
-// xxHash, lz4, zstd), built with the preset's compiler and flags. docs/micro.md describes the
+// xxHash, lz4, zstd) and the memory bandwidth that bounds them, built with the preset's compiler
+// and flags. docs/micro.md describes the
 // benchmarks, the flags and how to compare two builds.
 //
 // main() parses kvbench's own flags (they decide what is registered), registers every benchmark,
@@ -14,6 +15,9 @@
 
 #include "cli/flags.h"
 #include "common/build_info.h"
+#include "common/cpu_affinity.h"
+#include "env/arm_atomics.h"
+#include "env/host_audit.h"
 #include "micro.h"
 
 namespace kvbench {
@@ -23,7 +27,8 @@ namespace {
 constexpr int kUsageError = 2;
 
 constexpr char kUsage[] =
-    "kvbench_micro: crc32c, xxHash, lz4 and zstd microbenchmarks (docs/micro.md).\n"
+    "kvbench_micro: crc32c, xxHash, lz4 and zstd microbenchmarks, and memory/read and\n"
+    "memory/copy, the ceilings they run against (docs/micro.md).\n"
     "Benchmarks are named <algorithm>/<variant>/<block bytes>[/cold].\n"
     "\n"
     "kvbench flags (--flag=value, --flag value, --flag / --noflag for booleans):\n";
@@ -34,7 +39,8 @@ constexpr char kGbenchUsage[] =
     "  (all of them below).\n\n";
 
 // The flag table (cli/flags.h), bound to `o` and `block_sizes`.
-std::vector<Flag> FlagTable(Options* o, std::string* block_sizes, uint64_t* cold_buffer_mb) {
+std::vector<Flag> FlagTable(Options* o, std::string* block_sizes, uint64_t* cold_buffer_mb,
+                            std::string* perf_counters, std::string* cpu_affinity) {
   return {
       Flag("compression_ratio", &o->compression_ratio, "0.5",
            "Input compresses to about this fraction of its size; the same value generator as "
@@ -51,6 +57,12 @@ std::vector<Flag> FlagTable(Options* o, std::string* block_sizes, uint64_t* cold
           .Range(1, 1 << 20)
           .Or(0, "max(4 x largest cache, 64 MiB)")
           .Unit("MiB"),
+      Flag("perf_counters", perf_counters, "auto",
+           "perf_event_open counters per iteration as user counters, as kvbench --perf_counters: "
+           "auto, off or a list of its events; what cannot be counted is said in the context "
+           "(perf_counters)"),
+      Flag("cpu_affinity", cpu_affinity, "",
+           "Pin the benchmark thread to this one CPU (recorded in the context); empty = unpinned"),
   };
 }
 
@@ -73,12 +85,52 @@ std::vector<size_t> ParseBlockSizes(const std::string& list) {
   return sizes;
 }
 
+// --perf_counters: parsed, probed once, and what it counts (or why not) in the context.
+void SetupCounters(const std::string& text) {
+  PerfPlan plan;
+  Status s = ParsePerfCounters(text, &plan);
+  if (!s.ok()) UsageError(s.message());
+  if (plan.enabled()) ProbePerfCounters(&plan);
+  SetPerfPlan(plan);
+  benchmark::AddCustomContext("perf_counters", plan.Describe());
+  if (!plan.hardware_unavailable.empty()) {
+    benchmark::AddCustomContext("perf_counters_unavailable", plan.hardware_unavailable);
+  }
+  if (!plan.software_unavailable.empty()) {
+    benchmark::AddCustomContext("perf_counters_software_unavailable", plan.software_unavailable);
+  }
+}
+
+// --cpu_affinity: single-threaded benchmarks run on the main thread, pinned here.
+void PinBenchmarkThread(const std::string& text) {
+  std::vector<int> cpus;
+  Status s = ParseCpuAffinity("cpu_affinity", text, &cpus);
+  if (s.ok() && cpus.size() > 1) {
+    s = Status::InvalidArgument("--cpu_affinity=" + text +
+                                ": give one CPU (the benchmark "
+                                "thread is one thread)");
+  }
+  if (!s.ok()) UsageError(s.message());
+  if (cpus.empty()) {
+    benchmark::AddCustomContext("cpu_affinity", "none");
+    return;
+  }
+  s = PinThisThread(cpus[0]);
+  if (!s.ok()) {
+    std::fprintf(stderr, "kvbench_micro: %s\n", s.message().c_str());
+    std::exit(1);
+  }
+  benchmark::AddCustomContext("cpu_affinity", std::to_string(cpus[0]));
+}
+
 // Consumes kvbench's flags from argv, leaving the rest for Google Benchmark.
 Options ParseFlags(int* argc, char** argv) {
   Options o;
   std::string block_sizes;
   uint64_t cold_buffer_mb = 0;
-  std::vector<Flag> table = FlagTable(&o, &block_sizes, &cold_buffer_mb);
+  std::string perf_counters, cpu_affinity;
+  std::vector<Flag> table =
+      FlagTable(&o, &block_sizes, &cold_buffer_mb, &perf_counters, &cpu_affinity);
   std::string action;
   std::vector<char*> rest;
   Status s = ParseFlags(table, {"help", "h"}, *argc, argv, UnknownFlags::kKeep, &action, &rest);
@@ -91,11 +143,31 @@ Options ParseFlags(int* argc, char** argv) {
     std::exit(0);
   }
   o.block_sizes = ParseBlockSizes(block_sizes);
+  SetupCounters(perf_counters);
+  PinBenchmarkThread(cpu_affinity);
   o.cold_buffer_bytes = static_cast<size_t>(cold_buffer_mb) << 20;
   *argc = 1;
   for (char* arg : rest) argv[(*argc)++] = arg;
   argv[*argc] = nullptr;
   return o;
+}
+
+// The environment audit (env/host_audit.h) as flat "environment.<fact>" keys: Google Benchmark's
+// context holds strings only. The noise during the run is not measured here, since the context is
+// written before the benchmarks run; real_time against cpu_time per benchmark shows it instead.
+void AddEnvironmentContext() {
+  const HostAudit audit = AuditHost("");
+  for (const auto& f : audit.facts) {
+    benchmark::AddCustomContext("environment." + f.name, f.value);
+    if (!f.unknown.empty()) benchmark::AddCustomContext("environment.unknown." + f.name, f.unknown);
+  }
+  for (size_t i = 0; i < audit.warnings.size(); ++i) {
+    benchmark::AddCustomContext("environment.warning." + std::to_string(i + 1), audit.warnings[i]);
+    std::fprintf(stderr, "kvbench_micro: WARNING: %s\n", audit.warnings[i].c_str());
+  }
+  benchmark::AddCustomContext("environment.during",
+                              "not measured by kvbench_micro: compare real_time with cpu_time per "
+                              "benchmark (kvb compare does)");
 }
 
 void AddContext(const Options& o) {
@@ -109,6 +181,9 @@ void AddContext(const Options& o) {
   benchmark::AddCustomContext("kvbench_cxx_flags", b.cxx_flags);
   benchmark::AddCustomContext("kvbench_arch_flags", *b.arch_flags ? b.arch_flags : "(default)");
   benchmark::AddCustomContext("kvbench_target_arch", b.target_arch);
+  benchmark::AddCustomContext("kvbench_target_cpu", b.target_cpu);
+  // Present only under emulation: timings taken there say nothing about real hardware.
+  if (*b.emulator) benchmark::AddCustomContext("kvbench_emulator", b.emulator);
   benchmark::AddCustomContext("kvbench_assertions", b.assertions ? "on" : "off");
   benchmark::AddCustomContext("kvbench_micro_code_alignment",
                               "benchmark functions and crc32c kernels start on 64-byte boundaries");
@@ -124,6 +199,18 @@ void AddContext(const Options& o) {
     }
     benchmark::AddCustomContext(std::string(l.name) + "_origin", v);
   }
+#if defined(__aarch64__)
+  // How this binary and each library it loaded do atomic read-modify-writes (LSE, LL/SC or
+  // outline atomics; docs/presets.md).
+  for (const auto& [name, audit] : AuditLoadedAtomics()) {
+    benchmark::AddCustomContext("atomics_" + name, audit.Summary());
+  }
+#endif
+  AddEnvironmentContext();
+  benchmark::AddCustomContext("kvbench_callgrind_marks",
+                              kCallgrindMarks ? "yes"
+                                              : "no: valgrind/callgrind.h was not found when this "
+                                                "build was configured (install valgrind)");
   AddCrc32cContext();
   AddXxhashContext();
   AddLz4Context();
@@ -152,6 +239,7 @@ int main(int argc, char** argv) {
         "representative\n",
         stderr);
   }
+  RegisterMemory();
   RegisterCrc32c();
   RegisterXxhash();
   RegisterLz4();

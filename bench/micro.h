@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "callgrind_marks.h"
+#include "counters.h"
+
 namespace kvbench {
 namespace micro {
 
@@ -65,21 +68,27 @@ inline void ClearUpperVectorState() {
 // Runs `fn(i)` once per iteration for i = 0, 1, ..., count-1, 0, 1, ... (only 0 in hot mode) and
 // records blocks.size bytes processed per iteration. `fn` returns something that depends on the
 // work (a hash, a size), which is kept alive so the work cannot be optimised away. Starts from a
-// clean vector state (ClearUpperVectorState).
+// clean vector state (ClearUpperVectorState). The loop is marked for callgrind (callgrind_marks.h)
+// and counts with --perf_counters (IterationCounters).
 template <typename Fn>
 void RunOverBlocks(benchmark::State& state, const Blocks& blocks, Fn&& fn) {
   ClearUpperVectorState();
   size_t i = 0;
+  IterationCounters counters;  // opened and started here: outside the loop, two syscalls
+  BeginMeasuredLoop();         // callgrind_marks.h: for kvb --instructions
   for (auto _ : state) {
     auto result = fn(i);
     benchmark::DoNotOptimize(result);
     if (++i == blocks.count) i = 0;
   }
+  EndMeasuredLoop(state);
+  counters.Finish(state);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(blocks.size));
 }
 
 // One registration function and one context function per algorithm file.
+void RegisterMemory();  // the ceiling rows, memory/read and memory/copy
 void RegisterCrc32c();
 void RegisterXxhash();
 void RegisterLz4();

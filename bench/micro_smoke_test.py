@@ -22,6 +22,7 @@ from typing import Any
 ARGS = argparse.Namespace()
 SIZES = [256, 1024, 4096, 8192, 16384, 65536]
 FUNCTIONS = [
+    "memory/read", "memory/copy",
     "crc32c/table", "crc32c/hw_1way", "crc32c/hw_3way", "crc32c/extend",
     "xxh3_64/inline", "xxh3_64/lib", "xxh3_128/inline", "xxh3_128/lib",
     "xxh64/inline", "xxh64/lib",
@@ -59,12 +60,19 @@ def by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 class MicroSmokeTest(unittest.TestCase):
     def test_writes_json_with_build_context_and_measurements(self) -> None:
-        doc = run_json("--benchmark_filter=^(crc32c|xxh3_64|xxh64|lz4|zstd)/[a-z0-9_]+/4096$",
+        doc = run_json("--benchmark_filter="
+                       "^(memory|crc32c|xxh3_64|xxh64|lz4|zstd)/[a-z0-9_]+/4096$",
                        "--benchmark_min_time=0.01")
         ctx = doc["context"]
         for key in CONTEXT_KEYS:
             self.assertIn(key, ctx)
         self.assertEqual(ARGS.preset, ctx["kvbench_preset"])
+        # The environment audit (docs/json.md): every fact known, or unknown with the reason.
+        for fact in ("cpu_model", "microcode", "governor", "boost", "smt", "thp", "kernel",
+                     "virtualization", "memory_available_bytes", "load_average_start"):
+            value = ctx[f"environment.{fact}"]
+            self.assertEqual(value == "unknown", f"environment.unknown.{fact}" in ctx, fact)
+        self.assertIn("environment.during", ctx)
         results = by_name(doc)
         for fn in FUNCTIONS:
             if fn.startswith("xxh3_128"):
@@ -74,7 +82,7 @@ class MicroSmokeTest(unittest.TestCase):
             b = results[name]
             if b.get("error_occurred"):
                 # Only a hardware crc32c path may be unavailable, and it must say why.
-                self.assertRegex(name, r"^crc32c/hw_")
+                self.assertRegex(name, r"^crc32c/(hw_|fold_)")
                 self.assertTrue(b["error_message"])
                 continue
             self.assertGreater(b["bytes_per_second"], 0, name)
@@ -136,7 +144,11 @@ class MicroSmokeTest(unittest.TestCase):
         self.assertEqual(0, proc.returncode, proc.stderr)
         self.assertIn("GB/s", proc.stdout)
         for fn in ("crc32c/table", "xxh3_64/inline", "lz4/decompress", "zstd/decompress"):
-            self.assertRegex(proc.stdout, re.compile(rf"^{re.escape(fn)}\s+[\d.]+", re.M))
+            row = rf"^{re.escape(fn)}\s+[\d.]+\s+[\d.]+"  # GB/s, fraction of the ceiling
+            self.assertRegex(proc.stdout, re.compile(row, re.M))
+        # Every row's fraction of the ceiling row (memory/read) of the same block size.
+        self.assertIn("of read", proc.stdout)
+        self.assertRegex(proc.stdout, re.compile(r"^memory/read\s+[\d.]+\s+1\.00\s", re.M))
 
 
 def main() -> int:

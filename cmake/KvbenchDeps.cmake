@@ -24,6 +24,15 @@ set(_engines_def "// Generated from cmake/deps.json by cmake/KvbenchDeps.cmake. 
 foreach(_D ${KVBENCH_DEPS})
   set(_name ${KVBENCH_DEP_${_D}_NAME})
   set(_cmake ${KVBENCH_DEP_${_D}_CMAKE})
+  if(NOT KVBENCH_DEP_${_D}_ENGINE AND KVBENCH_DEP_${_D}_OPTIONAL)
+    # "required": false in the manifest (ISA-L, kvbench_micro's crc32c peer row): used if found.
+    kvbench_find_dependency(${_D} QUIET)
+    if(NOT ${_cmake}_FOUND)
+      message(STATUS "kvbench: optional ${_name} not found, built without it: "
+                     "${KVBENCH_DEP_${_D}_INSTALL_HINT}")
+    endif()
+    continue()
+  endif()
   if(NOT KVBENCH_DEP_${_D}_ENGINE)
     kvbench_find_dependency(${_D})
     if(NOT ${_cmake}_FOUND AND KVBENCH_${_D}_PREFIX)

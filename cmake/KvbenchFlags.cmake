@@ -2,17 +2,45 @@
 # build keeps frame pointers so profiles work, and the flags are recorded in the binary.
 
 if(KVBENCH_TARGET_ARCH)
-  set(_host ${CMAKE_SYSTEM_PROCESSOR})
+  # The machine itself, not the platform cached in the tree: a checkout is shared with
+  # scripts/arm64-root.sh, whose trees are aarch64 ones. A cross preset names its own.
+  cmake_host_system_information(RESULT _host QUERY OS_PLATFORM)
+  if(CMAKE_CROSSCOMPILING)
+    set(_host ${CMAKE_SYSTEM_PROCESSOR})
+  endif()
   if(_host MATCHES "^(x86_64|AMD64|amd64)$")
     set(_host x86_64)
   elseif(_host MATCHES "^(aarch64|arm64|ARM64)$")
     set(_host aarch64)
   endif()
   if(NOT _host STREQUAL KVBENCH_TARGET_ARCH)
+    # Forget this machine's compilers, tools and platform, so that the same tree configures
+    # afresh on the right machine (inside scripts/arm64-root.sh, which sees this checkout).
+    file(REMOVE_RECURSE "${CMAKE_PLATFORM_INFO_DIR}")
+    get_cmake_property(_cached CACHE_VARIABLES)
+    foreach(_v IN LISTS _cached)
+      unset(${_v} CACHE)
+    endforeach()
+  endif()
+  if(NOT _host STREQUAL KVBENCH_TARGET_ARCH AND KVBENCH_TARGET_ARCH STREQUAL "aarch64")
+    set(_cross arm64-cross-gcc)
+    if(KVBENCH_PRESET MATCHES "clang")
+      set(_cross arm64-cross-clang)
+    endif()
     message(FATAL_ERROR
-      "Preset '${KVBENCH_PRESET}' targets ${KVBENCH_TARGET_ARCH} but this machine builds for "
-      "${CMAKE_SYSTEM_PROCESSOR}. Use the presets for this machine "
-      "(cmake --list-presets shows them: x86-* on x86_64, arm-* on aarch64).")
+      "Preset '${KVBENCH_PRESET}' targets aarch64 and this machine is ${_host}. "
+      "Two ways to build and test ARM here:\n"
+      "  the command itself, inside an emulated arm64 Debian 12 (made on first use, see README):\n"
+      "    scripts/arm64-root.sh -- sh -c 'cmake --preset ${KVBENCH_PRESET} && ctest'\n"
+      "  or a faster cross build whose tests run under qemu:\n"
+      "    scripts/install-deps.sh --arm64-cross && cmake --workflow --preset ${_cross}\n"
+      "This machine's own presets are x86-* (cmake --list-presets).")
+  elseif(NOT _host STREQUAL KVBENCH_TARGET_ARCH)
+    message(FATAL_ERROR
+      "Preset '${KVBENCH_PRESET}' targets ${KVBENCH_TARGET_ARCH} and this machine is ${_host}: "
+      "use this machine's presets, arm-* on aarch64 "
+      "(cmake --preset arm-clang-native && ctest; cmake --list-presets shows them all). "
+      "kvbench has no cross preset for x86: build x86 on an x86 machine.")
   endif()
 endif()
 

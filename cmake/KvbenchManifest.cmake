@@ -10,6 +10,7 @@
 #   KVBENCH_DEP_<DEP>_ENGINE           ON / OFF
 #   KVBENCH_DEP_<DEP>_{DESCRIPTION,DEBIAN,HEADER,LIBRARY,SOURCE_HINT,PREFIX_VERSION_FILE}
 #   KVBENCH_DEP_<DEP>_SOURCE_BUILD     ON / OFF
+#   KVBENCH_DEP_<DEP>_OPTIONAL         ON for "required": false (used when found)
 #   KVBENCH_DEP_<DEP>_{DEBIAN_ARCHES,VERSION_MACROS,STATIC_LINKS}   CMake lists
 #   KVBENCH_DEP_<DEP>_TREES            the indices 0..n-1 of its source trees ("" when none), and
 #   KVBENCH_DEP_<DEP>_TREE<i>_{MARKER,ALSO,VERSION_FILE}
@@ -58,6 +59,13 @@ foreach(_i RANGE ${_kvb_last})
     string(TOUPPER ${_f} _F)
     _kvb_json_list(KVBENCH_DEP_${_D}_${_F} deps ${_i} ${_f})
   endforeach()
+  # "required": false marks an optional library (absent = required, for non-engines).
+  string(JSON _req ERROR_VARIABLE _err GET "${_kvb_json}" deps ${_i} required)
+  if(NOT _err AND NOT _req)
+    set(KVBENCH_DEP_${_D}_OPTIONAL ON)
+  else()
+    set(KVBENCH_DEP_${_D}_OPTIONAL OFF)
+  endif()
   set(KVBENCH_DEP_${_D}_TREES "")
   string(JSON _nt ERROR_VARIABLE _err LENGTH "${_kvb_json}" deps ${_i} source_trees)
   if(NOT _err AND _nt GREATER 0)

@@ -20,26 +20,14 @@ aptdir=${XDG_CACHE_HOME:-$HOME/.cache}/kvbench/apt-arm64
 roots=(
   libc6 libc6-dev libstdc++6 libgcc-s1 libstdc++-12-dev libgcc-12-dev
   librocksdb-dev liblmdb-dev
-  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev
+  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev libisal-dev
   libgflags-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 
 mkdir -p "$aptdir"/{lists/partial,cache/archives/partial,etc/preferences.d,etc/sources.list.d,debs}
 : > "$aptdir/status"
 # The same mirrors as the system's sources, for arm64 only.
-mirrors=$({ cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true; } |
-          awk '$1=="URIs:"{print $2} $1=="deb"{print $2}' | sort -u)
-[ -n "$mirrors" ] || { echo "arm64-sysroot: no Debian mirror found in /etc/apt" >&2; exit 1; }
-{
-  for m in $mirrors; do
-    case "$m" in
-      *security*) echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m bookworm-security main" ;;
-      *) for suite in bookworm bookworm-updates; do
-           echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m $suite main"
-         done ;;
-    esac
-  done
-} > "$aptdir/etc/sources.list"
+scripts/debian-sources.sh arm64 > "$aptdir/etc/sources.list"
 cat > "$aptdir/apt.conf" <<EOF
 Dir::State "$aptdir";
 Dir::State::Lists "$aptdir/lists";
@@ -67,7 +55,12 @@ skip='^(debconf|debconf-2.0|perl-base|dpkg|install-info|tar|gcc-12-base|libcrypt
 mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" | grep -vE "$skip")
 stamp="$sysroot/.kvbench-sysroot"
 want=$(apt-cache policy "${pkgs[@]}" 2>/dev/null | awk '/^[a-z0-9]/{p=$1} /Candidate:/{print p, $2}')
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+# One maker at a time; and a sysroot is used only if its stamp matches and its C runtime is there
+# (a making or a removal cut short leaves neither a stamp nor a sysroot that passes for complete).
+exec 9>"$sysroot.lock"
+flock 9
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   [ -f "$sysroot/usr/lib/aarch64-linux-gnu/Scrt1.o" ]; then
   echo "arm64-sysroot: $sysroot is up to date (${#pkgs[@]} packages)" >&2
   echo "$sysroot"
   exit 0
@@ -88,6 +81,7 @@ find "$sysroot.new" -type l | while read -r link; do
     /*) ln -sfn "$sysroot${target}" "$link" ;;
   esac
 done
+rm -f "$stamp"
 rm -rf "$sysroot"
 mv "$sysroot.new" "$sysroot"
 # Symlinks were written for the final path, so they are right after the move.

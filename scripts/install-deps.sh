@@ -4,41 +4,59 @@
 #   scripts/install-deps.sh                 # what the host's presets need
 #   scripts/install-deps.sh --arm64-cross   # also the aarch64 cross compilers, qemu-user and the
 #                                           # arm64 sysroot of the arm64-cross-* presets
+#   scripts/install-deps.sh --arm64-root    # also qemu-user-static, binfmt-support, mmdebstrap,
+#                                           # arch-test: what scripts/arm64-root.sh needs
+#   scripts/install-deps.sh --print-packages [--arch=arm64]
+#                                           # the host packages for that Debian architecture, one
+#                                           # a line, installing nothing (arm64-root.sh's list)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 arm64_cross=0
+arm64_root=0
+print=0
+arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 for a in "$@"; do
   case "$a" in
     --arm64-cross) arm64_cross=1 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --arm64-root) arm64_root=1 ;;
+    --print-packages) print=1 ;;
+    --arch=*) arch=${a#--arch=} ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument $a" >&2; exit 2 ;;
   esac
 done
 
 packages=(
   build-essential cmake ninja-build pkg-config git python3 ccache
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev clang-format clang-tidy
   librocksdb-dev liblmdb-dev rocksdb-tools valgrind
   # kvb bisect traces which files a library's build compiles (commits that change none skip).
   strace
-  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev
+  libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev libisal-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
-  # fleets, psycopg 3 to reach it, matplotlib for `kvb history --html`, Chromium to render the
-  # page in tests/history_e2e.py.
+  # fleets, psycopg 3 to reach it. matplotlib draws the figures of kvb report --html, compare
+  # --html, history --html and report.html (docs/report.md); Chromium renders the pages in
+  # tests/report_test.py and tests/history_e2e.py.
   postgresql python3-psycopg python3-matplotlib chromium
 )
-arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 if [ "$arch" = amd64 ]; then
   packages+=(libwiredtiger-dev)
 else
   echo "install-deps: Debian ships libwiredtiger-dev for amd64 only; building without WiredTiger on $arch" >&2
 fi
+if [ "$print" = 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 if [ "$arm64_cross" = 1 ]; then
   # autotools: WiredTiger 3.x from source (Debian builds it for amd64 only).
   packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user autoconf automake libtool)
+fi
+if [ "$arm64_root" = 1 ]; then
+  packages+=(qemu-user-static binfmt-support mmdebstrap arch-test)
 fi
 
 missing=()

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test through ctest.
+# Installs what is missing, then runs the design card's command as typed, `cmake --preset NAME &&
+# ctest` at the top of the checkout (ctest builds first), and fails unless every test of the
+# preset ran and passed (.ci/literal-command.sh). CI runs exactly this.
 #   scripts/test.sh                      # the host's native gcc preset
 #   scripts/test.sh --preset NAME        # any preset from CMakePresets.json
 # Set KVBENCH_SKIP_DEPS=1 to skip the package check.
@@ -15,6 +17,5 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "${KVBENCH_SKIP_DEPS:-0}" = 1 ] || scripts/install-deps.sh
-cmake --preset "$preset"
-cmake --build --preset "$preset"
-ctest --preset "$preset" -j "$(nproc)"
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
+exec .ci/literal-command.sh "$preset"

@@ -10,11 +10,13 @@
 
 #include "cli/flags.h"
 #include "cli/kvbench_flags.h"
+#include "cli/memory_flags.h"
 #include "cli/run_config.h"
 #include "common/build_info.h"
 #include "env/environment.h"
 #include "kv/registry.h"
 #include "report/console_reporter.h"
+#include "report/hgrm_reporter.h"
 #include "report/json_reporter.h"
 #include "runner/runner.h"
 #include "workload/benchmark.h"
@@ -34,19 +36,30 @@ void PrintVersion() {
   const kvbench::BuildInfo& b = kvbench::GetBuildInfo();
   std::printf(
       "kvbench %s (git %s)\npreset: %s\ncompiler: %s %s\nbuild type: %s\nflags: %s\n"
-      "target: %s\nassertions: %s\nengines:",
+      "target: %s (cpu %s)%s%s\nassertions: %s\nengines:",
       b.kvbench_version, b.git_revision, b.preset, b.compiler_id, b.compiler_version, b.build_type,
-      b.cxx_flags, b.target_arch, b.assertions ? "on" : "off");
+      b.cxx_flags, b.target_arch, b.target_cpu, *b.emulator ? ", emulated by " : "", b.emulator,
+      b.assertions ? "on" : "off");
   for (const auto& e : kvbench::AllEngines()) {
     std::printf(" %s%s", e.name, e.compiled_in ? "" : "(not compiled in)");
   }
-  std::printf("\nlibraries:\n");
+  std::printf("\nmemory budget split at --memory_budget=1GB (docs/engines.md):\n");
+  for (const auto& e : kvbench::AllEngines()) {
+    if (!e.compiled_in || e.adapter.plan_memory == nullptr) continue;
+    std::printf("  %-10s %s\n", e.name,
+                kvbench::DescribePlan(e.adapter.plan_memory(1ull << 30)).c_str());
+  }
+  std::printf("libraries:\n");
   // The same audit as the run header: origin, version, the file loaded and how it was built.
-  for (const auto& l : kvbench::Environment::Collect(&kvbench::EngineLibrary).libraries) {
+  const kvbench::Environment env = kvbench::Environment::Collect(&kvbench::EngineLibrary, "");
+  for (const auto& l : env.libraries) {
     if (l.version.empty() && l.path.empty() && l.origin.empty()) continue;
     std::printf("  %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
                 kvbench::DescribeLibrary(l).c_str());
+    if (!l.atomics.empty()) std::printf("  %-10s atomics: %s\n", "", l.atomics.c_str());
   }
+  // AArch64: kvbench itself (and every library linked statically into it).
+  if (!env.atomics.empty()) std::printf("atomics:    kvbench %s\n", env.atomics.c_str());
 }
 
 // One compiled-in engine per line, "name<TAB>storage" or "name<TAB>reference", for scripts.
@@ -63,6 +76,8 @@ void PrintHelp(const std::vector<kvbench::Flag>& flags) {
       "(and per role for *whilewriting). Op counts are totals across threads. Exit status:\n"
       "0 success, 2 usage error, 1 runtime failure. See docs/ for definitions.\n\nBenchmarks:\n");
   for (const auto& b : kvbench::AllBenchmarks()) std::printf("  %-22s %s\n", b.name, b.description);
+  std::printf("\nSuites (a name in --benchmarks that runs several in order):\n");
+  for (const auto& s : kvbench::AllSuites()) std::printf("  %-22s %s\n", s.name, s.description);
   std::printf("\nEngines:\n");
   for (const auto& e : kvbench::AllEngines()) {
     std::printf("  %-22s %s%s\n", e.name, e.description,
@@ -104,6 +119,7 @@ int main(int argc, char** argv) {
   }
   kvbench::RunConfig config;
   s = kvbench::BuildConfig(flags, WasSet(table, "db"), argc, argv, &config);
+  if (s.ok()) s = kvbench::ApplyMemoryFlags(flags, WasSet(table, "cache_size"), &config);
   if (!s.ok()) return Usage(s);
 
   kvbench::ReporterList reporters;
@@ -111,6 +127,9 @@ int main(int argc, char** argv) {
   if (!config.json_path.empty()) {
     reporters.Append(
         std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path), stderr));
+  }
+  if (!config.hgrm_prefix.empty()) {
+    reporters.Append(std::make_unique<kvbench::HgrmReporter>(config.hgrm_prefix, stderr));
   }
   return kvbench::RunBenchmarks(config, reporters);
 }

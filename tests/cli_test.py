@@ -25,6 +25,20 @@ KVBENCH = ""
 ENGINES: list[str] = []
 LIBRARY_ROOT = ""
 STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+
+
+def emulator(kvbench: str) -> str:
+    """What emulates the CPU kvbench was built for ("" on real hardware), from --version."""
+    out = subprocess.run([kvbench, "--version"], capture_output=True, text=True,
+                         timeout=120).stdout
+    m = re.search(r", emulated by (.+)$", out, re.M)
+    return m.group(1) if m else ""
+
+
+def skip_if_emulated(test: unittest.TestCase) -> None:
+    e = emulator(KVBENCH)
+    if e:
+        test.skipTest(f"the CPU is emulated ({e}): qemu-user implements no perf_event_open (ENOSYS, which kvbench reports as the reason) and loses its sysroot across a user switch")
 # The asan test preset (CMakePresets.json) sets ASAN/LSAN exitcode=86 and UBSAN exitcode=87, so
 # that a sanitizer report can never pass for the exit 1 of a runtime failure. (In the combined
 # ASan+UBSan runtime the exit code is one shared setting: whichever options are read last win, so
@@ -84,6 +98,26 @@ def finish(p: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, st
     return p.returncode, out, err
 
 
+def hardware_pmu_error() -> str:
+    """'' if this thread can open a hardware counter (instructions), else the errno's name: the
+    test's own perf_event_open(2), independent of kvbench's."""
+    import ctypes
+    nr = {"x86_64": 298, "aarch64": 241}.get(os.uname().machine)
+    if nr is None:
+        return "unknown syscall number"
+    attr = (ctypes.c_uint32 * 32)()  # perf_event_attr, PERF_ATTR_SIZE_VER0 = 64 bytes
+    attr[0], attr[1] = 0, 64  # type PERF_TYPE_HARDWARE, size
+    attr[2] = 1  # config PERF_COUNT_HW_INSTRUCTIONS
+    attr[10] = 1  # flags: disabled
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(nr, ctypes.byref(attr), 0, -1, -1, 0)
+    if fd >= 0:
+        os.close(fd)
+        return ""
+    import errno as errno_module
+    return errno_module.errorcode.get(ctypes.get_errno(), "?")
+
+
 class CliTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp(prefix="kvbench-cli-")
@@ -141,6 +175,50 @@ class CliTest(unittest.TestCase):
         self.assertGreater(read["ops_per_sec"], 0)
         self.assertEqual(read["latency_ns"]["count"], 3000)
         self.assertFalse(os.path.exists(out + ".tmp"))
+        # The environment audit: facts known or unknown with a reason, the noise of the run.
+        env = doc["context"]["environment"]
+        for fact in ("cpu_model", "microcode", "governor", "boost", "smt", "thp", "kernel",
+                     "virtualization", "memory_available_bytes", "load_average_start",
+                     "db_filesystem", "db_mount_options", "db_device"):
+            self.assertIn(fact, env)
+            self.assertEqual(env[fact] == "unknown", fact in env["unknown"], fact)
+        self.assertEqual(env["cpu_model"], doc["context"]["cpu_model"])
+        self.assertNotEqual(env["db_filesystem"], "unknown")
+        during = env["during"]
+        self.assertTrue(during["measured"])
+        self.assertGreater(during["wall_seconds"], 0)
+        self.assertIsInstance(env["noisy"], bool)
+        self.assertEqual(env["noisy"], bool(env["noisy_reason"]))
+        self.assertIn("Host:", p.stdout)
+        self.assertIn("Noise:", p.stdout)
+
+    def test_insertbench_suite_runs_every_step_and_checks_the_indexes(self) -> None:
+        out = os.path.join(self.tmp, "ib.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", "--writes=1000",
+                 "--reads=2000", "--benchmarks=insertbench", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)
+        self.assertEqual([r["benchmark"] for r in doc["results"]],
+                         ["l.i0", "l.x", "l.i1", "qr100", "qp100", "qr500", "qp500", "qr1000",
+                          "qp1000", "ibcheck"])
+        by_name = {r["benchmark"]: r for r in doc["results"]}
+        self.assertEqual(by_name["l.i0"]["roles"][0]["ops"], 3000)
+        self.assertEqual(by_name["l.x"]["roles"][0]["ops"], 3000)
+        self.assertEqual(by_name["l.i1"]["roles"][0]["ops"], 1000)
+        check = by_name["ibcheck"]["roles"][0]
+        self.assertEqual(check["not_found"], 0)       # mismatches
+        self.assertEqual(check["found"], 4 * 3000)    # every row and every secondary entry
+        writer = by_name["qp500"]["roles"][1]
+        self.assertTrue(writer["background"])
+        self.assertEqual(writer["pacing"]["target_bytes_per_sec"], 500 * (9 + 100))
+        self.assertIn("paced at 500 rows/s", p.stdout)
+
+    def test_insertbench_value_too_small_for_the_columns_fails_clearly(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--value_size=16",
+                 "--benchmarks=l.i0"])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--value_size >= 24", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
 
     def test_every_engine_runs_the_standard_workloads(self) -> None:
         for engine in [e for e in STORAGE if e in ENGINES]:
@@ -181,6 +259,30 @@ class CliTest(unittest.TestCase):
         self.assertEqual([r["role"] for r in roles], ["reader", "writer"])
         self.assertTrue(roles[1]["background"])
         self.assertEqual(roles[1]["pacing"]["target_bytes_per_sec"], 200000)
+
+    def test_latency_sample_times_one_op_in_n_and_says_so(self) -> None:
+        """Throughput counts every op; the histogram holds about ops/N timed ones; the JSON and
+        the warnings say latency was sampled. The default times every op and says nothing."""
+        counts = {}
+        for n in (1, 100):
+            out = os.path.join(self.tmp, f"sample-{n}.json")
+            p = run(["--engine=null", f"--db={self.db}", "--num=1000", "--reads=200000",
+                     "--benchmarks=readrandom", f"--latency_sample={n}", f"--json={out}"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = load_json(out)
+            role = doc["results"][0]["roles"][0]
+            self.assertEqual(role["ops"], 200000)
+            self.assertEqual(doc["context"]["workload"]["latency_sample"], n)
+            counts[n] = role["latency_ns"]["count"]
+            warnings = " ".join(w["message"] for w in doc["context"]["warnings"])
+            self.assertEqual("latency is sampled: one op in 100 is timed" in warnings + p.stdout,
+                             n == 100, warnings)
+        self.assertEqual(counts[1], 200000)
+        self.assertGreater(counts[100], 1500)  # ~2000: gaps uniform in [1, 199]
+        self.assertLess(counts[100], 2500)
+        p = run(["--engine=null", f"--db={self.db}", "--latency_sample=0"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--latency_sample", p.stderr)
 
     def test_paced_writer_verdict_reachable_and_unreachable_targets(self) -> None:
         """The verdict, not a timing: 20 KB/s is within any machine's reach; 1 TB/s is in none's.
@@ -280,7 +382,120 @@ class CliTest(unittest.TestCase):
         if expected:
             self.assertIn("WARNING:    rocksdb", p.stdout)
 
+    def test_software_counters_per_op_in_json_and_console(self) -> None:
+        skip_if_emulated(self)
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=20000",
+                 "--benchmarks=fillseq,readrandom", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count("counters/op: "), 2, p.stdout)
+        self.assertIn("task-clock ", p.stdout)
+        doc = load_json(out)
+        self.assertEqual(doc["context"]["workload"]["perf_counters"], "auto")
+        for result in doc["results"]:
+            c = result["roles"][0]["counters"]
+            # A memory-engine op costs well over 10 ns and far under 1 ms of CPU.
+            self.assertGreater(c["task_clock_ns_per_op"], 10, c)
+            self.assertLess(c["task_clock_ns_per_op"], 1e6, c)
+            for key in ("context_switches_per_op", "cpu_migrations_per_op",
+                        "minor_faults_per_op", "major_faults_per_op"):
+                self.assertGreaterEqual(c[key], 0, key)
+            self.assertFalse(c["multiplexed"])
+        paths = {m["path"] for m in doc["metrics"]}
+        self.assertIn("counters.task_clock_ns_per_op", paths)
+
+    def test_hardware_counters_counted_or_unavailable_with_the_reason(self) -> None:
+        skip_if_emulated(self)
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=20000",
+                 "--benchmarks=fillseq,readrandom", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)
+        error = hardware_pmu_error()
+        for result in doc["results"]:
+            c = result["roles"][0]["counters"]
+            if error:  # no PMU (ENOENT on these VMs), or refused: said, never faked
+                self.assertNotIn("instructions_per_op", c)
+                self.assertNotIn("ipc", c)
+                self.assertIn(f"({error})", c["unavailable"])
+            else:
+                self.assertNotIn("unavailable", c)
+                self.assertGreater(c["instructions_per_op"], 50, c)
+                self.assertGreater(c["cycles_per_op"], 0, c)
+                self.assertGreater(c["ipc"], 0, c)
+        # Said once on the console, in the header.
+        self.assertEqual(p.stdout.count("hardware unavailable:"), 1 if error else 0, p.stdout)
+        if error == "ENOENT":
+            self.assertIn("no hardware PMU (ENOENT)", p.stdout)
+
+    def test_counters_refused_by_perf_event_paranoid_say_so(self) -> None:
+        skip_if_emulated(self)
+        try:
+            with open("/proc/sys/kernel/perf_event_paranoid") as f:
+                paranoid = int(f.read())
+        except (OSError, ValueError):
+            self.skipTest("no perf_event_paranoid")
+        if os.geteuid() != 0 or paranoid < 2 or shutil.which("setpriv") is None:
+            self.skipTest("needs root (to run as nobody), setpriv and perf_event_paranoid >= 2")
+        os.chmod(self.tmp, 0o777)
+        out = os.path.join(self.tmp, "r.json")
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            KVBENCH, "--engine=null", f"--db={self.db}", "--num=1000",
+                            "--benchmarks=fillseq", f"--json={out}"],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode != 0 and "Permission denied" in p.stderr:
+            self.skipTest(f"nobody cannot run the build: {p.stderr.strip()}")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        c = load_json(out)["results"][0]["roles"][0]["counters"]
+        self.assertIn(f"perf_event_paranoid={paranoid} refuses it", c["software_unavailable"])
+        self.assertNotIn("task_clock_ns_per_op", c)
+
+    def test_perf_counters_off_and_lists(self) -> None:
+        skip_if_emulated(self)
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=2000", "--benchmarks=fillseq",
+                 "--perf_counters=off", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("counters/op", p.stdout)
+        self.assertNotIn("counters", load_json(out)["results"][0]["roles"][0])
+        p = run(["--engine=memory", f"--db={self.db}", "--num=2000", "--benchmarks=fillseq",
+                 "--perf_counters=task-clock", f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        c = load_json(out)["results"][0]["roles"][0]["counters"]
+        self.assertIn("task_clock_ns_per_op", c)
+        self.assertNotIn("context_switches_per_op", c)
+        self.assertNotIn("unavailable", c)  # no hardware event was asked for
+
+    def test_cpu_affinity_pins_workers_and_gives_the_writer_its_own_cpu(self) -> None:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            self.skipTest("needs two CPUs")
+        out = os.path.join(self.tmp, "r.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=2000",
+                 "--benchmarks=fillseq,readwhilewriting", f"--cpu_affinity={cpus[0]},{cpus[1]}",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)
+        self.assertEqual(doc["context"]["workload"]["cpu_affinity"],
+                         f"{cpus[0]}-{cpus[1]}" if cpus[1] == cpus[0] + 1
+                         else f"{cpus[0]},{cpus[1]}")
+        reader, writer = doc["results"][1]["roles"]
+        self.assertEqual((reader["role"], reader["cpus"]), ("reader", [cpus[0]]))
+        self.assertEqual((writer["role"], writer["cpus"]), ("writer", [cpus[1]]))
+
     # --- usage errors: exit 2 ---------------------------------------------------------
+
+    def test_bad_perf_counters(self) -> None:
+        self.assertUsageError(["--perf_counters=bogus"], "unknown event 'bogus'")
+        p = run(["--perf_counters=bogus"])
+        for event in ("instructions", "cache-misses", "task-clock", "major-faults"):
+            self.assertIn(event, p.stderr)
+
+    def test_cpu_affinity_outside_the_allowed_set(self) -> None:
+        cpu = max(os.sched_getaffinity(0)) + 1  # 99 on a 2-CPU machine
+        self.assertUsageError([f"--cpu_affinity=0,{cpu}"],
+                              f"CPU {cpu} is not one this process may run on")
+        self.assertUsageError(["--cpu_affinity=1-0"], "expected CPU numbers and ranges")
 
     def test_unknown_flag(self) -> None:
         self.assertUsageError(["--bogus=1"], "unknown flag --bogus")

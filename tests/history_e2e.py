@@ -195,7 +195,7 @@ def part_two(args: argparse.Namespace, tmp: str, store: str) -> None:
           p.stdout)
     line = next((x.strip() for x in p.stdout.splitlines() if x.strip().startswith("kvb bisect")),
                 "")
-    check(f"--good {good} --bad {bad}" in line, "no kvb bisect line between the two commits",
+    check(f"--old {good} --new {bad}" in line, "no kvb bisect line between the two commits",
           p.stdout)
     p = kvb("trend", *sel, "--fail-on-change")
     check(p.returncode == 1, f"--fail-on-change exited {p.returncode} on a change")

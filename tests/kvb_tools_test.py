@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -29,7 +30,8 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import host, rounds, sources, stats  # noqa: E402
+from kvbtools import callgrind, host, rounds, sources, stats  # noqa: E402
+from kvbtools.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 
@@ -445,6 +447,54 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("not a threshold", p.stderr)
 
+    def test_environment_difference_is_not_comparable(self) -> None:
+        path = real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq")
+        doc = load_json(path)
+        p = kvb("compare", path, path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("not comparable:", p.stdout)
+        self.assertRegex(p.stdout, rf"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
+        doc["context"]["environment"]["cpu_model"] = "Some Other CPU 9000"
+        other = write(self.path("other-cpu.json"), doc)
+        p = kvb("compare", path, other)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("not comparable: cpu_model differs", p.stdout)
+        self.assertIn("'Some Other CPU 9000'", p.stdout)
+        doc["context"]["environment"].update(noisy=True, noisy_reason="the hypervisor stole 9%")
+        noisy = write(self.path("noisy.json"), doc)
+        p = kvb("compare", path, noisy)
+        self.assertIn("noisy: noisy.json: 1 of 1 run(s) noisy, e.g. the hypervisor stole 9%",
+                      p.stdout)
+        self.assertEqual(kvb("validate", noisy).returncode, 0)
+
+    def test_wall_time_far_above_cpu_time_is_said_on_the_table(self) -> None:
+        base, other = self.gbench_pair(1.0)
+        p = kvb("compare", base, other)
+        self.assertNotIn("the machine was busy", p.stdout)
+        doc = load_json(other)
+        for row in doc["benchmarks"]:
+            row["real_time"] = row["cpu_time"] * 2.45
+        doc["context"]["environment.cpu_model"] = "X"
+        busy = write(self.path("busy.json"), doc)
+        p = kvb("compare", base, busy)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("WARNING: clang: wall time 2.45x CPU time", p.stdout)
+        self.assertIn("the machine was busy", p.stdout)
+        self.assertNotIn("not comparable", p.stdout)  # the base does not record cpu_model
+
+    def test_nothing_in_common_exits_2(self) -> None:
+        # Engines differ, so rows key on benchmark and role (--by engine): a fillseq against a
+        # fillrandom still shares nothing.
+        a = real_kvbench(self.tmp, "--num=200", "--benchmarks=fillseq")
+        b = self.path("b.json")
+        subprocess.run([ARGS.kvbench, "--engine=null", f"--db={self.tmp}/db2",
+                        "--report_interval_seconds=0", f"--json={b}", "--num=200",
+                        "--benchmarks=fillrandom"], check=True, capture_output=True, timeout=300)
+        p = kvb("compare", a, b)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("nothing to compare", p.stderr)
+        self.assertNotIn("absent", p.stdout)
+
     def test_real_kvbench_output_with_repeats(self) -> None:
         path = real_kvbench(self.tmp, "--num=2000", "--benchmarks=fillseq,readrandom[X3]")
         p = kvb("compare", path, path, "--fail-on-regression")
@@ -467,6 +517,23 @@ class CompareTest(unittest.TestCase):
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
+
+    def test_kvb_micro_compare_prints_the_fraction_of_the_ceiling(self) -> None:
+        out = self.path("micro-ceiling.json")
+        subprocess.run([ARGS.micro, "--benchmark_filter=^(memory/read|crc32c/table)/(256|4096)$",
+                        "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
+                        "--block_sizes=256,4096",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                       check=True, capture_output=True, timeout=300)
+        p = kvb("micro", "--compare", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("of read", p.stdout)
+        rows = {m.group(1): (float(m.group(2)), m.group(3)) for m in re.finditer(
+            r"^(\S+/\d+)\s+([\d.]+)\s+([\d.]+)$", p.stdout, re.M)}
+        for size in (256, 4096):
+            self.assertEqual("1.00", rows[f"memory/read/{size}"][1])
+            table, read = rows[f"crc32c/table/{size}"][0], rows[f"memory/read/{size}"][0]
+            self.assertAlmostEqual(table / read, float(rows[f"crc32c/table/{size}"][1]), delta=0.01)
 
 
 # ---- matrix and versions: argument handling --------------------------------------------------
@@ -611,6 +678,104 @@ class MatrixVersionsArgsTest(unittest.TestCase):
         self.assertEqual(matrix.check_library_versions([micro, kv], expect),
                          ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
                           "use that tree"])
+
+
+def portable_micro() -> str | None:
+    """A kvbench_micro of this host's portable gcc preset, from cmake --preset or kvb matrix."""
+    arch = {"x86_64": "x86", "aarch64": "arm"}.get(host.host_arch(), "")
+    for d in (f"build/{arch}-gcc-portable", f"build/kvb/{arch}-gcc-portable"):
+        path = os.path.join(host.ROOT, d, "bench", "kvbench_micro")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+class InstructionsTest(unittest.TestCase):
+    """--instructions: callgrind's counts per measured loop, and the AVX-512 refusal."""
+
+    def test_dumps_split_per_benchmark_and_difference_cancels_fixed_cost(self) -> None:
+        # Two benchmarks: iteration counts grow within one, drop at the next; cost 100/iteration
+        # plus a fixed 900 per run of the loop.
+        dumps = [(1, 1000), (10, 1900), (100, 10900), (1, 600), (50, 5500)]
+        got = callgrind.per_iteration(dumps, [("a/x/4096", 100), ("b/y/256", 50)])
+        self.assertEqual(got, {"a/x/4096": 100.0, "b/y/256": 100.0})
+        self.assertEqual(callgrind.block_bytes("a/x/4096"), 4096)
+        self.assertEqual(callgrind.block_bytes("a/x/4096/cold"), 4096)
+        with self.assertRaisesRegex(RunError, "do not line up"):
+            callgrind.per_iteration(dumps, [("a/x/4096", 100)])
+        with self.assertRaisesRegex(RunError, "do not line up"):
+            callgrind.per_iteration(dumps, [("a/x/4096", 99), ("b/y/256", 50)])
+
+    def test_native_presets_are_refused_on_an_avx512_host(self) -> None:
+        native = ("x86-gcc-native", {"KVBENCH_ARCH_FLAGS": "-march=native"})
+        portable = ("x86-gcc-portable", {"KVBENCH_ARCH_FLAGS": "-march=x86-64"})
+        with self.assertRaisesRegex(UsageError, "x86-gcc-portable, x86-clang-portable"
+                                    if host.host_arch() == "x86_64" else "portable"):
+            callgrind.check_presets([portable, native], avx512=True)
+        callgrind.check_presets([portable], avx512=True)
+        callgrind.check_presets([native], avx512=False)
+
+    def test_kvb_matrix_native_instructions_exits_2(self) -> None:
+        if host.host_arch() != "x86_64" or not callgrind.host_has_avx512():
+            self.skipTest("the refusal applies to AVX-512 hosts; this one has no avx512f")
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind is not installed (scripts/install-deps.sh)")
+        p = kvb("matrix", "--presets", "x86-gcc-portable,x86-gcc-native", "--micro",
+                "--instructions", "--filter", "xxh3", "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("preset x86-gcc-native: valgrind 3.19 cannot execute AVX-512", p.stderr)
+        self.assertIn("x86-gcc-portable, x86-clang-portable", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        p = kvb("matrix", "--presets", "x86-gcc-portable", "--instructions", "--dry-run")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--instructions counts kvbench_micro's measured loops (--micro)", p.stderr)
+
+    def test_a_native_binary_that_dies_with_sigill_is_refused(self) -> None:
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind is not installed (scripts/install-deps.sh)")
+        if "native" not in ARGS.micro or not callgrind.host_has_avx512():
+            self.skipTest("needs a -march=native kvbench_micro on an AVX-512 host")
+        tmp = tempfile.mkdtemp(prefix="kvb-instr-test.")
+        try:
+            out = os.path.join(tmp, "m.json")
+            with self.assertRaisesRegex(UsageError, "SIGILL.*portable preset"):
+                callgrind.micro_instructions(
+                    [ARGS.micro, "--benchmark_filter=xxh3_64/inline/256$",
+                     "--benchmark_min_time=0.01", f"--benchmark_out={out}",
+                     "--benchmark_out_format=json"], out, "native build")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_portable_counts_are_deterministic(self) -> None:
+        micro = portable_micro()
+        if micro is None:
+            self.skipTest("no portable kvbench_micro (cmake --preset x86-gcc-portable and build "
+                          "kvbench_micro, or kvb matrix --presets ...-portable, makes one)")
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind is not installed (scripts/install-deps.sh)")
+        tmp = tempfile.mkdtemp(prefix="kvb-instr-test.")
+        try:
+            docs = []
+            for i, min_time in enumerate(("0.01", "0.02")):
+                out = os.path.join(tmp, f"m{i}.json")
+                callgrind.micro_instructions(
+                    [micro, "--benchmark_filter=^(crc32c/table|xxh3_64/inline)/256$",
+                     f"--benchmark_min_time={min_time}", f"--benchmark_out={out}",
+                     "--benchmark_out_format=json"], out, "portable")
+                docs.append({b["name"]: b for b in load_json(out)["benchmarks"]})
+            self.assertEqual(set(docs[0]), {"crc32c/table/256", "xxh3_64/inline/256"})
+            for name, b in docs[0].items():
+                self.assertGreater(b["instructions_per_byte"], 0.01, name)
+                self.assertAlmostEqual(b["instructions_per_byte"] * 256,
+                                       b["instructions_per_iteration"], delta=0.01)
+                # Other iteration counts, the same count per iteration.
+                self.assertEqual(b["instructions_per_iteration"],
+                                 docs[1][name]["instructions_per_iteration"], name)
+            # The table loop of crc32c costs more per byte than XXH3's vector code.
+            self.assertGreater(docs[0]["crc32c/table/256"]["instructions_per_byte"],
+                               docs[0]["xxh3_64/inline/256"]["instructions_per_byte"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

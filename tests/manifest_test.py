@@ -57,6 +57,10 @@ class ManifestTest(unittest.TestCase):
         for path in sorted((ROOT / "src").rglob("*")) + sorted((ROOT / "bench").rglob("*.cc")):
             if path.suffix not in (".cc", ".h", ".in") or path.name.endswith("_engine.cc"):
                 continue
+            if path.name == "memory_bench.cc":  # "memory" there is the bandwidth family, not the engine
+                continue
+            if path.name == "io_bound.cc":  # "memory" there is the cgroup controller
+                continue
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if literal.search(line.split("//")[0]):
                     found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")

@@ -4,6 +4,9 @@ a table parsed by src/cli/flags.h); Google Benchmark's own flags pass through.""
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import tempfile
 import subprocess
 import sys
 import unittest
@@ -22,7 +25,12 @@ class MicroCliTest(unittest.TestCase):
                              (["--compression_ratio=x"], "invalid value 'x' for --compression_ratio"),
                              (["--block_sizes=4096,x"], "--block_sizes"),
                              (["--cold_buffer_mb=99999999"], "--cold_buffer_mb must be"),
-                             (["--seed"], "flag --seed needs a value")):
+                             (["--seed"], "flag --seed needs a value"),
+                             (["--perf_counters=bogus"], "unknown event 'bogus'"),
+                             (["--cpu_affinity=0,1"], "give one CPU"),
+                             (["--cpu_affinity=1-0"], "expected CPU numbers and ranges"),
+                             ([f"--cpu_affinity={max(os.sched_getaffinity(0)) + 1}"],
+                              "is not one this process may run on")):
             with self.subTest(flags=flags):
                 p = run(*flags)
                 self.assertEqual(p.returncode, 2, p.stderr)
@@ -40,6 +48,44 @@ class MicroCliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("crc32c/table/256", p.stdout)
         self.assertNotIn("crc32c/table/4096", p.stdout)
+
+    def test_counters_per_iteration_and_pinning_in_the_json(self) -> None:
+        cpu = max(os.sched_getaffinity(0))
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "m.json")
+            p = run("--block_sizes=4096", "--benchmark_filter=crc32c/table/4096$",
+                    "--benchmark_min_time=0.01", f"--cpu_affinity={cpu}",
+                    "--benchmark_repetitions=2",  # the _cv rows of counters that counted 0
+                    f"--benchmark_out={out}", "--benchmark_out_format=json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f, parse_constant=lambda c: self.fail(f"{c} in the JSON"))
+        ctx, bench = doc["context"], doc["benchmarks"][0]
+        self.assertEqual(ctx["cpu_affinity"], str(cpu))
+        if ctx.get("kvbench_emulator"):
+            self.skipTest(f"the CPU is emulated ({ctx['kvbench_emulator']}): qemu-user implements "
+                          "no perf_event_open (ENOSYS, which the context reports as the reason)")
+        self.assertIn("task-clock", ctx["perf_counters"])
+        # One 4 KiB table crc32c takes more than 100 ns and far less than a millisecond of CPU.
+        self.assertGreater(bench["task_clock_ns_per_op"], 100, bench)
+        self.assertLess(bench["task_clock_ns_per_op"], 1e6, bench)
+        if "perf_counters_unavailable" in ctx:  # no PMU here: said, and no number made up
+            self.assertNotIn("instructions_per_op", bench)
+        else:
+            self.assertGreater(bench["instructions_per_op"], 1000, bench)
+            self.assertGreater(bench["ipc"], 0, bench)
+
+    def test_perf_counters_off_adds_no_counters(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "m.json")
+            p = run("--block_sizes=256", "--benchmark_filter=crc32c/table/256$",
+                    "--benchmark_min_time=0.001", "--perf_counters=off",
+                    f"--benchmark_out={out}", "--benchmark_out_format=json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertNotIn("task_clock_ns_per_op", doc["benchmarks"][0])
+        self.assertNotIn("perf_counters_unavailable", doc["context"])
 
 
 if __name__ == "__main__":

@@ -40,10 +40,22 @@ class SelfcheckTest(unittest.TestCase):
         assert m is not None
         self.assertAlmostEqual(float(m.group(1)), fig["null_readrandom_ns_per_op"], delta=0.05)
         self.assertAlmostEqual(float(m.group(2)), fig["memory_readrandom_ns_per_op"], delta=0.05)
+        m = re.search(r"^harness CPU: null readrandom ([\d.]+) ns/op of its thread's CPU timing "
+                      r"every op, ([\d.]+) with --latency_sample=16, ([\d.]+) untimed: timing an "
+                      r"op costs (-?[\d.]+) ns$", p.stdout, re.M)
+        self.assertIsNotNone(m, p.stdout)
+        assert m is not None
+        self.assertAlmostEqual(float(m.group(1)), fig["null_readrandom_cpu_ns_per_op"], delta=0.05)
+        self.assertAlmostEqual(float(m.group(2)), fig["null_readrandom_sampled_cpu_ns_per_op"],
+                               delta=0.05)
+        self.assertAlmostEqual(float(m.group(3)), fig["null_readrandom_untimed_cpu_ns_per_op"],
+                               delta=0.05)
         self.assertRegex(p.stdout, r"(?m)^harness memory: null fillrandom peak RSS [\d.]+ MiB at "
                                    r"--num=10000, [\d.]+ MiB at --num=300000: [-+][\d.]+ MiB, "
                                    r"-?[\d.]+ bytes per added key; ratio [\d.]+$")
         for key in ("null_readrandom_ns_per_op", "memory_readrandom_ns_per_op",
+                    "null_readrandom_cpu_ns_per_op", "null_readrandom_sampled_cpu_ns_per_op",
+                    "null_readrandom_untimed_cpu_ns_per_op",
                     "peak_rss_small_bytes", "peak_rss_large_bytes"):
             self.assertGreater(fig[key], 0, key)
         self.assertEqual(fig["failed"], [])

@@ -392,8 +392,8 @@ class StoreTest(unittest.TestCase):
         self.assertIn("after:  point 13:", p.stdout)
         self.assertIn("differs: lib.rocksdb.version: 7.8.3 -> 7.10.2", p.stdout)
         # The preset is the one of the kvbench the synthetic documents were made from.
-        self.assertRegex(p.stdout, r"kvb bisect --dep rocksdb --repo ROCKSDB_CHECKOUT --good v7\.8\.3 "
-                                   r"--bad v7\.10\.2 --preset \S+ --engine memory --bench fillseq "
+        self.assertRegex(p.stdout, r"kvb bisect --dep rocksdb --repo ROCKSDB_CHECKOUT --old v7\.8\.3 "
+                                   r"--new v7\.10\.2 --preset \S+ --engine memory --bench fillseq "
                                    r"--num 3000 --metric ops_per_sec")
         self.assertRegex(p.stdout, r"-1[0-9]\.[0-9]% \(slower; 95% interval -")
         self.assertEqual(kvb("trend", "--store", self.loc, "--fail-on-change").returncode, 1)
@@ -404,6 +404,14 @@ class StoreTest(unittest.TestCase):
         p = kvb("trend", "--store", flat, "--fail-on-change")
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("no change found", p.stdout)
+        # An improvement is bisected with --find faster.
+        better = BACKEND.new()
+        files = [write(self.path(f"b{i:02}.json"), synthetic(
+            i, [(850.0 if i < 12 else 1000.0) * (1 + 0.03 * rng.gauss(0, 1)) for _ in range(5)],
+            rocksdb="7.8.3" if i < 12 else "7.10.2")) for i in range(20)]
+        self.assertEqual(kvb("store", "add", "--store", better, *files).returncode, 0)
+        p = kvb("trend", "--store", better)
+        self.assertRegex(p.stdout, r"kvb bisect --dep rocksdb .*--metric ops_per_sec --find faster")
 
     def test_exports_parse_back_to_the_store(self) -> None:
         rng = random.Random(3)

@@ -43,7 +43,7 @@ import os
 import sys
 from typing import Any
 
-from kvbtools import command, compare, host, manifest, results, rounds, runner, store
+from kvbtools import callgrind, command, compare, host, manifest, results, rounds, runner, store
 from kvbtools.bisect_search import Ending, Refused, Search, iv_text, step_line
 from kvbtools.bisect_trees import git
 from kvbtools.errors import RunError, UsageError
@@ -52,7 +52,7 @@ from kvbtools.table import fmt_value
 
 # The options --resume takes from state.json instead.
 SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
-                  "measure_cmd", "max_rounds", "max_time", "preset", "engine")
+                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions")
 
 
 def register(sub: Any) -> None:
@@ -89,6 +89,10 @@ def register(sub: Any) -> None:
     g.add_argument("--preset", help="configure preset (default: this host's gcc native)")
     g.add_argument("--micro", metavar="NAME",
                    help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
+    g.add_argument("--instructions", action="store_true", default=None,
+                   help="with --micro: count instructions per byte under valgrind's callgrind "
+                        "instead of timing (deterministic; instructions are not time; needs a "
+                        "portable preset on an AVX-512 host: docs/compare.md)")
     g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
                                     "else the first engine of cmake/deps.json)")
     g.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
@@ -135,9 +139,15 @@ def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
     if not micro and not args.bench:
         raise UsageError("kvbench mode needs --bench WORKLOAD or --micro NAME")
     engine = args.engine or (lib.name if lib.engine else manifest.default_engine())
+    if args.instructions:
+        if not micro:
+            raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
+        callgrind.require_valgrind()
+        callgrind.check_presets([(preset, runner.load_presets()[preset].cache)])
+        state["metric"] = state["metric"] or "instructions_per_byte"
     plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
                 min_time=args.min_time, engines=[engine], workloads=args.bench or "",
-                num=args.num)
+                num=args.num, instructions=bool(args.instructions))
     state.update(mode="kvbench", dep=lib.name, preset=preset, engine="" if micro else engine,
                  plan=plan.__dict__, bench_key=args.micro if micro else f"{engine} {args.bench}")
 
@@ -275,6 +285,8 @@ def _search(search: Search, args: argparse.Namespace) -> int:
         "compiled": st.get("compiled"), "records": search.records,
         "values_by_commit": values_by_commit(search.records, st["old"], st["new"])})
     runner.write_summary(outdir, ending.summary)
+    from kvbtools.result_pages import write_report  # report.html (docs/report.md)
+    write_report(outdir)
     print(f"results: {runner.shown(outdir)}/")
     _store_runs(st, args)
     return ending.code

@@ -4,6 +4,8 @@ One table per metric, like the "values relative to ..." tables of the seeds: a r
 the median of each side, then for every side after the first its ratio to the first side, the
 verdict (faster / slower / no significant change, direction aware) and the Mann-Whitney p-value;
 the last row is the geometric mean of the ratios. matrix, versions and bisect print through here.
+--html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
+its 95% interval (docs/report.md).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools import command, metrics, results, stats, table
+from kvbtools import command, compare_by, environment, metrics, results, stats, table
 from kvbtools.errors import UsageError
 from kvbtools.metrics import Metric
 from kvbtools.samples import Side, context_preset, side_of
@@ -83,6 +85,13 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
     if len(kinds) > 1:
         raise UsageError("cannot compare kvbench results with Google Benchmark results: "
                          + ", ".join(f"{s.label} is {s.kind}" for s in sides))
+    # kvb --instructions files (callgrind.py): their times are callgrind's, not the machine's.
+    counted = {"kvbench_instructions" in ctx for s in sides for ctx in s.contexts}
+    if len(counted) > 1:
+        raise UsageError("some files count instructions under callgrind (--instructions) and "
+                         "some are timed: instructions and time cannot be compared")
+    if counted == {True} and not metric_keys:
+        metric_keys = ["instructions_per_byte"]
     described = union_of_metrics(sides)
     chosen = metrics.select(described, metric_keys, sides[0].kind) if metric_keys else described
     rx = re.compile(bench_filter) if bench_filter else None
@@ -158,6 +167,7 @@ def format_comparison(c: Comparison, control: str = "",
         if len(vals) > 1:
             lines.append(f"WARNING: '{key}' differs between files ({'; '.join(sorted(vals))}): "
                          "they measured different input; their numbers are not comparable")
+    lines.extend(environment.notes(c.sides))
     wide = len(c.sides) > 2
     lines.append(f"verdict: Mann-Whitney U two-sided, alpha {c.alpha:g}, threshold "
                  f"{c.threshold * 100:g}% (smaller changes are no significant change)"
@@ -283,9 +293,16 @@ def register(sub: Any) -> None:
                         "cpu_user_us_per_op); Google Benchmark: bytes_per_second, "
                         "items_per_second, cpu_time, real_time")
     p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
+    p.add_argument("--by", metavar="FIELD",
+                   help="compare sides that differ in this context field (engine, build.preset, "
+                        "...): rows keyed on benchmark and role, sides labelled by its value. "
+                        "Automatic for engine when the sides' engines differ")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when any row is a significant regression beyond the threshold")
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--html", metavar="OUT.html",
+                   help="also write a self-contained HTML page with the ratio figures "
+                        "(docs/report.md; needs python3-matplotlib)")
     p.add_argument("--store", metavar="PATH|URL",
                    help="take the sides from the results store: --base and --other are then "
                         "NAME=VALUE selectors, e.g. --base host=A --other host=B "
@@ -293,6 +310,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.html:
+        from kvbtools import figures
+        figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
     if getattr(args, "store", None):
         from kvbtools import fleet
         with fleet.selected_files(args) as (groups, labels):
@@ -325,13 +345,23 @@ def run(args: argparse.Namespace) -> int:
         if len(names) == len(sides) and all(names) and len(set(names)) == len(names):
             for s, n in zip(sides, names):
                 s.label = n
+    by = args.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
+    if by:
+        compare_by.rekey(sides, by, relabel=not args.label)
     c = build(sides, threshold=args.threshold, alpha=args.alpha, metric_keys=args.metric,
               bench_filter=args.filter)
-    if not c.benches:
-        raise UsageError("no benchmark in common" + (" matches --filter" if args.filter else ""))
+    if not c.cells:
+        raise UsageError("nothing to compare: no benchmark and metric is in both the base and "
+                         "another side" + (" and matches --filter" if args.filter else "")
+                         + " (" + "; ".join(f"{s.label}: {len({b for b, _ in s.order})} "
+                                            "benchmark(s)" for s in sides) + ")")
     print(format_comparison(c))
     if args.json:
         results.write_json(args.json, to_json(c))
+    if args.html:
+        from kvbtools import result_pages  # matplotlib: only when asked
+        n = result_pages.write_comparison(args.html, c)
+        print(f"report: {args.html} ({n} figures)")
     regressions = c.regressions()
     if regressions:
         print(f"\n{len(regressions)} significant regression(s) beyond "

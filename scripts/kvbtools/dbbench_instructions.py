@@ -23,17 +23,14 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
-import re
 import shutil
 import statistics
 import subprocess
 from typing import Any
 
-from kvbtools import command, dbbench_args, table
+from kvbtools import callgrind, command, dbbench_args, table
 from kvbtools.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
 from kvbtools.errors import RunError, UsageError
-
-TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
 
 
 def register(sub: Any) -> None:
@@ -75,14 +72,6 @@ def per_op(total1: int, total2: int, ops1: int, ops2: int) -> float:
     return (total2 - total1) / (ops2 - ops1)
 
 
-def parse_totals(callgrind_out: str) -> int:
-    with open(callgrind_out, encoding="utf-8", errors="replace") as f:
-        m = TOTALS.search(f.read())
-    if not m:
-        raise RunError(f"no totals line in {callgrind_out}")
-    return int(m.group(1))
-
-
 def run_one(job: dict[str, Any]) -> int:
     """Copies the base database (unless fillseq), runs the tool under callgrind, returns the
     instruction total."""
@@ -95,12 +84,8 @@ def run_one(job: dict[str, Any]) -> int:
             os.remove(lock)
     out = db + ".callgrind"
     try:
-        p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                            *job["args"]], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RunError(f"{job['tool']} {job['benchmark']} failed ({p.returncode}): "
-                           f"{p.stderr.strip()[-400:]}")
-        return parse_totals(out)
+        callgrind.run(job["args"], out, f"{job['tool']} {job['benchmark']}")
+        return callgrind.totals(out)
     finally:
         shutil.rmtree(db, ignore_errors=True)
         for f in (out, db + ".json"):

@@ -3,7 +3,9 @@
 Runs the same sequence (fillseq, readrandom, overwrite, and fwdrange = db_bench seekrandom with
 --seek_nexts=10, settling flushes and compactions between them) in both tools with matched
 options, alternating which tool goes first, and prints the median ops/s of each, their ratio
-with a bootstrap 95% interval, and each tool's run-to-run spread. The flag mapping is in
+with a bootstrap 95% interval, and each tool's run-to-run spread; per run, its wall time, the
+process's CPU seconds and the load average, and at the end each tool's CPU seconds per run (a
+loaded machine stretches wall time, not the work done). The flag mapping is in
 docs/dbbench-parity.md.
 
   kvb dbbench parity [--num 1000000] [--runs 5] [--kvbench PATH] [--db-bench PATH]
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,6 +68,16 @@ def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[
             if r["benchmark"] in benchmarks}
 
 
+CPU = "cpu seconds per run"
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU of the finished child processes so far: with wall time, how much of a
+    run was the tool's own work and how much waiting for a CPU others held."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def summarize(db: list[float], kv: list[float]) -> dict[str, float]:
     """One benchmark's figures: each tool's median and CV, the ratio of the medians (the parity
     criterion) with a bootstrap 95% interval, and the per-round paired ratios kv[i]/db[i] (runs
@@ -89,13 +102,16 @@ def verdict(row: dict[str, float], target: float) -> str:
 
 def measure(args: argparse.Namespace, benchmarks: list[str],
             work: str) -> dict[str, dict[str, list[float]]]:
-    """--runs rounds of both tools, alternating which goes first; ops/s per tool and benchmark."""
-    got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks}
+    """--runs rounds of both tools, alternating which goes first; ops/s per tool and benchmark,
+    and under the key CPU each tool's process CPU seconds per run (the whole sequence)."""
+    got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks + [CPU]}
                                                   for t in ("db_bench", "kvbench")}
     for i in range(args.runs):
         for tool in ["db_bench", "kvbench"] if i % 2 == 0 else ["kvbench", "db_bench"]:
             db = os.path.join(work, tool)
             shutil.rmtree(db, ignore_errors=True)
+            load = os.getloadavg()[0]
+            cpu0 = children_cpu_seconds()
             start = time.monotonic()
             if tool == "db_bench":
                 got = run_db_bench(db_bench_args(args.db_bench, db, args.num, args.cache_size,
@@ -106,7 +122,10 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
                                                benchmarks, out), out, benchmarks)
             for b in benchmarks:
                 got_all[tool][b].append(got[b])
-            print(f"  run {i + 1} {tool:8s} ({time.monotonic() - start:5.1f}s): " +
+            wall = time.monotonic() - start
+            cpu = children_cpu_seconds() - cpu0
+            got_all[tool][CPU].append(cpu)
+            print(f"  run {i + 1} {tool:8s} ({wall:5.1f}s, cpu {cpu:5.1f}s, load {load:4.1f}): " +
                   "  ".join(f"{b} {got[b]:,.0f}" for b in benchmarks), flush=True)
             shutil.rmtree(db, ignore_errors=True)
     return got_all
@@ -124,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
                                                     args.cache_size, benchmarks)[1:]))
         print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
                                                    benchmarks, "OUT.json")[1:]))
+        load_start = os.getloadavg()
         got = measure(args, benchmarks, work)
+        load_end = os.getloadavg()
     rows = []
     worst = float("inf")
     for b in benchmarks:
@@ -134,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
                      f"{r['kv_cv']:.1%}", f"{r['ratio']:.3f}",
                      f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, args.target),
                      f"{r['paired_median']:.3f} [{r['paired_min']:.3f}, {r['paired_max']:.3f}]"])
-    print()
+    print(f"\nload average (1, 5, 15 min): at start {' '.join(f'{x:.1f}' for x in load_start)}, "
+          f"at end {' '.join(f'{x:.1f}' for x in load_end)} on {os.cpu_count()} CPUs")
     print("\n".join(table.render(rows, header=[
         "benchmark", "db_bench ops/s", "cv", "kvbench ops/s", "cv", "ratio", "95% interval",
         f"vs {args.target:g}", "paired: median [min, max]"], left=(0, -1))))
@@ -143,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
           "only when the whole interval is on one side of the target, else 'unresolved';\n "
           "paired = kvbench/db_bench of the two runs made back to back in each round, which "
           "cancels drift slower than one round)")
+    db_cpu, kv_cpu = got["db_bench"][CPU], got["kvbench"][CPU]
+    print(f"process CPU seconds per run (the whole sequence, background threads included): "
+          f"db_bench median {statistics.median(db_cpu):.2f} cv {stats.cv(db_cpu):.1%}, kvbench "
+          f"median {statistics.median(kv_cpu):.2f} cv {stats.cv(kv_cpu):.1%}\n (CPU time is the "
+          "work each tool did; a loaded machine stretches wall time far more than it)")
     if worst < args.min_ratio:
         raise RunError(f"a ratio is below --min-ratio={args.min_ratio:g}")
     return 0

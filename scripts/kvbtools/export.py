@@ -13,6 +13,11 @@
                                {"value": median, "lower_value": lo, "upper_value": hi}}},
                                the interval being kvb history's (omitted for n = 1).
 The usual --filter, --metric (default: every stored metric) and --store apply.
+  kvb export hgrm FILE.json... [--out DIR]
+                               HdrHistogram percentile distributions from kvbench result
+                               files (not the store): DIR/<file>.<benchmark>.<role>.hgrm per
+                               role, values in microseconds (docs/report.md); DIR defaults
+                               to the current directory.
 """
 from __future__ import annotations
 
@@ -85,6 +90,11 @@ def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
 
 
 def cmd(args: argparse.Namespace) -> int:
+    if args.format == "hgrm":
+        from kvbtools import hgrm
+        return hgrm.export_files(args.files, args.out or ".")
+    if args.files:
+        raise UsageError(f"export {args.format} reads the store, not files (hgrm reads files)")
     if not args.metric:
         args.metric = ["all"]
     st, series = history.select(args)
@@ -121,9 +131,11 @@ def cmd(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = command.add(subparsers, "export", __doc__, cmd)
-    p.add_argument("format", choices=("csv", "bencher"))
+    p.add_argument("format", choices=("csv", "bencher", "hgrm"))
+    p.add_argument("files", nargs="*", metavar="FILE.json",
+                   help="hgrm: kvbench result files, right after the format")
     history.add_selection_arguments(p)
-    p.add_argument("--out", metavar="PATH", help="csv: a directory; bencher: a file "
-                                                 "(default: stdout)")
+    p.add_argument("--out", metavar="PATH", help="csv, hgrm: a directory; bencher: a file "
+                                                 "(default: stdout; hgrm: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "
                                                       "each series' latest")

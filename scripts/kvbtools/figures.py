@@ -1,128 +1,192 @@
-"""Figures as inline SVG in one self-contained HTML page (matplotlib, Debian's python3-matplotlib).
+"""Figures drawn with matplotlib (Debian's python3-matplotlib), the same bytes for the same input,
+for self-contained HTML pages (inline SVG) and as files (--svg DIR, --png DIR). Every kvb command
+that draws goes through here: `kvb report --html`, `kvb compare --html`, the report.html of
+matrix, versions and bisect (docs/report.md), `kvb history --html` (docs/history.md). Pages are
+htmlpage.Page; the figures of each page are in run_figures, micro_figures, compare_figures and
+history_figures.
 
-Deterministic output: the same input gives the same bytes (a fixed svg.hashsalt for the ids
-matplotlib generates, no date in the metadata), so pages can be diffed and kept in git. Shared
-by `kvb history --html` and meant for `kvb report --html`: `svg(fig)` turns any figure into
-inline SVG, `page(...)` wraps sections into the HTML document, `series_figure(...)` draws one
-series over time. Importing this module does not import matplotlib; `pyplot()` does, and raises
-UsageError naming the Debian package when it is missing.
+Importing this module does not import matplotlib (every other kvb command works without it);
+`pyplot()` does, and raises UsageError naming the Debian package when it is missing.
+
+Deterministic output: a fixed svg.hashsalt per figure (its name) for the ids matplotlib makes,
+no date or creator in the metadata, one font (DejaVu Sans, matplotlib's own and Debian's
+fonts-dejavu-core) drawn as paths, so an SVG needs no font where it is opened and two runs of a
+command over the same files write the same bytes.
 """
 from __future__ import annotations
 
-import html
 import io
-from typing import Any, Sequence
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
-from kvbtools.io_util import import_debian, write_text
+from kvbtools.errors import UsageError
+from kvbtools.io_util import import_debian
+
+PACKAGE = "python3-matplotlib"
+WIDTH_INCHES = 10.0      # every figure; with PNG_DPI a PNG is 1200 px wide
+PNG_DPI = 120
+FONT = "DejaVu Sans"
+
+# One colour per series (engine, side, implementation), in order of first use. Red is kept for
+# what a reader must notice: stalls, regressions, the blamed commit.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2",
+           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
+ALERT = "#d62728"
+GOOD = "#2c7fb8"
+MUTED = "#9a9a9a"
+BAND = "#e3e3e3"
+
+_plt: Any = None
 
 
-def pyplot() -> Any:
-    matplotlib = import_debian("matplotlib", "python3-matplotlib", "--html")
-    matplotlib.use("svg")
-    matplotlib.rcParams["svg.hashsalt"] = "kvbench"
-    matplotlib.rcParams["font.size"] = 9
+def pyplot(purpose: str = "--html") -> Any:
+    """matplotlib.pyplot set up for deterministic figures; UsageError (exit 2) naming the Debian
+    package when matplotlib cannot be imported."""
+    global _plt
+    if _plt is not None:
+        return _plt
+    matplotlib = import_debian("matplotlib", PACKAGE, purpose)
+    matplotlib.use("Agg")
+    rc = matplotlib.rcParams
+    rc["svg.hashsalt"] = "kvbench"
+    rc["svg.fonttype"] = "path"
+    rc["font.family"] = "sans-serif"
+    rc["font.sans-serif"] = [FONT]
+    rc["font.size"] = 9
+    rc["axes.titlesize"] = 10
+    rc["axes.titlelocation"] = "left"
+    rc["axes.spines.top"] = False
+    rc["axes.spines.right"] = False
+    rc["axes.grid"] = True
+    rc["grid.color"] = "#e6e6e6"
+    rc["grid.linewidth"] = 0.6
+    rc["axes.axisbelow"] = True
+    rc["legend.fontsize"] = 8
+    rc["legend.frameon"] = False
+    rc["figure.max_open_warning"] = 0
     import matplotlib.pyplot as plt
+    _plt = plt
     return plt
 
 
-def svg(fig: Any) -> str:
-    """The figure as an <svg> element (no XML prolog), deterministic."""
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+class Colours:
+    """A colour per name, given in order of first request, the same in every figure of a page."""
+
+    def __init__(self, order: Iterable[str] = ()) -> None:
+        self._by_name: dict[str, str] = {}
+        for name in order:
+            self[name]
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._by_name:
+            self._by_name[name] = PALETTE[len(self._by_name) % len(PALETTE)]
+        return self._by_name[name]
 
 
-def series_figure(times: Sequence[str], medians: Sequence[float], lows: Sequence[float],
-                  highs: Sequence[float], *, title: str, unit: str,
-                  changes: Sequence[tuple[int, str]] = (),
-                  segments: Sequence[tuple[int, int, float]] = (),
-                  drift: tuple[float, float] | None = None) -> str:
-    """One series: a point per run at its median with its interval, change points as vertical
-    lines between the points before and after (labelled), each segment's mean, a drift line."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 3.2))
-    xs = list(range(1, len(medians) + 1))
-    ax.errorbar(xs, medians, yerr=[[m - lo for m, lo in zip(medians, lows)],
-                                   [hi - m for m, hi in zip(medians, highs)]],
-                fmt="o", markersize=4, color="#1f5fa8", ecolor="#8fb0d8", capsize=2,
-                label="median, interval")
-    for a, b, mean in segments:
-        ax.hlines(mean, a + 1 - 0.4, b + 0.4, colors="#555555", linewidth=1,
-                  linestyles="solid")
-    if drift is not None:
-        ax.plot([xs[0], xs[-1]], list(drift), color="#d07000", linewidth=1.2, label="drift")
-    for index, text in changes:
-        ax.axvline(index + 0.5, color="#c0282d", linestyle="--", linewidth=1.2)
-        ax.annotate(text, (index + 0.5, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(3, -10), textcoords="offset points", color="#c0282d", fontsize=8)
-    ax.set_title(title, fontsize=9, loc="left")
-    ax.set_ylabel(unit)
-    step = max(1, len(xs) // 8)
-    ticks = xs[::step]
-    labels, day = [], ""
-    for i in ticks:  # the point's number, its time, and its date where the date changes
-        t = times[i - 1]
-        labels.append(f"{i}\n{t[11:16]}" + (f"\n{t[:10]}" if t[:10] != day else ""))
-        day = t[:10]
-    ax.set_xticks(ticks)
-    ax.set_xticklabels(labels, fontsize=7)
-    ax.set_xlim(0.5, len(xs) + 0.5)
-    ax.grid(axis="y", color="#e4e4e4", linewidth=0.6)
-    out = svg(fig)
-    plt.close(fig)
-    return out
+@dataclass
+class Figure:
+    """A figure to draw when the page is written (so only one is open at a time).
+
+    name: the stable file name without extension (`readrandom-throughput`); caption: what it
+    shows and how to read it; draw(plt) returns the matplotlib figure."""
+    name: str
+    caption: str
+    draw: Callable[[Any], Any]
 
 
-STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:70em;color:#222}
-h1{font-size:1.3em}h2{font-size:1.05em;margin-top:1.8em}
-pre{background:#f6f6f6;padding:.5em;font-size:.8em;white-space:pre-wrap}
-.note{color:#555;font-size:.85em}"""
+def new(plt: Any, height: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Any, Any]:
+    """A figure WIDTH_INCHES wide with a constrained layout (so its size is exactly that)."""
+    return plt.subplots(nrows, ncols, figsize=(WIDTH_INCHES, height), layout="constrained", **kw)
 
 
-def page(title: str, intro: str, sections: Sequence[tuple[str, str, str]]) -> str:
-    """An HTML document: a title, an intro paragraph, then (heading, preformatted text, svg)."""
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
-           f"<h1>{html.escape(title)}</h1>", f'<p class="note">{html.escape(intro)}</p>']
-    for heading, text, figure in sections:
-        out.append(f"<h2>{html.escape(heading)}</h2>")
-        if text:
-            out.append(f"<pre>{html.escape(text)}</pre>")
-        out.append(figure)
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+def render(fig: Any, name: str, fmt: str) -> bytes:
+    """The figure as SVG or PNG bytes, deterministic; ids salted with the figure's name."""
+    import matplotlib
+    matplotlib.rcParams["svg.hashsalt"] = "kvbench-" + name
+    buf = io.BytesIO()
+    if fmt == "svg":
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None,
+                                                  "Format": None, "Type": None})
+    else:
+        fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None},
+                    pil_kwargs={"optimize": True})
+    return buf.getvalue()
 
 
-def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any],
-                       where: str) -> None:
-    """`kvb history --html`: one figure per series (history.Series, trend.Analysis)."""
-    pyplot()  # fail before any work when matplotlib is missing
-    sections = []
-    for s, a in zip(series, analyses):
-        m = s.info
-        meds = [p.median * m.scale for p in s.points]
-        ivs = [p.interval for p in s.points]
-        lows = [lo * m.scale if p.n > 1 else p.median * m.scale for p, (lo, _, _) in
-                zip(s.points, ivs)]
-        highs = [hi * m.scale if p.n > 1 else p.median * m.scale for p, (_, hi, _) in
-                 zip(s.points, ivs)]
-        bounds = [0, *[c.index for c in a.changes], len(meds)]
-        segments = [(x, y, sum(meds[x:y]) / (y - x)) for x, y in zip(bounds, bounds[1:])]
-        changes = [(c.index, f"{(c.ratio - 1) * 100:+.1f}%") for c in a.changes]
-        drift = None
-        if a.drift is not None:
-            drift = (a.drift.start_value * m.scale, a.drift.end_value * m.scale)
-        key = " ".join(f"{k}={v}" for k, v in s.key.items())
-        better = "higher" if m.higher_is_better else "lower"
-        text = (f"fingerprint {s.fingerprint[:12]}: {key}\n{len(s.points)} points; {better} is "
-                f"better; {len(a.changes)} change point(s)"
-                + ("; a drift" if a.drift is not None else ""))
-        sections.append((f"{s.label} [{m.shown_unit}]", text, series_figure(
-            [p.time for p in s.points], meds, lows, highs, title=s.label, unit=m.shown_unit,
-            changes=changes, segments=segments, drift=drift)))
-    doc = page("kvbench history", f"{len(series)} series from {where}. Each point is one run: "
-               "its median and 95% interval (min..max below 6 repeats); dashed red lines are "
-               "change points (E-divisive means, Hunter's t-test), grey lines each segment's "
-               "mean.", sections)
-    write_text(path, doc)
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(href="#|url\(#)([^")]+)')
+
+
+def inline(svg: str, prefix: str) -> str:
+    """An SVG document as an element to put inside HTML: no XML prolog or DOCTYPE, no namespace
+    declarations (the HTML parser gives <svg> its namespace), every id prefixed so the figures
+    of one page never share one."""
+    text = svg[svg.index("<svg"):]
+    head, rest = text.split(">", 1)
+    head = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", head)
+    rest = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', rest)
+    rest = _REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", rest)
+    return f'{head} role="img">{rest}'
+
+
+def svg(fig: Any, name: str = "figure") -> str:
+    """The figure as an inline <svg> element (see inline())."""
+    return inline(render(fig, name, "svg").decode("utf-8"), re.sub(r"\W+", "-", name))
+
+
+def safe_name(text: str) -> str:
+    """A file name stem from a label: letters, digits, '.', '_', '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "figure"
+
+
+class Output:
+    """Where figures go besides the page: --svg DIR and --png DIR, one file per figure."""
+
+    def __init__(self, svg_dir: str | None = None, png_dir: str | None = None) -> None:
+        self.svg_dir, self.png_dir = svg_dir, png_dir
+        self.written: list[str] = []
+        for d in (svg_dir, png_dir):
+            if d:
+                try:
+                    os.makedirs(d, exist_ok=True)
+                except OSError as e:
+                    raise UsageError(f"{d}: cannot create the directory: {e.strerror}") from None
+
+    def draw(self, figure: Figure) -> str:
+        """Draws one figure, writes its files, returns its inline SVG."""
+        plt = pyplot()
+        fig = figure.draw(plt)
+        try:
+            data = render(fig, figure.name, "svg")
+            for d, ext, blob in ((self.svg_dir, "svg", data),
+                                 (self.png_dir, "png", None)):
+                if not d:
+                    continue
+                path = os.path.join(d, f"{figure.name}.{ext}")
+                _write(path, blob if blob is not None else render(fig, figure.name, "png"))
+                self.written.append(path)
+        finally:
+            plt.close(fig)
+        return inline(data.decode("utf-8"), safe_name(figure.name))
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write: {e.strerror}") from None
+
+
+def unique_names(figures: list[Figure]) -> None:
+    """Makes figure names unique within a page (a second `x` becomes `x-2`)."""
+    seen: dict[str, int] = {}
+    for f in figures:
+        n = seen.get(f.name, 0) + 1
+        seen[f.name] = n
+        if n > 1:
+            f.name = f"{f.name}-{n}"

@@ -143,7 +143,15 @@ def _kvbench_fields(ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]
         "assertions": _bool_text(build["assertions"]) if "assertions" in build else None}
     for k in KEY_WORKLOAD:
         key[f"workload.{k}"] = workload.get(k)
+    # Sampled latency (--latency_sample=N > 1) is another series' latency; 1, the default, stays out
+    # of the key so that runs from before the flag keep their series.
+    if isinstance(workload.get("latency_sample"), int) and workload["latency_sample"] > 1:
+        key["workload.latency_sample"] = workload["latency_sample"]
     engine = ctx.get("engine") or {}
+    # The memory the engine was given and how an IO-bound run was bounded (docs/engines.md).
+    config = engine.get("config") if isinstance(engine.get("config"), dict) else {}
+    for k in ("memory_budget", "io_bound"):
+        key[f"engine.{k}"] = config.get(k)
     attrs: dict[str, Any] = {
         "kernel": ctx.get("kernel"), "commit": build.get("git_revision"),
         "kvbench_version": build.get("kvbench_version"),

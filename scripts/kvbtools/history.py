@@ -308,9 +308,9 @@ def cmd(args: argparse.Namespace) -> int:
         raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
                                                     else ""))
     if args.html:
-        from kvbtools import figures, trend
+        from kvbtools import history_figures, trend
         analyses = [trend.analyse(s, trend.Params()) for s in series]
-        figures.write_history_html(args.html, series, analyses, where)
+        history_figures.write_history_html(args.html, series, analyses, where)
         print(f"wrote {args.html}: {len(series)} series", file=sys.stderr)
     else:
         print(format_history(series, where))

@@ -1,4 +1,8 @@
-"""kvb matrix: the same benchmarks built with several presets, interleaved, one table per metric.
+"""kvb matrix: the same benchmarks across presets, engines, thread counts or configurations.
+
+With --presets alone: the same benchmarks built with several presets, interleaved, one table per
+metric (below). With --threads, --configs, or without --presets: a study (kvbtools/study.py):
+every combination of the axes, the first the base, tables relative to it, QPS@N per thread count.
 
 Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off.
 The runs interleave: round 1 runs every preset once, round 2 again, and so on, so drift hits
@@ -14,7 +18,8 @@ import re
 import sys
 from typing import Any
 
-from kvbtools import command, compare, manifest, results, rounds, runner, sources, store
+from kvbtools import (callgrind, command, compare, host, manifest, results, rounds, runner, sources,
+                      store, study)
 from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.samples import load_side
@@ -25,7 +30,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
     p.add_argument("--engines",
                    help="comma-separated engines for KV runs (default: the first engine of "
-                        "cmake/deps.json)")
+                        "cmake/deps.json); in a study, an axis: a series per engine")
     p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
     p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
                    help="one more kvbench flag for KV runs, e.g. "
@@ -42,6 +47,11 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
     p.add_argument("--metric", action="append", help="only these metrics (see kvb compare)")
     rounds.add_arguments(p)
+    p.add_argument("--instructions", action="store_true",
+                   help="micro: count instructions per byte under valgrind's callgrind, in the "
+                        "measured loops only, instead of timing (deterministic: zero-width "
+                        "intervals; instructions are not time). Needs portable presets on an "
+                        "AVX-512 host (docs/compare.md)")
     p.add_argument("--no-control", action="store_true",
                    help="do not measure the first series twice")
     p.add_argument("--dry-run", action="store_true",
@@ -54,7 +64,14 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
+    if args.instructions and not micro:
+        raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); for "
+                         "kvbench's engines, kvb dbbench instructions counts rocksdb per op")
+    if args.instructions:
+        callgrind.require_valgrind()
+        args.metric = args.metric or ["instructions_per_byte"]
     return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
+                instructions=args.instructions,
                 min_time=args.min_time,
                 engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
                 workloads=args.workloads, num=args.num,
@@ -65,6 +82,10 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
                args: argparse.Namespace, meta: dict[str, Any]) -> int:
     """Builds every distinct build, measures interleaved, prints and saves the tables."""
     budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
+    if plan.instructions:
+        presets = runner.load_presets()
+        callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
+                                 for s in series if s.build.preset in presets])
     if not args.no_control and series:
         first = series[0]
         series = series + [Series("control", first.build)]
@@ -119,7 +140,10 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                                            if d.word == "same" else "")
              for k, d in decisions.items()}
     text = compare.format_comparison(c, control="" if args.no_control else "control",
-                                     extra=extra if args.until_resolved else None)
+                                     extra=extra if args.until_resolved or plan.instructions
+                                     else None)
+    if plan.instructions:
+        text += f"\n[lo, hi]: each ratio's 95% interval; {callgrind.CAVEAT}"
     if args.until_resolved:
         text += "\n" + rounds_line(outcome, decisions, args.threshold)
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
@@ -144,6 +168,8 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     doc["failed_builds"] = failed
     doc["library_version_mismatches"] = mismatches
     results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    from kvbtools.result_pages import write_report  # report.html (docs/report.md)
+    write_report(outdir)
     runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds} round(s)"
                          + (f", {rounds_line(outcome, decisions, args.threshold)}"
                             if args.until_resolved else "") + "; the tables are in table.txt")
@@ -267,8 +293,17 @@ def from_source_defines(items: list[str], source_args: list[str]
 
 def register(sub: Any) -> None:
     p = command.add(sub, "matrix", __doc__, run)
-    p.add_argument("--presets", required=True,
-                   help="comma-separated configure presets; the first is the base")
+    p.add_argument("--presets",
+                   help="comma-separated configure presets; the first is the base. Without it, "
+                        "a study of one kvbench binary (--kvbench)")
+    p.add_argument("--threads", metavar="N,N,...",
+                   help="an axis: kvbench --threads values (a study: QPS@N tables too)")
+    p.add_argument("--configs", metavar="FILE",
+                   help="an axis: named configurations, one a line, 'name: --flag=value ...'; "
+                        "the first is the base")
+    p.add_argument("--kvbench", metavar="BINARY",
+                   help="without --presets: the kvbench to run (default: this tree's "
+                        "build/<arch>-gcc-native/src/kvbench)")
     p.add_argument("--micro", action="store_true",
                    help="run kvbench_micro instead of kvbench workloads")
     p.add_argument("--from-source", default="", metavar="DEP[@VERSION],...",
@@ -278,7 +313,10 @@ def register(sub: Any) -> None:
     add_plan_arguments(p)
 
 
-def run(args: argparse.Namespace) -> int:
+def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, str]],
+                                                     list[Build], str, list[list[str]]]:
+    """--presets as builds: the presets that can be built here, those skipped (and why), their
+    builds, the --from-source tag suffix and the library versions the trees declare."""
     names = [n for n in args.presets.split(",") if n]
     if not names:
         raise UsageError("--presets is empty")
@@ -289,10 +327,34 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("none of the presets can be built on this host")
     defines, suffix, versions = from_source_defines(
         [x for x in args.from_source.split(",") if x], args.source)
+    builds = [Build(p.name, p.name, p.name + suffix, dict(defines)) for p in presets]
+    return presets, skipped, builds, suffix, versions
+
+
+def study_builds(args: argparse.Namespace) -> list[tuple[str, Build]]:
+    """A study's builds: its presets (labelled by name when more than one), or one binary."""
+    if args.presets:
+        builds = preset_builds(args)[2]
+        return [(b.label if len(builds) > 1 else "", b) for b in builds]
+    binary = args.kvbench or os.path.join(host.ROOT, "build", host.native_preset(), "src",
+                                          "kvbench")
+    if not os.access(binary, os.X_OK):
+        raise UsageError(f"no kvbench at {binary}: build it (cmake --preset ...), give "
+                         "--kvbench BINARY, or --presets to build")
+    return [("", Build("kvbench", "", "", prebuilt=os.path.abspath(binary)))]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.threads or args.configs or args.presets is None:
+        if args.micro:
+            raise UsageError("--threads, --configs and a study without --presets are for "
+                             "kvbench workloads, not --micro")
+        plan = make_plan(args, False, "")
+        return study.run(args, study_builds(args), plan, plan.engines)
+    presets, skipped, builds, suffix, versions = preset_builds(args)
     plan = make_plan(args, args.micro, "/4096$")
-    series = [Series(p.name, Build(p.name, p.name, p.name + suffix, dict(defines)))
-              for p in presets]
-    meta = {"command": "matrix", "presets": names, "skipped": dict(skipped),
+    series = [Series(b.label, b) for b in builds]
+    meta = {"command": "matrix", "presets": [n for n in args.presets.split(",") if n], "skipped": dict(skipped),
             "from_source": args.from_source, "repeats": args.repeats,
             "expect": {s.label: versions for s in series}}
     meta["expect"]["control"] = versions

@@ -80,6 +80,9 @@ GBENCH: dict[str, Metric] = {m.path: m for m in (
     Metric("items_per_second", "items/s", "higher"),
     Metric("cpu_time", "ns", "lower"),
     Metric("real_time", "ns", "lower"),
+    # Written by kvb matrix/versions --instructions (callgrind.py), not by Google Benchmark.
+    Metric("instructions_per_byte", "instructions/byte", "lower"),
+    Metric("instructions_per_iteration", "instructions", "lower"),
 )}
 
 

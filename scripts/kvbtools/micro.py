@@ -1,7 +1,8 @@
 """kvb micro: kvbench_micro on one block size with a short minimum time, GB/s per function.
 
   kvb micro [--binary build/<preset>/bench/kvbench_micro] [-- --cache_cold]
-      runs it (the quick start's micro summary) and prints GB/s and compression ratio
+      runs it (the quick start's micro summary) and prints GB/s, the fraction of the ceiling
+      (memory/read of the same block size: "of read") and compression ratio
   kvb micro --compare gcc.json clang.json ...
       JSON that kvbench_micro wrote (--benchmark_out=FILE), e.g. two presets: the context
       entries that differ, then GB/s per benchmark side by side with the ratio to the first
@@ -60,6 +61,27 @@ def function_name(benchmark_name: str) -> str:
     return "/".join(parts[:-1]) + (" (cold)" if cold else "")
 
 
+# The ceiling row: a checksum or codec reads its input at least once, so reading the same block
+# with the widest loads (memory/read, bench/memory_bench.cc) bounds every row of its block size.
+CEILING = "memory/read"
+
+
+def ceiling_name(benchmark_name: str) -> str:
+    """'crc32c/fold_512/4096' -> 'memory/read/4096' (a /cold suffix stays)."""
+    parts = benchmark_name.split("/")
+    cold = parts[-1] == "cold"
+    size = parts[-2] if cold else parts[-1]
+    return f"{CEILING}/{size}" + ("/cold" if cold else "")
+
+
+def of_ceiling(gbps: dict[str, float | None], name: str) -> str:
+    """The row's fraction of the ceiling row of its block size, or '-' without one."""
+    value, ceiling = gbps.get(name), gbps.get(ceiling_name(name))
+    if not isinstance(value, float) or not isinstance(ceiling, float) or ceiling <= 0:
+        return "-"
+    return f"{value / ceiling:.2f}"
+
+
 def format_table(doc: dict[str, Any], block_size: int) -> str:
     ctx = doc["context"]
     lines = [
@@ -68,21 +90,24 @@ def format_table(doc: dict[str, Any], block_size: int) -> str:
             arch=ctx.get("kvbench_arch_flags", "?"), build_type=ctx.get("kvbench_build_type", "?"),
             mode=ctx.get("cache_mode", "?")),
         f"{block_size}-byte blocks; GB/s = 10^9 bytes/s of uncompressed input; "
-        "ratio = compressed/input",
+        f"of read = fraction of {CEILING} (the ceiling); ratio = compressed/input",
         "",
     ]
+    gbps = gbps_by_name(doc)
     rows: list[list[str]] = []
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
         name = function_name(b["name"])
         if b.get("error_occurred"):
-            rows.append([name, "-", "", "skipped: " + b.get("error_message", "")])
+            rows.append([name, "-", "", "", "skipped: " + b.get("error_message", "")])
             continue
         ratio = b.get("compression_ratio")
         rows.append([name, f"{b.get('bytes_per_second', 0.0) / 1e9:.2f}",
-                     "" if ratio is None else f"{ratio:.3f}", b.get("label", "")])
-    lines += table.render(rows, header=["function", "GB/s", "ratio", "what"], left=(0, 3))
+                     of_ceiling(gbps, b["name"]), "" if ratio is None else f"{ratio:.3f}",
+                     b.get("label", "")])
+    lines += table.render(rows, header=["function", "GB/s", "of read", "ratio", "what"],
+                          left=(0, 4))
     return "\n".join(lines)
 
 
@@ -134,20 +159,23 @@ def format_compare(docs: list[results.Document]) -> str:
     for v in values:
         names.extend(n for n in v if n not in names)
     lines.append("")
-    lines.append(f"GB/s (10^9 bytes/s); ratio = column / {titles[0]}")
+    lines.append(f"GB/s (10^9 bytes/s); of read = fraction of {CEILING} of the same block size "
+                 f"in the same file; ratio = column / {titles[0]}")
     rows: list[list[str]] = []
     for name in names:
         row = [name]
         for v in values:
             g = v.get(name, "absent")
             row.append("absent" if g == "absent" else "skipped" if g is None else f"{g:.2f}")
+        row.extend(of_ceiling(v, name) for v in values)
         base = values[0].get(name)
         for v in values[1:]:
             g = v.get(name)
             ok = isinstance(base, float) and isinstance(g, float) and base > 0
             row.append(f"{g / base:.2f}x" if ok else "-")  # type: ignore[operator]
         rows.append(row)
-    lines += table.render(rows, header=["benchmark", *titles, *(f"ratio {t}" for t in titles[1:])])
+    lines += table.render(rows, header=["benchmark", *titles, *(f"of read {t}" for t in titles),
+                                        *(f"ratio {t}" for t in titles[1:])])
     return "\n".join(lines)
 
 

@@ -3,9 +3,19 @@
   kvb report FILE.json...            ops/s, MB/s, latency, CPU and bytes written per op, size
   kvb report --metrics FILE.json...  every metric the runs describe (their "metrics" array,
                                      docs/json.md), one line per engine, benchmark, role, metric
+  kvb report --html OUT.html FILE.json...
+                                     one self-contained HTML page with figures (docs/report.md):
+                                     context, throughput over time, latency percentiles, cost
+                                     per op; kvbench and kvbench_micro files, one or many runs
+  kvb report --html OUT.html RESULTS_DIR
+                                     the page of a kvb matrix, versions or bisect directory
+                                     (they write it there themselves as report.html)
+  --svg DIR / --png DIR              also (or only) each figure as its own file, named
+                                     <benchmark>[-<role>]-<figure>.svg|png, 1200 px wide PNGs
 
 A file that is not a usable kvbench document is refused with every problem listed (exit 2); a
-run that did not complete is reported with a warning.
+run that did not complete is reported with a warning (and in the page, with what is missing).
+--html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it they exit 2.
 """
 from __future__ import annotations
 
@@ -26,6 +36,9 @@ def register(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE.json")
     p.add_argument("--metrics", action="store_true",
                    help="every described metric, one line each, instead of the summary")
+    p.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML report")
+    p.add_argument("--svg", metavar="DIR", help="write every figure as DIR/<name>.svg")
+    p.add_argument("--png", metavar="DIR", help="write every figure as DIR/<name>.png")
 
 
 def _fmt(v: float, digits: int = 1) -> str:
@@ -75,7 +88,11 @@ def metric_lines(docs: list[results.Document]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.html or args.svg or args.png:
+        from kvbtools import report_html  # matplotlib and the figures: only when asked
+        return report_html.run(args)
     docs = results.load_all(args.files, [results.KVBENCH])
+
     for d in docs:
         results.warn_incomplete(d)
     if args.metrics:
@@ -83,3 +100,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(summary(r for d in docs for r in results.rows(d.doc)))
     return 0
+

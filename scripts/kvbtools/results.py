@@ -149,6 +149,20 @@ def rows(doc: dict[str, Any]) -> list[Row]:
     return out
 
 
+def occurrences(doc: dict[str, Any]) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """(occurrence, result, role) for every role of every result, in order. The occurrence
+    counts the entries of --benchmarks naming that benchmark (fillseq,readrandom,readrandom: the
+    second readrandom is occurrence 2); the repeats of one entry share it."""
+    seen: dict[str, int] = {}
+    out = []
+    for result in doc["results"]:
+        name = result["benchmark"]
+        if result.get("repeat", 1) <= 1 or name not in seen:
+            seen[name] = seen.get(name, 0) + 1
+        out.extend((seen[name], result, role) for role in result["roles"])
+    return out
+
+
 def write_json(path: str, doc: Any) -> None:
     """Writes `doc` to PATH.tmp, then renames it to PATH: a reader never sees half a file."""
     tmp = path + ".tmp"

@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from kvbtools import callgrind
 from kvbtools.errors import RunError, UsageError
 from kvbtools.host import ROOT, host_arch
 
@@ -123,12 +124,15 @@ class Build:
     preset: str
     tag: str                                          # build/kvb/<tag>
     defines: dict[str, str] = field(default_factory=dict)
+    prebuilt: str = ""          # a kvbench binary to use as it is (kvb matrix --kvbench)
 
     @property
     def dir(self) -> str:
         return os.path.join(ROOT, "build", "kvb", self.tag)
 
     def binary(self, micro: bool) -> str:
+        if self.prebuilt:
+            return self.prebuilt
         return os.path.join(self.dir, "bench", "kvbench_micro") if micro else \
             os.path.join(self.dir, "src", "kvbench")
 
@@ -206,21 +210,26 @@ class Plan:
     workloads: str = "fillseq,readrandom"
     num: int = 100000
     extra: list[str] = field(default_factory=list)
+    instructions: bool = False   # micro: count instructions under callgrind (callgrind.py)
 
 
-def run_once(binary: str, plan: Plan, out: str, engine: str = "") -> None:
+def run_once(binary: str, plan: Plan, out: str, engine: str = "",
+             args: list[str] | None = None) -> None:
     """One measurement: kvbench_micro once (one repetition) or kvbench once on a fresh database.
     Writes its JSON to `out`. Raises BuildError on failure."""
     if plan.micro:
         cmd = [binary, f"--benchmark_filter={plan.micro_filter}",
                f"--benchmark_min_time={plan.min_time:g}", f"--benchmark_out={out}",
                "--benchmark_out_format=json", *plan.extra]
+        if plan.instructions:
+            callgrind.micro_instructions(cmd, out, binary)
+            return
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     else:
         with tempfile.TemporaryDirectory(prefix="kvb-db.") as db:
             cmd = [binary, f"--engine={engine}", f"--benchmarks={plan.workloads}",
                    f"--num={plan.num}", f"--db={db}/db", "--report_interval_seconds=0",
-                   f"--json={out}", *plan.extra]
+                   f"--json={out}", *plan.extra, *(args or [])]
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
@@ -266,13 +275,16 @@ class Series:
     series may share a build (the control)."""
     label: str
     build: Build
+    engine: str = ""            # a study's engine axis: this series' only engine
+    args: list[str] = field(default_factory=list)  # a study's threads/config flags
 
 
 def run_order(series: list[Series], plan: Plan, repeats: int) -> list[tuple[int, Series, str]]:
     """(repeat, series, engine) in the order they run: every series once per round, rounds
     repeated, so slow drift (heat, other tenants, page cache) hits every series alike."""
-    engines = [""] if plan.micro else plan.engines
-    return [(r, s, e) for r in range(1, repeats + 1) for s in series for e in engines]
+    def engines(s: Series) -> list[str]:
+        return [""] if plan.micro else [s.engine] if s.engine else plan.engines
+    return [(r, s, e) for r in range(1, repeats + 1) for s in series for e in engines(s)]
 
 
 def measure_interleaved(series: list[Series], plan: Plan, repeats: int,
@@ -294,5 +306,5 @@ def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
         out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
         progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
                  + (f", engine {engine}" if engine else ""))
-        run_once(s.build.binary(plan.micro), plan, out, engine)
+        run_once(s.build.binary(plan.micro), plan, out, engine, s.args)
         files[s.label].append(out)

@@ -21,12 +21,17 @@ UNIT_SUFFIXES = ("_ns", "_us", "_bytes", "_seconds", "_per_sec", "_us_per_op", "
 # Numbers that are counts or ratios: no unit to name.
 DIMENSIONLESS = {
     "schema_version", "cpu_cores", "num", "reads", "writes", "key_size", "value_size",
-    "compression_ratio", "seed", "threads", "seek_nexts", "repeat", "repeats", "ops", "found",
+    "compression_ratio", "seed", "threads", "seek_nexts", "latency_sample", "repeat", "repeats", "ops", "found",
     "not_found", "entries", "count", "min", "max", "mean", "median", "stddev", "cv",
     "ci95_low", "ci95_high", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99",
     "below_half_median", "write_amplification", "stall_slowdowns", "stall_stops",
     "cache_eviction_count", "pages_in_use", "depth", "branch_pages", "leaf_pages", "overflow_pages",
     "entries_in_tree", "eviction_clean", "eviction_dirty",
+    "buckets", "sub_buckets",  # latency_ns.hdr_layout: the histogram's shape
+    # context.environment.during (docs/json.md): shares of the CPU capacity, load averages
+    "steal_share", "foreign_share", "noisy_steal_share_threshold", "noisy_foreign_share_threshold",
+    "load_average_start", "load_average_end",
+    "ipc", "counted_fraction",
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).
@@ -48,6 +53,12 @@ REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
                 "prefix": str, "source_dir": str, "build_compiler": str, "build_flags": str,
                 "notes": str},
     "engine": {"name": str, "version": str, "reference": bool, "config": dict},
+    # Optional in files written before the audit existed; checked whenever it is there.
+    "environment": {"cpu_model": str, "microcode": str, "governor": str, "boost": str,
+                    "smt": str, "thp": str, "kernel": str, "virtualization": str,
+                    "memory_available_bytes": str, "load_average_start": str, "unknown": dict,
+                    "warnings": list, "during": dict, "noisy": bool, "noisy_reason": str},
+    "during": {"measured": bool},
     "workload": {"num": int, "reads": int, "writes": int, "key_size": int, "value_size": int,
                  "threads": int, "seed": int, "duration_seconds": NUM,
                  "op_counts": str, "db": str, "compression": str, "cache_size_bytes": int},
@@ -72,6 +83,9 @@ REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "interval": {"end_seconds": NUM, "seconds": NUM, "ops": int, "bytes": int},
     "pacing": {"target_bytes_per_sec": NUM, "achieved_bytes_per_sec": NUM,
                "p99_exceeded_bytes_per_sec": NUM, "sustained": bool},
+    # Present unless --perf_counters=off; the per-op counts are metrics (each optional: what was
+    # not counted is absent, and "unavailable"/"software_unavailable" say why).
+    "counters": {"multiplexed": bool, "counted_fraction": NUM},
     "summary": {"benchmark": str, "role": str, "repeats": int, "ops_per_sec": dict},
     "metric": {"path": str, "unit": str, "better": str},
 }
@@ -156,9 +170,12 @@ def _context(ctx: dict[str, Any], full: bool, problems: list[str]) -> None:
         _check(ctx.get("engine"), "engine", "$.context.engine", problems)
         return
     _check(ctx, "context", "$.context", problems)
-    for name in ("build", "engine", "workload"):
+    for name in ("build", "engine", "workload", "environment"):
         if isinstance(ctx.get(name), dict):
             _check(ctx[name], name, f"$.context.{name}", problems)
+    during = _dict(_dict(ctx, "environment"), "during")
+    if during:
+        _check(during, "during", "$.context.environment.during", problems)
     for i, lib in enumerate(_list(ctx, "libraries")):
         _check(lib, "library", f"$.context.libraries[{i}]", problems)
         if isinstance(lib, dict) and lib.get("origin") not in (None, "system", "prefix", "source"):
@@ -176,6 +193,44 @@ def _role(role: Any, where: str, problems: list[str]) -> None:
         _check(iv, "interval", f"{where}.intervals.series[{k}]", problems)
     if role.get("background"):
         _check(role.get("pacing"), "pacing", f"{where}.pacing", problems)
+    if "counters" in role:
+        _check(role["counters"], "counters", f"{where}.counters", problems)
+        for key in ("unavailable", "software_unavailable"):
+            if key in _dict(role, "counters") and not isinstance(role["counters"][key], str):
+                problems.append(f"{where}.counters.{key}: expected a string, got "
+                                f"{describe(role['counters'][key])}")
+    lat = role.get("latency_ns")
+    if isinstance(lat, dict) and "buckets" in lat:
+        _buckets(lat, f"{where}.latency_ns", problems)
+
+
+def _buckets(lat: dict[str, Any], where: str, problems: list[str]) -> None:
+    """latency_ns.buckets: [low_ns, high_ns, count] per non-empty bucket, ascending, counting
+    every operation; hdr_layout beside it."""
+    buckets = lat["buckets"]
+    if not isinstance(buckets, list):
+        problems.append(f"{where}.buckets: expected an array, got {describe(buckets)}")
+        return
+    total, last = 0, -1
+    for i, b in enumerate(buckets):
+        if (not isinstance(b, list) or len(b) != 3
+                or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in b)):
+            problems.append(f"{where}.buckets[{i}]: expected [low_ns, high_ns, count], "
+                            "integers")
+            return
+        low, high, count = b
+        if low <= last or high < low or count == 0:
+            problems.append(f"{where}.buckets[{i}]: buckets must be non-empty, ascending and "
+                            "apart")
+            return
+        last, total = high, total + count
+    if isinstance(lat.get("count"), int) and total != lat["count"]:
+        problems.append(f"{where}.buckets: they count {total} operations, latency_ns.count "
+                        f"says {lat['count']}")
+    layout = lat.get("hdr_layout")
+    if not isinstance(layout, dict) or not all(isinstance(layout.get(k), int)
+                                               for k in ("buckets", "sub_buckets")):
+        problems.append(f"{where}.hdr_layout: expected {{\"buckets\": N, \"sub_buckets\": N}}")
 
 
 def _described_metrics(doc: dict[str, Any], problems: list[str]) -> dict[str, metrics.Metric]:

@@ -2,7 +2,11 @@
 
 1. Harness cost per op: readrandom on the `null` engine, 1 thread (ns/op = 1e9 / ops/s), beside
    the `memory` engine's readrandom at the same --num, measured right after: the share of a
-   cheap in-memory lookup that is the harness itself.
+   cheap in-memory lookup that is the harness itself. Then the same null readrandom's CPU time
+   per op of its own thread (which other processes on a loaded machine do not inflate, as they
+   do wall time) three ways in a row: every op timed (the default), --latency_sample=16, and
+   untimed (--latency_sample=1000000); the difference between the first and the last is what
+   timing an op costs (two clock reads and a histogram update; docs/metrics.md).
 2. Harness memory against --num: fillrandom on `null` at --small and at --large keys; peak RSS
    must not grow with --num (no key vectors: the fill order is a computed permutation).
 
@@ -64,6 +68,16 @@ def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
     return 1e9 / rate
 
 
+def cpu_ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
+    """The CPU time of the benchmark's own threads per op, in ns."""
+    role = next(r["roles"][0] for r in doc["results"] if r["benchmark"] == benchmark)
+    return role["cost"]["thread_cpu_us_per_op"] * 1000.0
+
+
+# --latency_sample of the three CPU-time measurements: every op timed, 1 in 16, (nearly) none.
+SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
+
+
 def run(args: argparse.Namespace) -> int:
     if min(args.reads, args.small) < 1 or args.large <= args.small:
         raise UsageError("--reads and --small must be positive and --large above --small")
@@ -76,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
                       [f"--reads={min(args.reads, 5_000_000)}"])
         fig["null_readrandom_ns_per_op"] = ns_per_op(null, "readrandom")
         fig["memory_readrandom_ns_per_op"] = ns_per_op(mem, "readrandom")
+        for prefix, n in SAMPLING.items():
+            doc = null if n == 1 else measure(kvbench, "null", "readrandom", args.small, tmp,
+                                              [f"--reads={args.reads}", f"--latency_sample={n}"])
+            fig[f"null_readrandom_{prefix}cpu_ns_per_op"] = cpu_ns_per_op(doc, "readrandom")
         for size in ("small", "large"):
             doc = measure(kvbench, "null", "fillrandom", fig[size], tmp, [])
             fig[f"peak_rss_{size}_bytes"] = doc["results"][0]["peak_rss_bytes"]
@@ -104,6 +122,10 @@ def report(fig: dict[str, Any]) -> None:
     small, large = fig["peak_rss_small_bytes"] / MIB, fig["peak_rss_large_bytes"] / MIB
     print(f"harness cost: null readrandom {null_ns:.1f} ns/op; memory readrandom {mem_ns:.1f} "
           f"ns/op (same run); harness = {null_ns / mem_ns:.2f} of the memory engine's op")
+    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in SAMPLING]
+    print(f"harness CPU: null readrandom {cpu[0]:.1f} ns/op of its thread's CPU timing every op, "
+          f"{cpu[1]:.1f} with --latency_sample=16, {cpu[2]:.1f} untimed: timing an op costs "
+          f"{cpu[0] - cpu[2]:.1f} ns")
     print(f"harness memory: null fillrandom peak RSS {small:.1f} MiB at --num={fig['small']}, "
           f"{large:.1f} MiB at --num={fig['large']}: {fig['rss_growth_bytes'] / MIB:+.2f} MiB, "
           f"{fig['rss_growth_bytes_per_key']:.3f} bytes per added key; ratio "

@@ -96,8 +96,10 @@ def _engine_of(s: Series) -> str:
     return s.row.split(" ", 1)[0] if s.kind == "kvbench" else ""
 
 
-def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str]:
-    """The kvb bisect command for a change between two points, or None and why not."""
+def bisect_line(s: Series, before: Point, after: Point,
+                worse: bool = True) -> tuple[str | None, str]:
+    """The kvb bisect command for a change between two points, or None and why not; an
+    improvement (`worse` False) is searched for with --find faster."""
     engine = _engine_of(s)
     subj = subjects(changed(before, after), engine)
     if not subj:
@@ -108,7 +110,7 @@ def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str
         return None, (f"{len(subj)} things changed at once ({', '.join(sorted(subj))}): "
                       "bisect one of them with the others held fixed")
     what, diff = next(iter(subj.items()))
-    metric = f" --metric {s.metric}"
+    metric = f" --metric {s.metric}" + ("" if worse else " --find faster")
     preset = s.key.get("preset", "")
     if what == "kvbench":
         a, b = diff.get("commit", ("", ""))
@@ -131,7 +133,7 @@ def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str
             measure = (f"build/kvb-bisect/src/kvbench {flags} --report_interval_seconds=0 "
                        "--json=kvb-bisect.json >/dev/null && cat kvb-bisect.json")
             bench = s.row
-        return (f"kvb bisect --repo KVBENCH_CHECKOUT --good {a} --bad {b} --build-cmd "
+        return (f"kvb bisect --repo KVBENCH_CHECKOUT --old {a} --new {b} --build-cmd "
                 f"{shlex.quote(build)} --measure-cmd {shlex.quote(measure)} --bench "
                 f"{shlex.quote(bench)}{metric}"), "kvbench's own commit changed"
     if not what.startswith("lib "):
@@ -161,7 +163,7 @@ def bisect_line(s: Series, before: Point, after: Point) -> tuple[str | None, str
         if rest:
             why += ("; kvb bisect runs kvbench's defaults for every other flag, and these runs "
                     f"also had {' '.join(rest)}")
-    return (f"kvb bisect --dep {dep} --repo {dep.upper()}_CHECKOUT --good {good} --bad {bad} "
+    return (f"kvb bisect --dep {dep} --repo {dep.upper()}_CHECKOUT --old {good} --new {bad} "
             f"--preset {preset}{mode}{metric}"), why
 
 
@@ -208,7 +210,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
             diff = changed(pts[at - 1], pts[at])
     for k, (x, y) in diff.items():
         lines.append(f"  differs: {k}: {x or '-'} -> {y or '-'}")
-    line, why = bisect_line(s, pts[at - 1], pts[at])
+    line, why = bisect_line(s, pts[at - 1], pts[at], worse)
     if line:
         lines.append(f"  to find the cause ({why}):")
         lines.append(f"    {line}")

@@ -1,6 +1,7 @@
 #include "cli/flags.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +12,10 @@ namespace kvbench {
 namespace {
 
 Status Invalid(const std::string& text, const Flag& f) {
+  if (std::strcmp(f.unit(), "bytes") == 0 && std::strcmp(f.type_name(), "int64") == 0) {
+    return Status::InvalidArgument("invalid value '" + text + "' for --" + f.name() +
+                                   " (expects a byte count: 268435456, 256MB, 1G; K = 1024)");
+  }
   return Status::InvalidArgument("invalid value '" + text + "' for --" + f.name() + " (expects " +
                                  f.type_name() + ")");
 }
@@ -47,6 +52,29 @@ bool ParseUint(const std::string& text, uint64_t* out) {
   if (errno != 0 || *end != '\0') return false;
   *out = v;
   return true;
+}
+
+// A byte count with an optional binary suffix: 64K, 256MB, 1GiB, 2T (K = 1024; case-insensitive;
+// the B and iB endings are optional). Plain digits otherwise, as ParseInt.
+bool ParseSize(const std::string& text, int64_t lo, int64_t hi, int64_t* out) {
+  size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
+                                  (digits == 0 && text[0] == '-'))) {
+    ++digits;
+  }
+  std::string suffix = text.substr(digits);
+  for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.empty()) return ParseInt(text, lo, hi, out);
+  static const char kUnits[] = "KMGT";
+  const char* unit = std::strchr(kUnits, suffix[0]);
+  const std::string rest = suffix.substr(1);
+  if (unit == nullptr || (rest != "" && rest != "B" && rest != "IB")) return false;
+  int64_t n = 0;
+  if (!ParseInt(text.substr(0, digits), 0, hi, &n)) return false;
+  const int shift = 10 * static_cast<int>(unit - kUnits + 1);
+  if (n > (hi >> shift)) return false;
+  *out = n << shift;
+  return *out >= lo;
 }
 
 bool ParseDouble(const std::string& text, double* out) {
@@ -120,7 +148,10 @@ Status Flag::Set(const std::string& text, bool by_user) {
     **i = static_cast<int32_t>(v);
     checked = static_cast<double>(v);
   } else if (auto* l = std::get_if<int64_t*>(&target_)) {
-    if (!ParseInt(text, INT64_MIN, INT64_MAX, *l)) return Invalid(text, *this);
+    const bool size = std::strcmp(unit_, "bytes") == 0;
+    if (!(size ? ParseSize : ParseInt)(text, INT64_MIN, INT64_MAX, *l)) {
+      return Invalid(text, *this);
+    }
     checked = static_cast<double>(**l);
   } else if (auto* u = std::get_if<uint64_t*>(&target_)) {
     if (!ParseUint(text, *u)) return Invalid(text, *this);

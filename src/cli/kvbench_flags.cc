@@ -98,6 +98,21 @@ std::vector<Flag> EngineAndOutputFlags(KvbenchFlags* f) {
            "page cache)")
           .Range(1)
           .Unit("bytes"),
+      Flag("memory_budget", &f->memory_budget, "-1",
+           "All the memory the engine may use, split by its adapter between its own settings "
+           "(RocksDB block cache and write buffers; WiredTiger cache and eviction targets; LMDB "
+           "the OS page cache) and recorded with the result; for comparing engines fairly "
+           "(docs/engines.md). Not with --cache_size; not for the reference engines")
+          .Range(kMinMemoryBudget)
+          .Or(-1, "none: --cache_size and the engine's own defaults")
+          .Unit("bytes"),
+      Flag("io_bound", &f->io_bound, "false",
+           "Keep the database out of memory beyond --memory_budget: O_DIRECT where the engine "
+           "supports it, else a memory cgroup limit (root; exit 2 when neither is possible). "
+           "Needs --memory_budget at most half of --num x (key_size + value_size)"),
+      Flag("drop_caches", &f->drop_caches, "false",
+           "sync and drop the OS page cache before each benchmark that reads an existing "
+           "database (root only: exit 2 otherwise)"),
       Flag("compression", &f->compression, "none",
            "Compression where the engine supports it (the reference engines: none)")
           .Choices("none,snappy,lz4,zstd"),
@@ -105,16 +120,37 @@ std::vector<Flag> EngineAndOutputFlags(KvbenchFlags* f) {
       Flag("engine_options", &f->engine_options, "",
            "Passed raw to the engine, in its own syntax (docs/engines.md); the reference engines "
            "take none"),
+      Flag("latency_sample", &f->latency_sample, "1",
+           "Time one op in N for the latency histogram (at random gaps averaging N); 1 = every "
+           "op. Throughput counts every op either way. Two clock reads cost ~24 ns per timed op "
+           "on AMD Zen (docs/metrics.md): sampling takes that out of the untimed ops, for "
+           "engines whose ops take tens of ns. With --duration the deadline is checked at timed "
+           "ops. The output says when latency is sampled")
+          .Range(1, kMaxLatencySample)
+          .Unit("ops"),
       Flag("histogram", &f->histogram, "false",
-           "Print every latency percentile and the syscall bytes per op, not only the usual ones"),
+           "Print every latency percentile, not only the usual ones"),
       Flag("report_interval_seconds", &f->report_interval_seconds, "1",
            "Seconds between progress lines on stderr and interval samples")
           .Range(kMinReportInterval, kMaxReportInterval)
           .Or(0, "none")
           .Unit("seconds"),
+      Flag("perf_counters", &f->perf_counters, "auto",
+           "perf_event_open counters per role, per op: auto (every event below), off, or a "
+           "comma-separated list of instructions, cycles, branch-misses, L1-dcache-load-misses, "
+           "cache-misses (hardware: recorded as unavailable, with the reason, where the machine "
+           "has no PMU), task-clock, context-switches, cpu-migrations, minor-faults, "
+           "major-faults (software)"),
+      Flag("cpu_affinity", &f->cpu_affinity, "",
+           "Pin the worker threads round-robin to these CPUs (0,1 or 0-3); the *whilewriting "
+           "writer gets a CPU of its own when the list has one more than --threads. Every CPU "
+           "must be one the process may run on. Empty = unpinned"),
       Flag("json", &f->json, "",
            "Write the results as one JSON document to this path (checked before the first "
            "benchmark; holds an incomplete document until the run ends)"),
+      Flag("hgrm_prefix", &f->hgrm_prefix, "",
+           "Write each benchmark's and role's latency distribution as HdrHistogram percentile "
+           "text to PREFIX.<benchmark>.<role>.hgrm (docs/report.md)"),
   };
 }
 

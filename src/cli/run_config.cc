@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/cpu_affinity.h"
 #include "common/limits.h"
 #include "kv/registry.h"
 #include "workload/benchmark.h"
@@ -73,9 +74,14 @@ Status ParseBenchmarks(const KvbenchFlags& f, std::vector<BenchmarkPlan>* plans)
       return Usage("'" + item + "': warm-ups and repeats together must be at most " +
                    std::to_string(kMaxRunsPerBenchmark));
     }
+    if (const Suite* suite = FindSuite(plan.name)) {  // each step with the item's repeats
+      for (const auto& step : *suite->steps) plans->push_back({step, plan.repeats, plan.warmups});
+      continue;
+    }
     if (FindBenchmark(plan.name) == nullptr) {
       std::string known;
       for (const auto& b : AllBenchmarks()) known += std::string(" ") + b.name;
+      for (const auto& suite : AllSuites()) known += std::string(" ") + suite.name;
       return Usage("unknown benchmark '" + plan.name + "' (known:" + known + ")");
     }
     plans->push_back(plan);
@@ -179,6 +185,12 @@ Status CheckPaths(const KvbenchFlags& f, bool db_given, std::string* db) {
   if (!f.json.empty() && IsDirectory(f.json)) {
     return Usage("--json=" + f.json + " is a directory; give a file name");
   }
+  if (!f.hgrm_prefix.empty() && f.hgrm_prefix.back() == '/') {
+    return Usage("--hgrm_prefix=" + f.hgrm_prefix +
+                 " ends with '/'; give the start of a file "
+                 "name, e.g. " +
+                 f.hgrm_prefix + "run");
+  }
   return Status::OK();
 }
 
@@ -200,11 +212,13 @@ void Fill(const KvbenchFlags& f, RunConfig* c) {
   w.duration_seconds = f.duration;
   w.threads = f.threads;
   w.seek_nexts = f.seek_nexts;
+  w.latency_sample = f.latency_sample;
   w.write_rate_limit = static_cast<double>(f.benchmark_write_rate_limit);
   w.verify = f.verify;
   c->report_interval_seconds = f.report_interval_seconds;
   c->histogram = f.histogram;
   c->json_path = f.json;
+  c->hgrm_prefix = f.hgrm_prefix;
   c->ack_file = f.ack_file;
 }
 
@@ -217,7 +231,11 @@ Status BuildConfig(const KvbenchFlags& f, bool db_given, int argc, char** argv, 
   if (s.ok()) s = CheckAckFile(f, c->benchmarks);
   if (s.ok()) s = CheckSizes(f, *engine);
   if (s.ok()) s = CheckPaths(f, db_given, &c->engine_options.path);
+  if (s.ok()) s = ParsePerfCounters(f.perf_counters, &c->perf_counters);
+  if (s.ok()) s = ParseCpuAffinity("cpu_affinity", f.cpu_affinity, &c->cpu_affinity);
   if (!s.ok()) return s;
+  // Once, here: a kind the machine cannot count is said once, and no thread tries it again.
+  if (c->perf_counters.enabled()) ProbePerfCounters(&c->perf_counters);
   Fill(f, c);
   // A directory kvbench chose itself is its to remove; one the user named is the user's.
   c->default_db = !db_given;

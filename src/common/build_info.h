@@ -17,6 +17,13 @@ struct BuildInfo {
   const char* arch_flags;   // -march=... / -mcpu=... from the preset ("" = compiler default)
   const char* target_arch;  // CMAKE_SYSTEM_PROCESSOR
   bool assertions;          // NDEBUG not defined in kvbench's own code
+  // The CPU the compiler targets with arch_flags, as it reported at configure time: what
+  // -march=native / -mcpu=native resolved to (cmake/KvbenchTargetCpu.cmake), e.g. "znver3",
+  // "neoverse-n1 +15 target features"; "unknown" when the compiler did not say.
+  const char* target_cpu;
+  // "" when the tests run on the real CPU; otherwise what emulates it (qemu-aarch64 under a cross
+  // preset or scripts/arm64-root.sh). Timings taken under it say nothing about real hardware.
+  const char* emulator;
 };
 
 const BuildInfo& GetBuildInfo();

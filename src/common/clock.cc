@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -12,6 +13,7 @@ namespace kvbench {
 
 bool Clock::use_counter_ = false;
 double Clock::ns_per_tick_ = 1.0;
+uint64_t Clock::ns_per_tick_q32_ = uint64_t{1} << 32;
 
 uint64_t Clock::MonotonicNanos() {
   timespec ts;
@@ -61,6 +63,7 @@ void Clock::Init() {
       return;
     }
     ns_per_tick_ = static_cast<double>(t1 - t0) / static_cast<double>(c1 - c0);
+    ns_per_tick_q32_ = static_cast<uint64_t>(std::llround(ns_per_tick_ * 4294967296.0));
   });
 }
 

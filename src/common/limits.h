@@ -6,6 +6,9 @@
 
 namespace kvbench {
 
+// --memory_budget: below this no engine has room for its write buffers and a cache.
+constexpr int64_t kMinMemoryBudget = 16ll << 20;
+
 constexpr int kMaxKeySize = 1024;              // bytes; the workloads' key buffers are this big
 constexpr int kMaxValueSize = 64 << 20;        // bytes
 constexpr int kMaxRepeats = 1000;              // measured runs per benchmark, and warm-ups
@@ -16,6 +19,7 @@ constexpr int kMaxThreads = 1024;
 constexpr int kMaxDurationSeconds = 30 * 86400;                          // 30 days
 constexpr double kMinReportInterval = 0.01, kMaxReportInterval = 86400;  // seconds
 constexpr int kMaxSeekNexts = 1000000;
+constexpr int kMaxLatencySample = 1000000;    // --latency_sample: one timed op in this many
 constexpr double kMaxDatabaseBytes = 0x1p62;  // --num x (key + value): the engines' size hint
 
 }  // namespace kvbench

@@ -9,6 +9,7 @@
 
 #include "common/build_info.h"
 #include "common/clock.h"
+#include "env/arm_atomics.h"
 #include "env/elf_audit.h"
 
 namespace kvbench {
@@ -20,24 +21,6 @@ std::string ReadFirstLine(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, implementer, part;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-    std::string value = line.substr(line.find_first_not_of(" \t", colon + 1) == std::string::npos
-                                        ? line.size()
-                                        : line.find_first_not_of(" \t", colon + 1));
-    if (key == "model name") return value;
-    if (key == "CPU implementer") implementer = value;
-    if (key == "CPU part") part = value;
-  }
-  if (!part.empty()) return "ARM implementer " + implementer + " part " + part;
-  return "unknown";
 }
 
 std::string Caches() {
@@ -56,7 +39,7 @@ std::string Caches() {
 
 }  // namespace
 
-Environment Environment::Collect(const LibraryFactsFn& facts) {
+Environment Environment::Collect(const LibraryFactsFn& facts, const std::string& db_path) {
   Environment e;
   char buf[64];
   const std::time_t now = std::time(nullptr);
@@ -67,7 +50,7 @@ Environment Environment::Collect(const LibraryFactsFn& facts) {
   e.hostname = host;
   utsname u;
   if (uname(&u) == 0) e.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
-  e.cpu_model = CpuModel();
+  e.cpu_model = HostCpuModel();
   e.cpu_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   e.cpu_caches = Caches();
   e.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
@@ -80,6 +63,13 @@ Environment Environment::Collect(const LibraryFactsFn& facts) {
     lib.assertions = facts.imports_assert_fail;
     lib.debug_info = facts.has_debug_info;
   }
+#if defined(__aarch64__)
+  // LSE, LL/SC or outline atomics: the ARM question of docs/presets.md, for every file loaded.
+  e.atomics = AuditAtomics("/proc/self/exe").Summary();
+  for (auto& lib : e.libraries) {
+    if (!lib.path.empty()) lib.atomics = AuditAtomics(lib.path).Summary();
+  }
+#endif
 
   const BuildInfo& b = GetBuildInfo();
   const std::string bt = b.build_type;
@@ -93,12 +83,19 @@ Environment Environment::Collect(const LibraryFactsFn& facts) {
   if (std::string(b.cxx_flags).find("-fsanitize") != std::string::npos) {
     e.warnings.push_back("kvbench was built with sanitizers: timings are not representative");
   }
+  if (*b.emulator) {
+    e.warnings.push_back(std::string("the CPU is emulated (") + b.emulator +
+                         "): timings say nothing about any real machine");
+  }
+  e.audit = AuditHost(db_path);
+  e.noise_start = TakeNoiseSnapshot();
   return e;
 }
 
 std::vector<std::string> RunWarnings(const Environment& env, const std::string& engine,
                                      const std::vector<std::string>& engine_build_warnings) {
   std::vector<std::string> warnings = env.warnings;
+  warnings.insert(warnings.end(), env.audit.warnings.begin(), env.audit.warnings.end());
   for (const auto& lib : env.libraries) {  // only the engine this run uses
     if (lib.name == engine && lib.assertions) {
       warnings.push_back(lib.name + " (" + lib.path +

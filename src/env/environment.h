@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/build_info.h"
+#include "env/host_audit.h"
+#include "env/noise.h"
 
 namespace kvbench {
 
@@ -30,6 +32,10 @@ struct LibraryInfo {
   std::string build_compiler;  // source: compiler id and version
   std::string build_flags;     // source: its compile flags
   std::string notes;           // what the library itself says about its build (rocksdb: crc32c)
+  // AArch64 only (arm_atomics.h): how its atomic read-modify-writes compile, e.g. "outline
+  // atomics (38 helpers: ...)"; "" on other targets. A static library is part of kvbench's own
+  // executable: see Environment::atomics.
+  std::string atomics;
 };
 
 // One line describing where `lib` came from and how it was built, for the console header and
@@ -50,9 +56,15 @@ struct Environment {
   uint64_t memory_bytes = 0;
   std::string clock;  // Clock::Description()
   std::vector<LibraryInfo> libraries;
+  std::string atomics;  // AArch64 only: kvbench's own executable (arm_atomics.h); "" elsewhere
   std::vector<std::string> warnings;  // about kvbench's own build (see RunWarnings)
+  // The environment audit (host_audit.h), of the host and of the filesystem holding the database;
+  // its warnings are among RunWarnings'.
+  HostAudit audit;
+  NoiseSnapshot noise_start;  // taken by Collect, compared with the end of the run (noise.h)
 
-  static Environment Collect(const LibraryFactsFn& facts);
+  // `db_path`: the database directory ("" for none), whose filesystem the audit records.
+  static Environment Collect(const LibraryFactsFn& facts, const std::string& db_path);
 };
 
 // Every library this build links (the manifest's order), with its runtime version, the file it

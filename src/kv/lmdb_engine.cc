@@ -503,6 +503,15 @@ Status OpenEnvironment(const std::string& path, uint64_t map_size, unsigned int 
   return Status::OK();
 }
 
+// LMDB has no cache of its own: the whole budget is the OS page cache over its memory map, which
+// nothing but a memory cgroup (--io_bound) bounds.
+MemoryPlan PlanLMDBMemory(uint64_t budget) {
+  MemoryPlan plan;
+  plan.parts = {{"os_page_cache", budget,
+                 "pages of the memory-mapped file; bounded only by --io_bound's memory cgroup"}};
+  return plan;  // no O_DIRECT: reads are page faults on the map
+}
+
 // The effective configuration, as the run header and the JSON record it.
 std::vector<std::pair<std::string, std::string>> EffectiveConfig(const Db& db,
                                                                  const EngineOptions& options,
@@ -512,7 +521,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveConfig(const Db& db,
   mdb_env_get_maxreaders(db.env, &readers);
   MDB_stat stat;
   const bool have_stat = mdb_env_stat(db.env, &stat) == 0;
-  return {
+  std::vector<std::pair<std::string, std::string>> config = {
       {"map_size", std::to_string(MapSize(db.env))},
       {"map_size_source", map_source},
       {"env_flags", FlagNames(flags)},
@@ -528,6 +537,16 @@ std::vector<std::pair<std::string, std::string>> EffectiveConfig(const Db& db,
       {"engine_options", options.engine_options.empty() ? "(none)" : options.engine_options},
       {"library", mdb_version(nullptr, nullptr, nullptr)},
   };
+  if (options.memory_budget != 0) {
+    for (auto& [key, value] : config) {
+      if (key == "cache_size") value = "ignored: --memory_budget bounds the OS page cache instead";
+    }
+    for (auto& kv : BudgetConfig(options.memory_budget, PlanLMDBMemory(options.memory_budget),
+                                 options.io_bound)) {
+      config.push_back(std::move(kv));
+    }
+  }
+  return config;
 }
 
 Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
@@ -552,6 +571,6 @@ Status OpenLMDBEngine(const EngineOptions& options, std::unique_ptr<Engine>* eng
 
 }  // namespace
 
-KVBENCH_ENGINE_ADAPTER(lmdb) = {&OpenLMDBEngine, &LMDBLibrary, &LMDBMaxKeySize};
+KVBENCH_ENGINE_ADAPTER(lmdb) = {&OpenLMDBEngine, &LMDBLibrary, &LMDBMaxKeySize, &PlanLMDBMemory};
 
 }  // namespace kvbench

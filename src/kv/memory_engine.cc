@@ -183,6 +183,6 @@ const EngineInfo kMemoryEngine = {"memory",
                                   true,
                                   "",
                                   /*reference=*/true,
-                                  {&OpenMemoryEngine, nullptr, nullptr}};
+                                  {&OpenMemoryEngine, nullptr, nullptr, nullptr}};
 
 }  // namespace kvbench

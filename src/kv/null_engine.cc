@@ -74,6 +74,6 @@ const EngineInfo kNullEngine = {
     true,
     "",
     /*reference=*/true,
-    {&OpenNullEngine, nullptr, nullptr}};
+    {&OpenNullEngine, nullptr, nullptr, nullptr}};
 
 }  // namespace kvbench

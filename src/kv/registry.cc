@@ -22,7 +22,7 @@ const std::vector<EngineInfo>& AllEngines() {
 #define KVBENCH_ENGINE(name, description) \
   {#name, description, true, "", false, kEngineAdapter_##name},
 #define KVBENCH_MISSING_ENGINE(name, description, missing) \
-  {#name, description, false, missing, false, {nullptr, nullptr, nullptr}},
+  {#name, description, false, missing, false, {nullptr, nullptr, nullptr, nullptr}},
 #define KVBENCH_DEFAULT_ENGINE(name)
 #include "kv/engines.def"
 #undef KVBENCH_ENGINE

@@ -9,6 +9,7 @@
 
 #include "common/build_info.h"
 #include "kv/engine.h"
+#include "kv/memory_budget.h"
 
 namespace kvbench {
 
@@ -19,6 +20,9 @@ struct EngineAdapter {
   LibraryFacts (*library)();  // the library's own facts; nullptr: no library
   // The largest key the engine takes, in bytes; nullptr = no limit kvbench's keys reach.
   int (*max_key_size)();
+  // How the engine spends --memory_budget=`budget` bytes (kv/memory_budget.h); nullptr = it
+  // takes no budget (the reference engines).
+  MemoryPlan (*plan_memory)(uint64_t budget);
 };
 
 // The adapter of engine <name>, for the engine table (registry.cc) to find by name.

@@ -18,6 +18,7 @@
 #include <rocksdb/advanced_cache.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -121,8 +122,13 @@ class RocksSession : public Session {
 class RocksEngine : public Engine {
  public:
   RocksEngine(const std::string& path, rocksdb::DB* db, rocksdb::Options options, bool sync,
-              std::string raw)
-      : Engine(path), db_(db), options_(std::move(options)), sync_(sync), raw_(std::move(raw)) {}
+              std::string raw, std::vector<std::pair<std::string, std::string>> budget)
+      : Engine(path),
+        db_(db),
+        options_(std::move(options)),
+        sync_(sync),
+        raw_(std::move(raw)),
+        budget_(std::move(budget)) {}
   ~RocksEngine() override { Close(); }
 
   std::string Name() const override { return "rocksdb"; }
@@ -139,6 +145,7 @@ class RocksEngine : public Engine {
         t && t->block_cache ? std::to_string(t->block_cache->GetCapacity()) : "none");
     add("block_size", t ? std::to_string(t->block_size) : "n/a");
     add("bloom_filter", t && t->filter_policy ? t->filter_policy->Name() : "none");
+    add("cache_index_and_filter_blocks", t && t->cache_index_and_filter_blocks ? "true" : "false");
     add("write_buffer_size", std::to_string(options_.write_buffer_size));
     add("max_write_buffer_number", std::to_string(options_.max_write_buffer_number));
     add("max_background_jobs", std::to_string(options_.max_background_jobs));
@@ -146,12 +153,16 @@ class RocksEngine : public Engine {
         std::to_string(options_.level0_file_num_compaction_trigger));
     add("target_file_size_base", std::to_string(options_.target_file_size_base));
     add("max_bytes_for_level_base", std::to_string(options_.max_bytes_for_level_base));
+    add("use_direct_reads", options_.use_direct_reads ? "true" : "false");
+    add("use_direct_io_for_flush_and_compaction",
+        options_.use_direct_io_for_flush_and_compaction ? "true" : "false");
     add("enable_pipelined_write", options_.enable_pipelined_write ? "true" : "false");
     add("perf_level", "disable (per worker thread, as db_bench's default)");
     add("wal", "enabled");
     add("write_sync", sync_ ? "true" : "false");
     add("engine_options", raw_.empty() ? "(none)" : raw_);
     add("full_options_file", "OPTIONS-* in the database directory");
+    c.insert(c.end(), budget_.begin(), budget_.end());
     return c;
   }
 
@@ -224,6 +235,7 @@ class RocksEngine : public Engine {
   rocksdb::Options options_;
   bool sync_;
   std::string raw_;
+  std::vector<std::pair<std::string, std::string>> budget_;  // BudgetConfig(), if any
 };
 
 Status ToCompression(const std::string& name, rocksdb::CompressionType* type) {
@@ -245,6 +257,40 @@ LibraryFacts RocksDBLibrary() {
           "crc32c: " + rocksdb::crc32c::IsFastCrc32Supported()};
 }
 
+// Two memtables of 1/8 of the budget each, at most RocksDB's default 64 MiB (a larger one only
+// delays flushes), and the rest block cache, which also holds index and filter blocks
+// (cache_index_and_filter_blocks) so that they count against the budget instead of growing with
+// the database outside it.
+MemoryPlan PlanRocksDBMemory(uint64_t budget) {
+  const uint64_t write_buffer = std::min<uint64_t>(budget / 8, 64ull << 20);
+  MemoryPlan plan;
+  plan.parts = {
+      {"block_cache", budget - 2 * write_buffer,
+       "data, index and filter blocks (cache_index_and_filter_blocks=true)"},
+      {"write_buffers", 2 * write_buffer, "max_write_buffer_number=2 memtables"},
+  };
+  plan.settings = {{"write_buffer_size", std::to_string(write_buffer)},
+                   {"max_write_buffer_number", "2"},
+                   {"cache_index_and_filter_blocks", "true"}};
+  plan.direct_io = "use_direct_reads=true,use_direct_io_for_flush_and_compaction=true";
+  return plan;
+}
+
+// --memory_budget and --io_bound, applied before --engine_options so that those still win.
+void ApplyBudget(const EngineOptions& eo, rocksdb::Options* options,
+                 rocksdb::BlockBasedTableOptions* table) {
+  if (eo.memory_budget == 0) return;
+  const MemoryPlan plan = PlanRocksDBMemory(eo.memory_budget);
+  table->block_cache = rocksdb::NewLRUCache(plan.parts[0].bytes);
+  table->cache_index_and_filter_blocks = true;
+  options->write_buffer_size = plan.parts[1].bytes / 2;
+  options->max_write_buffer_number = 2;
+  if (eo.io_bound) {
+    options->use_direct_reads = true;
+    options->use_direct_io_for_flush_and_compaction = true;
+  }
+}
+
 Status OpenRocksDBEngine(const EngineOptions& eo, std::unique_ptr<Engine>* engine) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -257,6 +303,7 @@ Status OpenRocksDBEngine(const EngineOptions& eo, std::unique_ptr<Engine>* engin
   if (!s.ok()) return s;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(eo.cache_size);
+  ApplyBudget(eo, &options, &table);
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (!eo.engine_options.empty()) {
     rocksdb::ConfigOptions config;
@@ -273,12 +320,17 @@ Status OpenRocksDBEngine(const EngineOptions& eo, std::unique_ptr<Engine>* engin
     if (s.IsNotSupported() || s.IsInvalidArgument()) return s;
     return Status::IOError(s.message());
   }
-  *engine = std::make_unique<RocksEngine>(eo.path, db, options, eo.sync, eo.engine_options);
+  auto budget = BudgetConfig(eo.memory_budget,
+                             eo.memory_budget ? PlanRocksDBMemory(eo.memory_budget) : MemoryPlan(),
+                             eo.io_bound);
+  *engine = std::make_unique<RocksEngine>(eo.path, db, options, eo.sync, eo.engine_options,
+                                          std::move(budget));
   return Status::OK();
 }
 
 }  // namespace
 
-KVBENCH_ENGINE_ADAPTER(rocksdb) = {&OpenRocksDBEngine, &RocksDBLibrary, nullptr};
+KVBENCH_ENGINE_ADAPTER(rocksdb) = {&OpenRocksDBEngine, &RocksDBLibrary, nullptr,
+                                   &PlanRocksDBMemory};
 
 }  // namespace kvbench

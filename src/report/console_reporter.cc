@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "common/build_info.h"
+#include "common/cpu_affinity.h"
 #include "report/format.h"
 
 namespace kvbench {
@@ -12,11 +13,13 @@ namespace {
 // How a metric group reads on the console.
 struct GroupStyle {
   std::string_view group, title, separator;
+  bool compact = false;  // label and value only: "instr 12.3K, IPC 1.26"
 };
 constexpr GroupStyle kGroupStyles[] = {
     {kLatencyGroup, "latency", "  "},
     {kCostGroup, "cost/op", ", "},
     {kIntervalsGroup, "intervals", ", "},
+    {kCountersGroup, "counters/op", ", ", true},
 };
 
 GroupStyle StyleOf(std::string_view group) {
@@ -24,6 +27,12 @@ GroupStyle StyleOf(std::string_view group) {
     if (s.group == group) return s;
   }
   return {group, group, ", "};
+}
+
+// "task-clock 1.23us", "instr 12.3K", "IPC 1.26".
+std::string FormatCompactItem(const Metric& m) {
+  const std::string value = m.unit == "ns/op" ? FormatNs(m.value) : FormatCount(m.value);
+  return std::string(m.label) + " " + value;
 }
 
 // "p99 42.62us", "cpu user 4.46 us", "median 63490 ops/s". A unit the title already says is
@@ -57,6 +66,7 @@ std::string FormatItem(const Metric& m, std::string_view title) {
 
 void ConsoleReporter::Begin(const RunContext& c) {
   reference_engine_ = c.reference_engine;
+  noise_ = c.noise;
   const Environment& env = *c.env;
   const RunConfig& config = *c.config;
   const BuildInfo& b = GetBuildInfo();
@@ -71,6 +81,7 @@ void ConsoleReporter::Begin(const RunContext& c) {
                caches.c_str());
   std::fprintf(out_, "Kernel:     %s; memory %s; clock %s\n", env.kernel.c_str(),
                FormatBytes(env.memory_bytes).c_str(), env.clock.c_str());
+  std::fprintf(out_, "Host:       %s\n", env.audit.Summary().c_str());
   for (const auto& l : env.libraries) {
     if (!l.version.empty() || !l.path.empty() || !l.origin.empty()) {
       std::fprintf(out_, "Library:    %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
@@ -93,9 +104,26 @@ void ConsoleReporter::Begin(const RunContext& c) {
                "Entries:    --num=%llu keys; op counts are totals across %d thread%s; seed %llu\n",
                static_cast<unsigned long long>(w.num), w.threads, w.threads == 1 ? "" : "s",
                static_cast<unsigned long long>(w.seed));
+  std::fprintf(out_, "Counters:   %s%s\n", config.perf_counters.Describe().c_str(),
+               config.perf_counters.enabled() ? " (per op, per role)" : "");
+  if (!config.cpu_affinity.empty()) {
+    std::fprintf(out_, "CPUs:       workers pinned round-robin to %s\n",
+                 FormatCpuList(config.cpu_affinity).c_str());
+  }
   for (const auto& warning : c.warnings) std::fprintf(out_, "WARNING:    %s\n", warning.c_str());
   std::fprintf(out_, "------------------------------------------------\n");
   std::fflush(out_);
+}
+
+bool ConsoleReporter::Finish() {
+  if (noise_ == nullptr) return true;
+  std::fprintf(out_, "Noise:      %s\n", DescribeNoise(*noise_).c_str());
+  if (noise_->noisy) {
+    std::fprintf(out_, "WARNING:    this run was noisy (%s): compare it with care\n",
+                 noise_->reason.c_str());
+  }
+  std::fflush(out_);
+  return true;
 }
 
 void ConsoleReporter::Progress(const ProgressUpdate& u) {
@@ -171,7 +199,11 @@ void ConsoleReporter::AddGroupLines(const RoleResult& role) {
       const bool shown = m.show == Show::kAlways || (m.show == Show::kHistogram && histogram_);
       if (m.group != group || !shown) continue;
       if (!line.empty()) line += style.separator;
-      line += FormatItem(m, style.title);
+      line += style.compact ? FormatCompactItem(m) : FormatItem(m, style.title);
+    }
+    if (group == kCountersGroup && role.counters.multiplexed) {
+      line += " (multiplexed: scaled from " +
+              FormatDouble(100 * role.counters.counted_fraction, 0) + "% of the time)";
     }
     if (!line.empty()) {
       std::fprintf(out_, "    %s: %s\n", std::string(style.title).c_str(), line.c_str());
@@ -189,6 +221,14 @@ void ConsoleReporter::AddBenchmarkLines(const BenchmarkResult& r) {
     for (const auto& [name, value] : r.engine_metrics) {
       line += " " + name + " " + FormatDouble(value, value == static_cast<uint64_t>(value) ? 0 : 2);
     }
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  if (!r.engine_kb_per_op.empty()) {
+    std::string line = "    engine bytes/op:";
+    for (const auto& [name, value] : r.engine_kb_per_op) {
+      line += " " + name.substr(0, name.size() - 10) + " " + FormatDouble(value, 3) + " KB,";
+    }
+    line.pop_back();
     std::fprintf(out_, "%s\n", line.c_str());
   }
   if (!r.roles.empty()) {

@@ -23,7 +23,8 @@ class ConsoleReporter : public Reporter {
   void Add(const BenchmarkResult& result) override;
   void AddSummaries(const std::vector<RoleSummary>& summaries) override;
   void Fail(const std::string& message) override;
-  bool Finish() override { return true; }
+  // Prints what else the machine did during the run (env/noise.h), a WARNING when it was noisy.
+  bool Finish() override;
 
  private:
   void AddRole(const BenchmarkResult& r, const RoleResult& role, const std::string& run_label);
@@ -34,6 +35,7 @@ class ConsoleReporter : public Reporter {
   std::FILE* const err_;
   const bool histogram_;
   bool reference_engine_ = false;
+  const NoiseReport* noise_ = nullptr;  // RunContext::noise
 };
 
 }  // namespace kvbench

@@ -21,6 +21,18 @@ std::string FormatBytes(uint64_t b) {
   return FormatDouble(v, u == 0 ? 0 : 1) + " " + units[u];
 }
 
+std::string FormatCount(double v) {
+  const char* suffix = "";
+  for (const char* s : {"K", "M", "G"}) {
+    if (v < 999.5) break;
+    v /= 1000;
+    suffix = s;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3g%s", v, suffix);
+  return buf;
+}
+
 std::string FormatNs(double ns) {
   if (ns < 1e3) return FormatDouble(ns, 0) + "ns";
   if (ns < 1e6) return FormatDouble(ns / 1e3, 2) + "us";

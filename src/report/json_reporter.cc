@@ -7,20 +7,23 @@
 #include <cstring>
 
 #include "common/build_info.h"
+#include "common/cpu_affinity.h"
 #include "report/json_writer.h"
 
 namespace kvbench {
 
 namespace {
 
-void WriteBuild(JsonWriter& j) {
+void WriteBuild(JsonWriter& j, const Environment& env) {
   const BuildInfo& b = GetBuildInfo();
   j.BeginObject("build");
   j.Str("kvbench_version", b.kvbench_version).Str("git_revision", b.git_revision);
   j.Str("preset", b.preset).Str("build_type", b.build_type);
   j.Str("compiler_id", b.compiler_id).Str("compiler_version", b.compiler_version);
   j.Str("cxx_flags", b.cxx_flags).Str("arch_flags", b.arch_flags);
-  j.Str("target_arch", b.target_arch).Bool("assertions", b.assertions);
+  j.Str("target_arch", b.target_arch).Str("target_cpu", b.target_cpu);
+  j.Str("emulator", b.emulator).Bool("assertions", b.assertions);
+  j.Str("atomics", env.atomics);  // AArch64 only, else ""
   j.EndObject();
 }
 
@@ -32,7 +35,7 @@ void WriteLibraries(JsonWriter& j, const std::vector<LibraryInfo>& libraries) {
     j.Str("origin", l.origin).Str("linked_file", l.linked_file).Str("package", l.package);
     j.Str("prefix", l.prefix).Str("source_dir", l.source_dir);
     j.Str("build_compiler", l.build_compiler).Str("build_flags", l.build_flags);
-    j.Str("notes", l.notes);
+    j.Str("notes", l.notes).Str("atomics", l.atomics);
     j.EndObject();
   }
   j.EndArray();
@@ -66,12 +69,50 @@ void WriteWorkload(JsonWriter& j, const RunConfig& config) {
   j.Int("key_size", w.key_size).Int("value_size", w.value_size);
   j.Num("compression_ratio", w.compression_ratio).Int("seed", w.seed);
   j.Num("duration_seconds", w.duration_seconds).Int("threads", w.threads);
-  j.Int("seek_nexts", w.seek_nexts).Num("write_rate_limit_bytes_per_sec", w.write_rate_limit);
+  j.Int("seek_nexts", w.seek_nexts)
+      .Int("latency_sample", w.latency_sample)
+      .Num("write_rate_limit_bytes_per_sec", w.write_rate_limit);
   j.Bool("verify", w.verify).Str("op_counts", "total across threads");
   j.Str("db", e.path).Bool("use_existing_db", config.use_existing_db);
   j.Str("compression", e.compression).Int("cache_size_bytes", e.cache_size);
   j.Bool("sync", e.sync).Str("engine_options", e.engine_options);
   j.Num("report_interval_seconds", config.report_interval_seconds);
+  j.Str("perf_counters", config.perf_counters.spec);
+  j.Str("cpu_affinity", FormatCpuList(config.cpu_affinity));
+  j.EndObject();
+}
+
+// The environment audit (env/host_audit.h) and, once the run has ended, its noise (env/noise.h).
+void WriteEnvironment(JsonWriter& j, const HostAudit& audit, const NoiseReport* noise) {
+  j.BeginObject("environment");
+  for (const auto& f : audit.facts) j.Str(f.name.c_str(), f.value);
+  j.BeginObject("unknown");  // why each "unknown" fact is unknown
+  for (const auto& f : audit.facts) {
+    if (!f.unknown.empty()) j.Str(f.name.c_str(), f.unknown);
+  }
+  j.EndObject();
+  j.BeginArray("warnings");
+  for (const auto& w : audit.warnings) j.Str(nullptr, w);
+  j.EndArray();
+  const bool measured = noise != nullptr && noise->measured;
+  j.BeginObject("during");
+  j.Bool("measured", measured);
+  if (!measured) {
+    j.Str("unknown", noise != nullptr && !noise->unknown.empty()
+                         ? noise->unknown
+                         : "measured when the run ends; it has not");
+  } else {
+    j.Num("wall_seconds", noise->wall_seconds).Num("own_cpu_seconds", noise->own_cpu_seconds);
+    j.Num("capacity_cpu_seconds", noise->capacity_cpu_seconds);
+    j.Num("steal_cpu_seconds", noise->steal_cpu_seconds).Num("steal_share", noise->steal_share);
+    j.Num("foreign_cpu_seconds", noise->foreign_cpu_seconds);
+    j.Num("foreign_share", noise->foreign_share);
+    j.Num("load_average_start", noise->load_start).Num("load_average_end", noise->load_end);
+    j.Num("noisy_steal_share_threshold", kNoisyStealShare);
+    j.Num("noisy_foreign_share_threshold", kNoisyForeignShare);
+  }
+  j.EndObject();
+  j.Bool("noisy", measured && noise->noisy).Str("noisy_reason", measured ? noise->reason : "");
   j.EndObject();
 }
 
@@ -82,7 +123,8 @@ void WriteContext(JsonWriter& j, const RunContext& c, const std::vector<Benchmar
   j.Str("cpu_model", env.cpu_model).Int("cpu_cores", env.cpu_cores);
   j.Str("cpu_caches", env.cpu_caches).Int("memory_bytes", env.memory_bytes);
   j.Str("clock", env.clock).Str("command_line", c.config->command_line);
-  WriteBuild(j);
+  WriteBuild(j, env);
+  WriteEnvironment(j, env.audit, c.noise);
   WriteLibraries(j, env.libraries);
   WriteWarnings(j, c.warnings, results);
   WriteEngine(j, c);
@@ -103,12 +145,39 @@ void WriteMetrics(JsonWriter& j, const MetricList& metrics, std::string_view gro
   }
 }
 
+// The histogram's non-empty buckets, [low_ns, high_ns, count] each, and its shape: enough to draw
+// the whole distribution and write a .hgrm file from the document alone (docs/json.md).
+void WriteBuckets(JsonWriter& j, const Histogram& h) {
+  j.BeginArray("buckets");
+  h.ForEachBucket([&j](uint64_t low, uint64_t high, uint64_t n) {
+    j.IntRow(nullptr, {low, high, n});
+  });
+  j.EndArray();
+  j.BeginObject("hdr_layout")
+      .Int("buckets", Histogram::kHdrBuckets)
+      .Int("sub_buckets", Histogram::kHdrSubBuckets)
+      .EndObject();
+}
+
+// The counters' honesty: whether they were scaled, and what could not be counted and why.
+void WriteCounterNotes(JsonWriter& j, const PerfTotals& c) {
+  j.Bool("multiplexed", c.multiplexed).Num("counted_fraction", c.counted_fraction);
+  if (!c.unavailable.empty()) j.Str("unavailable", c.unavailable);
+  if (!c.software_unavailable.empty()) j.Str("software_unavailable", c.software_unavailable);
+}
+
 // A role: its fixed fields and top-level metrics, then one object per metric group; the group's
 // non-metric fields (the interval series, the pacing target and verdict) sit in its object.
 void WriteRole(JsonWriter& j, const RoleResult& role) {
   j.BeginObject();
   j.Str("role", role.role).Int("threads", role.threads).Bool("background", role.background);
   WriteMetrics(j, role.metrics, kRoleGroup);
+  if (!role.cpus.empty()) {
+    j.BeginArray("cpus");
+    for (int cpu : role.cpus) j.Int(nullptr, static_cast<uint64_t>(cpu));
+    j.EndArray();
+  }
+  bool counters_written = false;
   for (const auto& group : role.metrics.Groups()) {
     j.BeginObject(std::string(group).c_str());
     if (group == kPacingGroup) j.Num("target_bytes_per_sec", role.target_bytes_per_sec);
@@ -122,6 +191,14 @@ void WriteRole(JsonWriter& j, const RoleResult& role) {
       j.EndArray();
     }
     if (group == kPacingGroup) j.Bool("sustained", role.sustained);
+    if (group == kLatencyGroup) WriteBuckets(j, role.latency);
+    if (group == kCountersGroup) WriteCounterNotes(j, role.counters);
+    counters_written = counters_written || group == kCountersGroup;
+    j.EndObject();
+  }
+  if (role.counters.requested && !counters_written) {  // nothing counted: still say why
+    j.BeginObject(std::string(kCountersGroup).c_str());
+    WriteCounterNotes(j, role.counters);
     j.EndObject();
   }
   j.EndObject();
@@ -136,6 +213,7 @@ void WriteResult(JsonWriter& j, const BenchmarkResult& r) {
   j.BeginObject("engine_metrics");
   for (const auto& [name, value] : r.engine_metrics) j.Num(name.c_str(), value);
   if (r.write_amplification >= 0) j.Num("write_amplification", r.write_amplification);
+  for (const auto& [name, value] : r.engine_kb_per_op) j.Num(name.c_str(), value);
   j.EndObject();
   j.BeginArray("roles");
   for (const auto& role : r.roles) WriteRole(j, role);

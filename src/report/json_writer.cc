@@ -146,6 +146,19 @@ JsonWriter& JsonWriter::Int(const char* key, uint64_t v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::IntRow(const char* key, std::initializer_list<uint64_t> v) {
+  Key(key);
+  out_ += '[';
+  const char* sep = "";
+  for (uint64_t x : v) {
+    out_ += sep;
+    out_ += std::to_string(x);
+    sep = ", ";
+  }
+  out_ += ']';
+  return *this;
+}
+
 JsonWriter& JsonWriter::Bool(const char* key, bool v) {
   Key(key);
   out_ += v ? "true" : "false";

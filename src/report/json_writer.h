@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ class JsonWriter {
   JsonWriter& Int(const char* key, uint64_t v);
   JsonWriter& Bool(const char* key, bool v);
   JsonWriter& Null(const char* key);
+  // A short array of integers on one line, "[1, 2, 3]": a histogram bucket, not a record.
+  JsonWriter& IntRow(const char* key, std::initializer_list<uint64_t> v);
   const std::string& str() const { return out_; }
 
  private:

@@ -25,6 +25,9 @@ struct RunContext {
   std::vector<std::pair<std::string, std::string>> engine_config;
   bool reference_engine = false;      // memory/null: labelled as such everywhere
   std::vector<std::string> warnings;  // env/RunWarnings: decided there, printed here
+  // What else the machine did during the run (env/noise.h): measured = false until the run has
+  // ended, when the runner fills it in just before Finish.
+  const NoiseReport* noise = nullptr;
 };
 
 // One interval of a running benchmark, per role.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kv/engine.h"
+#include "stats/perf_counters.h"
 #include "workload/workload.h"
 
 namespace kvbench {
@@ -34,9 +35,14 @@ struct RunConfig {
   double report_interval_seconds = 1.0;  // 0 = no interval series, no progress lines
   bool histogram = false;                // print the full latency distribution
   std::string json_path;                 // empty = no JSON
+  std::string hgrm_prefix;               // empty = no .hgrm files
   std::string ack_file;                  // --ack_file: fills record acknowledged writes here,
                                          // verifyacked reads them back; empty = none
   std::string command_line;              // as typed, for the record
+  bool drop_caches = false;              // --drop_caches: before each benchmark on existing data
+  std::string io_bound_mechanism;        // --io_bound: what bounds the engine's memory; "" = off
+  PerfPlan perf_counters;                // --perf_counters, probed: what each worker counts
+  std::vector<int> cpu_affinity;         // --cpu_affinity: the workers' CPUs; empty = unpinned
 };
 
 }  // namespace kvbench

@@ -22,6 +22,7 @@ constexpr std::string_view kLatencyGroup = "latency_ns";
 constexpr std::string_view kCostGroup = "cost";
 constexpr std::string_view kIntervalsGroup = "intervals";
 constexpr std::string_view kPacingGroup = "pacing";
+constexpr std::string_view kCountersGroup = "counters";
 
 struct Metric {
   std::string_view group;  // the JSON object holding it, one of the groups above

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "result/metric.h"
+#include "stats/disk_stats.h"
 #include "stats/histogram.h"
 #include "stats/interval_series.h"
+#include "stats/perf_counters.h"
 #include "stats/resource_usage.h"
 #include "stats/summary.h"
 
@@ -28,10 +30,13 @@ struct RoleResult {
   IntervalSeries series;
   StallSummary stalls;  // from `series`, ops/s
   ResourceCost cost;    // process-wide counters over the benchmark, divided by this role's ops
+  DeviceCost device;    // the --db device's reads over the benchmark, divided by this role's ops
   double thread_cpu_seconds = 0;    // CPU of this role's own threads only (no engine background)
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
   bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
+  PerfTotals counters;              // perf_event_open counters of this role's threads
+  std::vector<int> cpus;            // --cpu_affinity: each thread's CPU; empty = not pinned
   MetricList metrics;               // what the reporters print, from the above (role_metrics.h)
 
   double thread_cpu_us_per_op() const { return ops ? thread_cpu_seconds * 1e6 / ops : 0; }
@@ -51,7 +56,10 @@ struct BenchmarkResult {
   double cpu_seconds = 0;
   // Engine-internal figures: cumulative ones as the change over this benchmark, others at its end.
   std::vector<std::pair<std::string, double>> engine_metrics;
-  double write_amplification = -1;    // flush+compaction bytes / user bytes, where the engine says
+  double write_amplification = -1;  // flush+compaction bytes / user bytes, where the engine says
+  // Cumulative engine byte counts per op of the benchmark, KB: "block_written_kb_per_op"
+  // (result/engine_cost.h).
+  std::vector<std::pair<std::string, double>> engine_kb_per_op;
   std::vector<std::string> warnings;  // about this result, e.g. a read of an empty database
 };
 

@@ -55,11 +55,9 @@ void AddCost(const RoleResult& r, MetricList* m) {
     m->Add(g, "storage_write_kb_per_op", "KB/op", B::kLower, c.storage_write_kb_per_op)
         .Label("storage written");
     m->Add(g, "syscall_read_kb_per_op", "KB/op", B::kLower, c.syscall_read_kb_per_op)
-        .Label("syscall read")
-        .Shown(Show::kHistogram);
+        .Label("syscall read");
     m->Add(g, "syscall_write_kb_per_op", "KB/op", B::kLower, c.syscall_write_kb_per_op)
-        .Label("syscall written")
-        .Shown(Show::kHistogram);
+        .Label("syscall written");
   }
   m->Add(g, "voluntary_cs_per_op", "switches/op", B::kLower, c.voluntary_cs_per_op)
       .Label("voluntary cs");
@@ -88,6 +86,14 @@ void AddIntervals(const StallSummary& s, MetricList* m) {
       .Shown(show);
 }
 
+// The block device holding --db (/proc/diskstats): device-wide, unlike the process's own counters.
+void AddDevice(const DeviceCost& d, MetricList* m) {
+  if (!d.valid) return;
+  const auto g = kCostGroup;
+  m->Add(g, "storage_reads_per_op", "reads/op", B::kLower, d.reads_per_op).Label("device reads");
+  m->Add(g, "device_read_kb_per_op", "KB/op", B::kLower, d.read_kb_per_op).Label("device read");
+}
+
 // The paced writer's; its verdict is on the db_bench line.
 void AddPacing(const RoleResult& r, MetricList* m) {
   const auto g = kPacingGroup;
@@ -97,6 +103,24 @@ void AddPacing(const RoleResult& r, MetricList* m) {
       .Shown(Show::kNever);
 }
 
+// perf_event_open's, per op; what was not counted is left out (the JSON says why).
+void AddCounters(const RoleResult& r, MetricList* m) {
+  const PerfTotals& c = r.counters;
+  const auto g = kCountersGroup;
+  for (int e = 0; e < kPerfEventCount; ++e) {
+    const PerfEvent& ev = PerfEvents()[e];
+    const double per_op = c.PerOp(e, r.ops);
+    if (per_op < 0) continue;
+    m->Add(g, ev.metric, ev.unit, B::kLower, per_op).Label(ev.label);
+    if (std::string_view(ev.name) == "cycles") {
+      const double instructions = c.PerOp(FindPerfEvent("instructions"), r.ops);
+      if (instructions >= 0 && per_op > 0) {
+        m->Add(g, "ipc", "instructions/cycle", B::kHigher, instructions / per_op).Label("IPC");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void AddRoleMetrics(RoleResult* role) {
@@ -104,8 +128,10 @@ void AddRoleMetrics(RoleResult* role) {
   AddThroughput(*role, &m);
   AddLatency(role->latency, &m);
   AddCost(*role, &m);
+  AddDevice(role->device, &m);
   AddIntervals(role->stalls, &m);
   if (role->background) AddPacing(*role, &m);
+  AddCounters(*role, &m);
   role->metrics = std::move(m);
 }
 

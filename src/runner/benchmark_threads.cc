@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/cpu_affinity.h"
 #include "common/random.h"
 
 namespace kvbench {
@@ -28,14 +29,19 @@ BenchmarkThreads::~BenchmarkThreads() {
 
 Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Engine* engine,
                                  AckLog* ack_log, BenchmarkResult* result) {
-  roles_.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, 0, 0, nullptr});
+  roles_.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, {}, {}, 0, 0, nullptr});
   if (spec.background != nullptr) {
-    roles_.push_back({RoleName(Role::kWriter), true, spec.background, {}, {}, {}, 0, 0, nullptr});
-    if (options_.write_rate_limit > 0) {
-      roles_.back().limiter =
-          std::make_unique<RateLimiter>(options_.write_rate_limit, SystemPacerClock());
+    roles_.push_back(
+        {RoleName(Role::kWriter), true, spec.background, {}, {}, {}, {}, {}, 0, 0, nullptr});
+    writer_target_ = spec.WriterBytesPerSec(options_);
+    if (writer_target_ > 0) {
+      roles_.back().limiter = std::make_unique<RateLimiter>(writer_target_, SystemPacerClock());
       roles_.back().limiter->StopWhen(&stop_->stop);
     }
+  }
+  if (spec.setup != nullptr) {
+    Status s = spec.setup(engine, options_, &step_);
+    if (!s.ok()) return s;
   }
   int thread_id = 0;
   for (auto& r : roles_) {
@@ -50,11 +56,17 @@ Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Eng
       r.workers.push_back(std::make_unique<Worker>(i, n, seed, session.get(), options_, keys_,
                                                    values_, &stop_->stop, 0, r.limiter.get()));
       if (!r.background && spec.UsesAckFile()) r.workers.back()->ack_log = ack_log;
+      r.workers.back()->step = step_.get();
       sessions_.push_back(std::move(session));
+      r.cpu.push_back(cpus_.empty() ? -1 : cpus_[thread_id % cpus_.size()]);
     }
     r.end_ticks.assign(n, 0);
     r.cpu_ns.assign(n, 0);
+    r.perf.assign(n, PerfReading());
     RoleResult rr;
+    rr.cpus = r.cpu;
+    if (cpus_.empty()) rr.cpus.clear();
+    rr.counters.Begin(perf_);
     rr.role = r.name;
     rr.background = r.background;
     rr.threads = n;
@@ -66,14 +78,20 @@ Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Eng
 void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
   Worker& w = *r->workers[i];
   w.session->AttachToThread();
+  if (r->cpu[i] >= 0) w.error = PinThisThread(r->cpu[i]);
+  // Opened before the barrier, so the syscalls are outside the measured loop.
+  std::unique_ptr<PerfGroup> counters;
+  if (perf_.enabled()) counters = std::make_unique<PerfGroup>(perf_);
   {
     std::unique_lock<std::mutex> l(start_mu_);
     start_cv_.wait(l, [this] { return started_; });
   }
   const uint64_t cpu0 = ThreadCpuNanos();
-  r->fn(w);
+  if (counters) counters->Start();
+  if (w.error.ok()) r->fn(w);
   r->end_ticks[i] = Clock::Now();
   r->cpu_ns[i] = ThreadCpuNanos() - cpu0;
+  if (counters) r->perf[i] = counters->Stop();
   if (!w.error.ok()) stop_->stop.store(true);
   if (!r->background) {
     std::lock_guard<std::mutex> l(stop_->mu);
@@ -114,8 +132,8 @@ void BenchmarkThreads::SampleOnce(uint64_t now_ns, uint64_t main_total, Progress
     RoleThreads& r = roles_[ri];
     uint64_t ops = 0, bytes = 0;
     for (const auto& w : r.workers) {
-      ops += w->stats.published_ops.load(std::memory_order_relaxed);
-      bytes += w->stats.published_bytes.load(std::memory_order_relaxed);
+      ops += w->stats.ops.load(std::memory_order_relaxed);
+      bytes += w->stats.bytes.load(std::memory_order_relaxed);
     }
     const Interval in{progress->elapsed_seconds, secs, ops - r.last_ops, bytes - r.last_bytes};
     r.last_ops = ops;
@@ -156,21 +174,22 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
   for (size_t i = 0; i < r.workers.size(); ++i) {
     const Worker& w = *r.workers[i];
     rr->latency.Merge(w.stats.latency);
-    rr->ops += w.stats.ops;
-    rr->bytes += w.stats.bytes;
+    rr->ops += w.stats.ops.load(std::memory_order_relaxed);
+    rr->bytes += w.stats.bytes.load(std::memory_order_relaxed);
     rr->found += w.stats.found;
     rr->not_found += w.stats.not_found;
     rr->entries += w.stats.entries;
     if (rr->first_not_found == UINT64_MAX) rr->first_not_found = w.stats.first_not_found;
     end = std::max(end, r.end_ticks[i]);
     rr->thread_cpu_seconds += r.cpu_ns[i] / 1e9;
+    rr->counters.Add(r.perf[i]);
     if (first_error.ok() && !w.error.ok()) first_error = w.error;
   }
   if (!r.background) *main_end = std::max(*main_end, end);
   rr->seconds = Clock::ToNanos(end - start_ticks_) / 1e9;
   rr->stalls = rr->series.Summarize(interval);
   if (r.background) {
-    rr->target_bytes_per_sec = options_.write_rate_limit;
+    rr->target_bytes_per_sec = writer_target_;
     rr->byte_stalls = rr->series.Summarize(interval, /*use_bytes=*/true);
     const double achieved =
         rr->byte_stalls.intervals > 0 ? rr->byte_stalls.p99_exceeded : rr->mb_per_sec() * 1048576.0;

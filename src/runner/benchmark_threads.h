@@ -16,6 +16,7 @@
 #include "kv/engine.h"
 #include "report/reporter.h"
 #include "result/result.h"
+#include "stats/perf_counters.h"
 #include "workload/benchmark.h"
 
 namespace kvbench {
@@ -41,6 +42,13 @@ class BenchmarkThreads {
   // `ack_log` is the fill's or verifyacked's --ack_file (nullptr without one).
   Status Prepare(const BenchmarkSpec& spec, int seed_stream, Engine* engine, AckLog* ack_log,
                  BenchmarkResult* result);
+  // Pins the threads to `cpus` (empty = not pinned) and counts `counters` in each; before Prepare.
+  // The main role's threads take the CPUs round-robin; the paced writer the next one, which is
+  // its own when the list has more CPUs than --threads.
+  void Configure(const std::vector<int>& cpus, const PerfPlan& counters) {
+    cpus_ = cpus;
+    perf_ = counters;
+  }
   // Starts every thread; they begin their loops together, when the clock and the deadline
   // (--duration) are set.
   void Start();
@@ -60,7 +68,9 @@ class BenchmarkThreads {
     WorkFn fn;
     std::vector<std::unique_ptr<Worker>> workers;
     std::vector<uint64_t> end_ticks;
-    std::vector<uint64_t> cpu_ns;  // each thread's own CPU time over its loop
+    std::vector<uint64_t> cpu_ns;   // each thread's own CPU time over its loop
+    std::vector<int> cpu;           // each thread's --cpu_affinity CPU; -1 = not pinned
+    std::vector<PerfReading> perf;  // each thread's counters over its loop
     uint64_t last_ops = 0, last_bytes = 0;
     std::unique_ptr<RateLimiter> limiter;
   };
@@ -71,11 +81,15 @@ class BenchmarkThreads {
   Status MergeRole(const RoleThreads& role, double interval, uint64_t* main_end,
                    RoleResult* out) const;
 
+  std::vector<int> cpus_;
+  PerfPlan perf_;
   const WorkloadOptions& options_;
   const KeyFormat& keys_;
   const ValueSource& values_;
   StopSignal* const stop_;
   std::vector<RoleThreads> roles_;
+  double writer_target_ = 0;         // the paced writer's bytes/s (0 = unpaced)
+  std::shared_ptr<StepState> step_;  // spec.setup's, shared by the workers; may be null
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::thread> threads_;
   // The start barrier: threads wait until every thread exists and the clock has started.

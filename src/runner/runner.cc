@@ -15,8 +15,10 @@
 #include "common/limits.h"
 #include "common/random.h"
 #include "env/environment.h"
+#include "env/io_bound.h"
 #include "kv/database_dir.h"
 #include "kv/registry.h"
+#include "result/engine_cost.h"
 #include "result/role_metrics.h"
 #include "runner/benchmark_threads.h"
 #include "runner/signal_watcher.h"
@@ -42,6 +44,21 @@ void RecordEngineMetrics(const std::vector<EngineMetric>& before,
     if (m.name == "flush_compaction_bytes_written") engine = v;
   }
   if (user > 0 && engine >= 0) result->write_amplification = engine / user;
+}
+
+// The device counters are device-wide: say so when they read clearly more than this process did
+// (other processes on the same device), so reads/op is not taken as the engine's alone.
+std::string SharedDeviceNote(const ResourceSnapshot& before, const ResourceSnapshot& after,
+                             const BenchmarkResult& r) {
+  if (r.roles.empty() || !r.roles[0].device.valid || !after.have_io) return "";
+  const double device = static_cast<double>(r.roles[0].device.read_bytes);
+  const double own = static_cast<double>(after.storage_read_bytes - before.storage_read_bytes);
+  // Below 0.1 KB/op the device figure says "no reads" whoever made them.
+  if (r.roles[0].device.read_kb_per_op < 0.1 || device <= 1.25 * own) return "";
+  return r.name + ": the device " + r.roles[0].device.device + " read " +
+         std::to_string(static_cast<uint64_t>(device / 1048576)) + " MiB, this process " +
+         std::to_string(static_cast<uint64_t>(own / 1048576)) +
+         " MiB: other activity shares it, so device reads/op overstate the engine's";
 }
 
 // verifyacked's verdict when acknowledged writes are missing.
@@ -124,6 +141,8 @@ class Runner {
   std::unique_ptr<AckLog> ack_log_;  // --ack_file, as the last fill or verifyacked opened it
   StopSignal stop_;                  // a signal, or the end of the main workers, stops a run
   bool keys_written_ = false;        // a writer of this run has put keys in the database
+  NoiseSnapshot noise_start_;        // Environment::Collect's, at the start of the run
+  NoiseReport noise_;                // the whole run's, once it has ended (RunContext::noise)
 };
 
 void Runner::Interrupt(int sig) {
@@ -172,7 +191,12 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
     if (s.ok()) s = ack_log_->CheckMatches(config_.workload);
     if (!s.ok()) return s;
   }
+  if (config_.drop_caches && !spec.fresh_db && spec.work != nullptr) {
+    Status s = DropCaches();
+    if (!s.ok()) return s;
+  }
   const std::vector<EngineMetric> metrics_before = engine_->Metrics();
+  const DiskSnapshot disk_before = DiskSnapshot::Take(config_.engine_options.path);
   const ResourceSnapshot before = ResourceSnapshot::Take();
   const uint64_t t0 = Clock::MonotonicNanos();
   Status s;
@@ -183,15 +207,22 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   }
   result->seconds = (Clock::MonotonicNanos() - t0) / 1e9;
   const ResourceSnapshot after = ResourceSnapshot::Take();
+  const DiskSnapshot disk_after = DiskSnapshot::Take(config_.engine_options.path);
   for (auto& r : result->roles) {
     r.cost = CostPerOp(before, after, r.ops);
+    r.device = DeviceCostPerOp(disk_before, disk_after, r.ops);
     AddRoleMetrics(&r);
   }
   result->cpu_seconds = CostPerOp(before, after, 0).cpu_seconds;
   result->rss_bytes = after.rss_bytes;
   result->peak_rss_bytes = after.peak_rss_bytes;
   result->db_size_bytes = engine_->SizeOnDisk();
-  RecordEngineMetrics(metrics_before, engine_->Metrics(), result);
+  const std::vector<EngineMetric> metrics_after = engine_->Metrics();
+  RecordEngineMetrics(metrics_before, metrics_after, result);
+  const std::string shared = SharedDeviceNote(before, after, *result);
+  if (!shared.empty()) result->warnings.push_back(shared);
+  AddEngineKbPerOp(metrics_after, result);
+  for (auto& w : EngineWarnings(*result)) result->warnings.push_back(std::move(w));
   return s;
 }
 
@@ -201,6 +232,7 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   stop_.stop.store(false);
   if (stop_.signal.load() != 0) stop_.stop.store(true);
   BenchmarkThreads threads(wo, keys_, values_, &stop_);
+  threads.Configure(config_.cpu_affinity, config_.perf_counters);
   Status s = threads.Prepare(spec, index, engine_.get(), ack_log_.get(), result);
   if (!s.ok()) return s;
   const uint64_t acked = spec.checks_acks && ack_log_ ? ack_log_->TotalAcknowledged() : 0;
@@ -225,10 +257,12 @@ int Runner::Run() {
   // Writes past RLIMIT_FSIZE must come back as errors to report, not kill the process.
   signal(SIGXFSZ, SIG_IGN);
 
-  const Environment env = Environment::Collect(&EngineLibrary);
+  const Environment env = Environment::Collect(&EngineLibrary, config_.engine_options.path);
   RunContext context;
+  context.noise = &noise_;  // filled in by Conclude, before the reporters finish
   context.config = &config_;
   context.env = &env;
+  noise_start_ = env.noise_start;
   context.engine = config_.engine;
   context.warnings = env.warnings;
   // An unwritable --json is found now, not after the run; and until the run ends, the document
@@ -276,9 +310,21 @@ int Runner::OpenAndRunAll(RunContext* context) {
   context->engine = engine_->Name();
   context->engine_version = engine_->Version();
   context->engine_config = engine_->Config();
+  if (!config_.io_bound_mechanism.empty()) {
+    context->engine_config.emplace_back("io_bound", config_.io_bound_mechanism);
+  }
+  if (config_.drop_caches) {
+    context->engine_config.emplace_back("drop_caches", "before each benchmark on existing data");
+  }
   const EngineInfo* info = FindEngine(context->engine);
   context->reference_engine = info != nullptr && info->reference;
   context->warnings = RunWarnings(*context->env, context->engine, engine_->BuildWarnings());
+  if (config_.workload.latency_sample > 1) {
+    const std::string n = std::to_string(config_.workload.latency_sample);
+    context->warnings.push_back("latency is sampled: one op in " + n +
+                                " is timed (--latency_sample=" + n +
+                                "); throughput counts every op");
+  }
   reporter_.Begin(*context);
   for (size_t i = 0; i < config_.benchmarks.size(); ++i) {
     const int rc = RunPlan(config_.benchmarks[i], static_cast<int>(i));
@@ -340,6 +386,9 @@ int Runner::Conclude(int rc) {
   }
   lock_.reset();
   if (rc != 0) return rc;
+  noise_ = AssessNoise(noise_start_, TakeNoiseSnapshot(),
+                       static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+                       static_cast<double>(sysconf(_SC_CLK_TCK)));
   return reporter_.Finish() ? 0 : 1;
 }
 

@@ -7,13 +7,12 @@ namespace kvbench {
 
 void Histogram::Clear() {
   counts_.fill(0);
-  count_ = sum_ = max_ = 0;
+  sum_ = max_ = 0;
   min_ = UINT64_MAX;
 }
 
 void Histogram::Merge(const Histogram& o) {
   for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
-  count_ += o.count_;
   sum_ += o.sum_;
   min_ = std::min(min_, o.min_);
   max_ = std::max(max_, o.max_);
@@ -31,21 +30,37 @@ void Histogram::BucketRange(int b, uint64_t* low, uint64_t* high) {
   *high = *low + ((uint64_t{1} << shift) - 1);
 }
 
+uint64_t Histogram::count() const {
+  uint64_t n = 0;
+  for (uint64_t c : counts_) n += c;
+  return n;
+}
+
+double Histogram::mean() const {
+  const uint64_t n = count();
+  return n ? static_cast<double>(sum_) / static_cast<double>(n) : 0.0;
+}
+
 double Histogram::Percentile(double p) const {
-  if (count_ == 0) return 0.0;
+  const uint64_t n = count();
+  if (n == 0) return 0.0;
   // The rank of the value reported: the smallest value with at least p% of values at or below.
-  const double want = std::max(1.0, std::ceil(p / 100.0 * static_cast<double>(count_)));
+  const double want = std::max(1.0, std::ceil(p / 100.0 * static_cast<double>(n)));
   uint64_t seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += counts_[b];
     if (static_cast<double>(seen) >= want) {
       uint64_t low, high;
       BucketRange(b, &low, &high);
-      double mid = (static_cast<double>(low) + static_cast<double>(high)) / 2.0;
-      return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+      return BucketValue(low, high);
     }
   }
   return static_cast<double>(max_);
+}
+
+double Histogram::BucketValue(uint64_t low, uint64_t high) const {
+  double mid = (static_cast<double>(low) + static_cast<double>(high)) / 2.0;
+  return std::clamp(mid, static_cast<double>(min()), static_cast<double>(max_));
 }
 
 }  // namespace kvbench

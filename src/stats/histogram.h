@@ -25,19 +25,20 @@ class Histogram {
   Histogram() { Clear(); }
   void Clear();
 
+  // The per-op path: one bucket, the sum, min and max. The count is the buckets' sum, computed
+  // when read, so an op does not pay for a counter kept twice.
   void Add(uint64_t v) {
     ++counts_[BucketOf(v)];
-    ++count_;
     sum_ += v;
     if (v < min_) min_ = v;
     if (v > max_) max_ = v;
   }
   void Merge(const Histogram& other);
 
-  uint64_t count() const { return count_; }
-  uint64_t min() const { return count_ ? min_ : 0; }
+  uint64_t count() const;  // sums the buckets: for reports, not per op
+  uint64_t min() const { return min_ == UINT64_MAX ? 0 : min_; }
   uint64_t max() const { return max_; }
-  double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
+  double mean() const;
   // The value at or below which `p` percent of values lie (0 < p <= 100). 0 when empty.
   double Percentile(double p) const;
 
@@ -49,10 +50,28 @@ class Histogram {
   }
   // [low, high] of the values bucket `b` holds.
   static void BucketRange(int b, uint64_t* low, uint64_t* high);
+  // The value reported for a value in [low, high]: the middle, clamped to the recorded min and
+  // max (the rule of Percentile).
+  double BucketValue(uint64_t low, uint64_t high) const;
+  // Calls f(low, high, count) for every non-empty bucket, lowest first: what the JSON keeps of
+  // the histogram (latency_ns.buckets) and what a .hgrm file is made from.
+  template <typename F>
+  void ForEachBucket(F&& f) const {
+    for (int b = 0; b < kBuckets; ++b) {
+      if (counts_[b] == 0) continue;
+      uint64_t low, high;
+      BucketRange(b, &low, &high);
+      f(low, high, counts_[b]);
+    }
+  }
+  // This layout in HdrHistogram's terms (the footer of a .hgrm file): kSub sub-buckets, the
+  // first bucket exact, then one bucket per power of two up to 2^64.
+  static constexpr int kHdrSubBuckets = kSub;
+  static constexpr int kHdrBuckets = 64 - kSubBits + 1;
 
  private:
   std::array<uint64_t, kBuckets> counts_;
-  uint64_t count_, sum_, min_, max_;
+  uint64_t sum_, min_, max_;
 };
 
 }  // namespace kvbench

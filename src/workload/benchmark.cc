@@ -32,6 +32,13 @@ uint64_t BenchmarkSpec::MainCount(const WorkloadOptions& o, uint64_t acked) cons
   return 0;
 }
 
+double BenchmarkSpec::WriterBytesPerSec(const WorkloadOptions& o) const {
+  if (writer_rows_per_sec > 0 && row_bytes != nullptr) {
+    return writer_rows_per_sec * static_cast<double>(row_bytes(o));
+  }
+  return o.write_rate_limit;
+}
+
 std::string BenchmarkSpec::CountNote(const WorkloadOptions& o, uint64_t acked) const {
   const std::string n = std::to_string(MainCount(o, acked));
   std::string note = count == OpCount::kNum     ? n + " keys"
@@ -44,7 +51,14 @@ std::string BenchmarkSpec::CountNote(const WorkloadOptions& o, uint64_t acked) c
     std::snprintf(duration, sizeof(duration), " --duration=%.3fs", o.duration_seconds);
     note += std::string(Bounded() ? ", or until" : ", ignored: runs for") + duration;
   }
-  if (background != nullptr) note += "; plus 1 paced writer thread";
+  if (background != nullptr && writer_rows_per_sec > 0) {
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "; plus 1 writer thread paced at %g rows/s",
+                  writer_rows_per_sec);
+    note += rate;
+  } else if (background != nullptr) {
+    note += "; plus 1 paced writer thread";
+  }
   return note;
 }
 
@@ -94,6 +108,25 @@ BenchmarkSpec CheckAcks(const char* name, const char* description, WorkFn work) 
 
 BenchmarkSpec Settle(const char* name, const char* description) {
   return Row(name, description, Role::kNone, OpCount::kNone, nullptr);
+}
+
+BenchmarkSpec Pass(const char* name, const char* description, Role role, WorkFn work) {
+  return Row(name, description, role, OpCount::kNum, work);
+}
+
+BenchmarkSpec Step(BenchmarkSpec spec, SetupFn setup) {
+  spec.setup = setup;
+  return spec;
+}
+
+BenchmarkSpec ReadWhileInserting(const char* name, const char* description, WorkFn work,
+                                 WorkFn writer, double rows_per_sec,
+                                 uint64_t (*row_bytes)(const WorkloadOptions&)) {
+  BenchmarkSpec b = Read(name, description, work);
+  b.background = writer;
+  b.writer_rows_per_sec = rows_per_sec;
+  b.row_bytes = row_bytes;
+  return b;
 }
 
 }  // namespace kvbench

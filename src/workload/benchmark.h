@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ enum class OpCount {
   kAcked,   // the writes --ack_file says were acknowledged (verifyacked)
 };
 
+// Makes the state the threads of one run share (insertbench.h's StepState), from the database as
+// it is, before they start.
+using SetupFn = Status (*)(Engine* engine, const WorkloadOptions& options,
+                           std::shared_ptr<StepState>* state);
+
 struct BenchmarkSpec {
   const char* name = "";
   const char* description = "";  // one line for --help
@@ -36,6 +42,14 @@ struct BenchmarkSpec {
   WorkFn background = nullptr;    // *whilewriting: the paced writer (one extra thread)
   AckKind acks = AckKind::kNone;  // fills: the key order they record in --ack_file
   bool checks_acks = false;       // verifyacked: reads --ack_file; a missing key is a lost write
+  SetupFn setup = nullptr;        // insertbench's steps: their shared state (Worker::step)
+  // A paced writer that counts rows (insertbench's query steps): its target in rows/s and the
+  // bytes one row counts. 0: the writer's target is --benchmark_write_rate_limit bytes/s.
+  double writer_rows_per_sec = 0;
+  uint64_t (*row_bytes)(const WorkloadOptions& options) = nullptr;
+
+  // The paced writer's target in bytes/s (0 = unpaced).
+  double WriterBytesPerSec(const WorkloadOptions& options) const;
 
   // The number of ops the main workers' loop is given (`acked`: --ack_file's total).
   uint64_t MainCount(const WorkloadOptions& options, uint64_t acked) const;
@@ -61,10 +75,29 @@ BenchmarkSpec ReadWhileWriting(const char* name, const char* description, WorkFn
 BenchmarkSpec CheckAcks(const char* name, const char* description, WorkFn work);
 // No threads: waits for the engine's background work.
 BenchmarkSpec Settle(const char* name, const char* description);
+// A pass of `role` over the --num keys of the existing database (insertbench's index build and
+// check): bounded by the keys, like a fill, but without emptying the database.
+BenchmarkSpec Pass(const char* name, const char* description, Role role, WorkFn work);
+// One step of a multi-step workload: `spec` with the setup its threads share.
+BenchmarkSpec Step(BenchmarkSpec spec, SetupFn setup);
+// Read(...) plus one writer running `writer` at `rows_per_sec` rows of `row_bytes` each.
+BenchmarkSpec ReadWhileInserting(const char* name, const char* description, WorkFn work,
+                                 WorkFn writer, double rows_per_sec,
+                                 uint64_t (*row_bytes)(const WorkloadOptions&));
 
 // The benchmark table, in --help order.
 const std::vector<BenchmarkSpec>& AllBenchmarks();
 // nullptr if unknown.
 const BenchmarkSpec* FindBenchmark(const std::string& name);
+
+// A name in --benchmarks that stands for several benchmarks in order (insertbench).
+struct Suite {
+  const char* name;
+  const char* description;
+  const std::vector<std::string>* steps;
+};
+const std::vector<Suite>& AllSuites();
+// nullptr if `name` is no suite.
+const Suite* FindSuite(const std::string& name);
 
 }  // namespace kvbench

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/limits.h"
 #include "common/slice.h"
 
 namespace kvbench {
@@ -21,6 +22,11 @@ class KeyFormat {
   static uint64_t Capacity(int key_size);
   // Writes key number `k` into buf[0, size()). REQUIRES: k < Capacity(size()).
   void Encode(uint64_t k, char* buf) const {
+    EncodeNumber(k, buf);
+    if (key_size_ > 8) std::memset(buf + 8, '0', static_cast<size_t>(key_size_ - 8));
+  }
+  // Writes only the number: buf[0, min(size(), 8)). The padding after it is Encode's.
+  void EncodeNumber(uint64_t k, char* buf) const {
     if (key_size_ >= 8) {  // the common case, on the per-op path: one byte-swapped store
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
       const uint64_t be = __builtin_bswap64(k);
@@ -28,7 +34,6 @@ class KeyFormat {
       const uint64_t be = k;
 #endif
       std::memcpy(buf, &be, 8);
-      std::memset(buf + 8, '0', static_cast<size_t>(key_size_ - 8));
       return;
     }
     for (int i = 0; i < key_size_; ++i) {
@@ -40,6 +45,24 @@ class KeyFormat {
 
  private:
   int key_size_;
+};
+
+// One thread's key, as the workload loops build it per op. The padding never changes, so it is
+// written once here and Set() writes only the number: Encode's memset of the padding was a libc
+// call on every op.
+class KeyBuffer {
+ public:
+  explicit KeyBuffer(const KeyFormat& format) : format_(format) { format_.Encode(0, buf_); }
+  Slice Set(uint64_t k) {
+    format_.EncodeNumber(k, buf_);
+    return Slice(buf_, static_cast<size_t>(format_.size()));
+  }
+  // The key Set() wrote last.
+  Slice Get() const { return Slice(buf_, static_cast<size_t>(format_.size())); }
+
+ private:
+  const KeyFormat format_;
+  char buf_[kMaxKeySize];
 };
 
 // A pseudo-random permutation of [0, n) in O(1) memory: a keyed bijection on the smallest

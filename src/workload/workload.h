@@ -24,6 +24,8 @@
 
 namespace kvbench {
 
+struct StepState;
+
 struct WorkloadOptions {
   uint64_t num = 1000000;  // key space: keys 0..num-1
   int64_t reads = -1;      // total read ops; -1 = num
@@ -37,6 +39,7 @@ struct WorkloadOptions {
   int seek_nexts = 10;
   double write_rate_limit = 0;  // bytes/s for the *whilewriting writer; 0 = unpaced
   bool verify = false;          // check every value read against what the seed writes
+  int latency_sample = 1;       // time one op in this many (random gaps); 1 = every op
 
   uint64_t TotalReads() const { return reads < 0 ? num : static_cast<uint64_t>(reads); }
   uint64_t TotalWrites() const { return writes < 0 ? num : static_cast<uint64_t>(writes); }
@@ -57,22 +60,44 @@ class Worker {
         rnd(seed),
         limiter(limiter),
         stop_(stop),
-        deadline_ticks_(deadline_ticks) {}
+        deadline_ticks_(deadline_ticks),
+        gaps_(Mix64(seed ^ 0x6c6174656e6379ull)) {  // "latency": its own stream, keys unchanged
+    until_timed_ = NextGap();
+  }
 
   // This thread's share [begin, end) of `total` items.
   uint64_t ShareBegin(uint64_t total) const { return Split(total, index); }
   uint64_t ShareEnd(uint64_t total) const { return Split(total, index + 1); }
   bool has_deadline() const { return deadline_ticks_ != 0; }
 
-  // Records one op that started at `t0` (Clock::Now()) and moved `bytes` of keys and values.
-  // Returns false when the loop must stop: the deadline passed or the runner asked to stop.
+  // Called right before each engine call: the op's start time if this op is timed, else 0.
+  // Every op is timed unless --latency_sample=N > 1; then one in N is, at random gaps (uniform
+  // in [1, 2N-1]) so that the timed ops cannot fall in step with a period of the workload.
+  uint64_t Start() {
+    if (--until_timed_ != 0) return 0;
+    until_timed_ = NextGap();
+    return Clock::Now();
+  }
+  // Records one op that Start() returned `t0` for and that moved `bytes` of keys and values.
+  // Returns false when the loop must stop: the deadline passed (checked at timed ops) or the
+  // runner asked to stop.
   bool Finish(uint64_t t0, uint64_t bytes) {
+    stats.CountOp(bytes);
+    if (t0 != 0) {
+      const uint64_t t1 = Clock::Now();
+      stats.latency.Add(Clock::ToNanos(t1 - t0));
+      if (deadline_ticks_ != 0 && t1 >= deadline_ticks_) return false;
+    }
+    return !stop_->load(std::memory_order_relaxed);
+  }
+  // Records `n` ops done together (one batch or one chunk of a scan) since `t0`, each with an
+  // equal share of the time; returns as Finish does.
+  bool FinishMany(uint64_t t0, uint64_t n, uint64_t bytes) {
+    if (n == 0) return !stop_->load(std::memory_order_relaxed);
     const uint64_t t1 = Clock::Now();
-    stats.latency.Add(Clock::ToNanos(t1 - t0));
-    ++stats.ops;
-    stats.bytes += bytes;
-    stats.published_ops.store(stats.ops, std::memory_order_relaxed);
-    stats.published_bytes.store(stats.bytes, std::memory_order_relaxed);
+    const uint64_t each = Clock::ToNanos(t1 - t0) / n;
+    for (uint64_t i = 0; i < n; ++i) stats.latency.Add(each);
+    stats.CountOps(n, bytes);
     if (deadline_ticks_ != 0 && t1 >= deadline_ticks_) return false;
     return !stop_->load(std::memory_order_relaxed);
   }
@@ -92,13 +117,22 @@ class Worker {
   // --ack_file: the fills publish their acknowledged writes in it, verifyacked reads it back.
   // nullptr without --ack_file. REQUIRES: set before the thread starts its loop.
   AckLog* ack_log = nullptr;
+  // insertbench: the state the threads of a step share (insertbench.h); nullptr for the others.
+  // REQUIRES: set before the thread starts its loop.
+  StepState* step = nullptr;
 
  private:
   uint64_t Split(uint64_t total, int i) const {
     return static_cast<uint64_t>((static_cast<unsigned __int128>(total) * i) / count);
   }
+  uint64_t NextGap() {
+    const uint64_t n = static_cast<uint64_t>(options.latency_sample);
+    return n <= 1 ? 1 : 1 + gaps_.Uniform(2 * n - 1);
+  }
   const std::atomic<bool>* stop_;
   uint64_t deadline_ticks_;
+  Random64 gaps_;  // the gaps between timed ops under --latency_sample
+  uint64_t until_timed_;
 };
 
 using WorkFn = void (*)(Worker& w);

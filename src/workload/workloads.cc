@@ -2,7 +2,6 @@
 // error, leaving it in Worker::error.
 #include <string>
 
-#include "common/limits.h"
 #include "workload/workload.h"
 
 namespace kvbench {
@@ -14,17 +13,17 @@ namespace {
 // clock stopped (the latency is the engine's alone) and whether or not the loop goes on; without
 // a slot that costs one predictable branch. A crash between the Put and the store only makes the
 // count one short, which the check allows: it never claims more than was acknowledged.
-inline bool PutKey(Worker& w, uint64_t k, char* key, AckSlot* ack = nullptr,
+inline bool PutKey(Worker& w, uint64_t k, KeyBuffer& key, AckSlot* ack = nullptr,
                    uint64_t acknowledged = 0) {
-  w.keys.Encode(k, key);
+  const Slice key_slice = key.Set(k);
   const Slice value = w.values.For(k);
-  const uint64_t t0 = Clock::Now();
-  Status s = w.session->Put(Slice(key, w.keys.size()), value);
+  const uint64_t t0 = w.Start();
+  Status s = w.session->Put(key_slice, value);
   if (!s.ok()) {
     w.error = s;
     return false;
   }
-  const bool go_on = w.Finish(t0, static_cast<uint64_t>(w.keys.size()) + value.size());
+  const bool go_on = w.Finish(t0, key_slice.size() + value.size());
   if (ack != nullptr) ack->Publish(acknowledged);
   return go_on;
 }
@@ -62,7 +61,7 @@ bool VisitEntries(Worker& w, Cursor* c, int n, uint64_t* bytes) {
 }  // namespace
 
 void FillSeq(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
   AckSlot* const ack = AckSlotOf(w);
   const uint64_t begin = w.ShareBegin(w.options.num), end = w.ShareEnd(w.options.num);
   for (uint64_t k = begin; k < end; ++k) {
@@ -71,7 +70,7 @@ void FillSeq(Worker& w) {
 }
 
 void FillRandom(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
   AckSlot* const ack = AckSlotOf(w);
   const Permutation perm(w.options.num, w.options.seed);
   const uint64_t begin = w.ShareBegin(w.options.num), end = w.ShareEnd(w.options.num);
@@ -81,26 +80,30 @@ void FillRandom(Worker& w) {
 }
 
 void Overwrite(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
+  Random64 rnd = w.rnd;  // see ReadRandom
   const uint64_t total = w.options.TotalWrites();
   const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
   for (uint64_t i = 0; i < n; ++i) {
-    if (!PutKey(w, w.rnd.Uniform(w.options.num), key)) return;
+    if (!PutKey(w, rnd.Uniform(w.options.num), key)) return;
   }
 }
 
 void ReadRandom(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
   std::string value;
+  // A copy the loop owns: the generator's state in the Worker is reloaded after every (opaque)
+  // engine call, and gcc merges its four stores into one vector store the next op's loads stall on.
+  Random64 rnd = w.rnd;
   const uint64_t total = w.options.TotalReads();
   const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
   const bool verify = w.options.verify;
   for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t k = w.rnd.Uniform(w.options.num);
-    w.keys.Encode(k, key);
-    const uint64_t t0 = Clock::Now();
-    Status s = w.session->Get(Slice(key, w.keys.size()), &value);
-    uint64_t bytes = static_cast<uint64_t>(w.keys.size());
+    const uint64_t k = rnd.Uniform(w.options.num);
+    const Slice key_slice = key.Set(k);
+    const uint64_t t0 = w.Start();
+    Status s = w.session->Get(key_slice, &value);
+    uint64_t bytes = key_slice.size();
     if (s.ok()) {
       ++w.stats.found;
       bytes += value.size();
@@ -118,14 +121,13 @@ void ReadRandom(Worker& w) {
 // Like db_bench's readseq, a thread stops at the end of the data instead of wrapping around, so it
 // never reads an entry twice and --reads is an upper bound: "found" is what was really there.
 void ReadSeq(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
   const uint64_t total = w.options.TotalReads();
   uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
   std::unique_ptr<Cursor> c = w.session->NewCursor();
-  w.keys.Encode(w.ShareBegin(w.options.num), key);
-  Status s = c->Seek(Slice(key, w.keys.size()));
+  Status s = c->Seek(key.Set(w.ShareBegin(w.options.num)));
   while (s.ok() && n > 0 && c->Valid()) {
-    const uint64_t t0 = Clock::Now();
+    const uint64_t t0 = w.Start();
     uint64_t bytes = 0;
     if (!VisitEntries(w, c.get(), 1, &bytes)) return;
     ++w.stats.found;
@@ -136,14 +138,14 @@ void ReadSeq(Worker& w) {
 }
 
 void FwdRange(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
+  Random64 rnd = w.rnd;  // see ReadRandom
   const uint64_t total = w.options.TotalReads();
   const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
   for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t k = w.rnd.Uniform(w.options.num);
-    w.keys.Encode(k, key);
-    const Slice target(key, w.keys.size());
-    const uint64_t t0 = Clock::Now();
+    const uint64_t k = rnd.Uniform(w.options.num);
+    const Slice target = key.Set(k);
+    const uint64_t t0 = w.Start();
     // A new cursor per op, as db_bench's seekrandom creates a new iterator per seek.
     std::unique_ptr<Cursor> c = w.session->NewCursor();
     Status s = c->Seek(target);
@@ -166,7 +168,7 @@ void FwdRange(Worker& w) {
 // Every check runs whatever --verify says: checking values is the point. A lost write is
 // counted, not an error, so that one run tells how many were lost; the runner fails the run.
 void VerifyAcked(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
   std::string value;
   const AckLog& log = *w.ack_log;
   const bool random_order = log.header().kind == AckKind::kFillRandom;
@@ -175,10 +177,10 @@ void VerifyAcked(Worker& w) {
   const uint64_t end = begin + log.Slot(w.index)->Load();
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t k = random_order ? perm.At(i) : i;
-    w.keys.Encode(k, key);
-    const uint64_t t0 = Clock::Now();
-    Status s = w.session->Get(Slice(key, w.keys.size()), &value);
-    uint64_t bytes = static_cast<uint64_t>(w.keys.size());
+    const Slice key_slice = key.Set(k);
+    const uint64_t t0 = w.Start();
+    Status s = w.session->Get(key_slice, &value);
+    uint64_t bytes = key_slice.size();
     if (s.ok()) {
       ++w.stats.found;
       bytes += value.size();
@@ -201,14 +203,15 @@ void VerifyAcked(Worker& w) {
 }
 
 void PacedWriter(Worker& w) {
-  char key[kMaxKeySize];
+  KeyBuffer key(w.keys);
+  Random64 rnd = w.rnd;  // see ReadRandom
   const uint64_t op_bytes =
       static_cast<uint64_t>(w.keys.size()) + static_cast<uint64_t>(w.options.value_size);
   while (!w.Stopped()) {
     // False: the run stops (or its deadline passes) before the next write is due.
     if (w.limiter != nullptr && !w.limiter->Acquire(op_bytes)) return;
     if (w.Stopped()) return;
-    if (!PutKey(w, w.rnd.Uniform(w.options.num), key)) return;
+    if (!PutKey(w, rnd.Uniform(w.options.num), key)) return;
   }
 }
 

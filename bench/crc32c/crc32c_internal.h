@@ -30,12 +30,24 @@ namespace internal {
 
 constexpr uint32_t kPoly = 0x82f63b78u;  // Castagnoli polynomial, bit-reflected
 
+// v * x mod P, reflected (bit 31 holds x^0, bit 0 holds x^31).
+constexpr uint32_t MulX(uint32_t v) { return (v & 1) ? (v >> 1) ^ kPoly : v >> 1; }
+
 uint32_t ExtendTable(uint32_t init_crc, const char* data, size_t n);
 #if defined(KVBENCH_CRC32C_X86) || defined(KVBENCH_CRC32C_ARM)
 uint32_t ExtendHw1(uint32_t init_crc, const char* data, size_t n);
 #endif
 #if defined(KVBENCH_CRC32C_X86) || defined(KVBENCH_CRC32C_ARM_PMULL)
 uint32_t ExtendHw3(uint32_t init_crc, const char* data, size_t n);
+#endif
+#if defined(KVBENCH_CRC32C_X86)
+uint32_t ExtendFold256(uint32_t init_crc, const char* data, size_t n);
+uint32_t ExtendFold512(uint32_t init_crc, const char* data, size_t n);
+uint32_t ExtendFusion512(uint32_t init_crc, const char* data, size_t n);
+#endif
+#if defined(KVBENCH_CRC32C_ARM_PMULL)
+uint32_t ExtendFoldPmull(uint32_t init_crc, const char* data, size_t n);
+uint32_t ExtendFoldEor3(uint32_t init_crc, const char* data, size_t n);
 #endif
 
 inline uint64_t LoadLE64(const char* p) {
@@ -71,7 +83,7 @@ constexpr std::array<ShiftConstants, kMaxLaneWords + 1> MakeShiftConstants() {
       if (w <= kMaxLaneWords) out[w].lane_b = v;
       if (w % 2 == 0) out[w / 2].lane_a = v;
     }
-    v = (v & 1) ? (v >> 1) ^ kPoly : v >> 1;
+    v = MulX(v);
   }
   return out;
 }

@@ -5,7 +5,7 @@
 // __ARM_FEATURE_CRYPTO or __ARM_FEATURE_AES): every ARM preset has +crc, and gcc and clang 14
 // spell AArch64 target attributes differently, so attributes would buy little here. Callers
 // still check the CPU at run time (crc32c.cc, Resolve()).
-#include "common/crc32c_internal.h"
+#include "crc32c/crc32c_internal.h"
 
 #ifdef KVBENCH_CRC32C_ARM
 

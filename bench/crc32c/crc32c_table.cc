@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "common/crc32c_internal.h"
+#include "crc32c/crc32c_internal.h"
 
 namespace kvbench {
 namespace crc32c {

@@ -6,7 +6,7 @@
 // target baseline x86-64, and a runtime-dispatched hardware path is what a portable engine build
 // ships. Everything else in the file is compiled with the preset's flags. Callers must check the
 // CPU first (crc32c.cc does, in Resolve()); on a CPU without SSE4.2 these functions raise SIGILL.
-#include "common/crc32c_internal.h"
+#include "crc32c/crc32c_internal.h"
 
 #ifdef KVBENCH_CRC32C_X86
 

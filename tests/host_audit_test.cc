@@ -1,0 +1,125 @@
+// The environment audit's arithmetic on synthetic /proc readings: the noisy flag, steal and
+// foreign CPU time, and finding the mount of the database directory.
+#include "env/host_audit.h"
+
+#include <gtest/gtest.h>
+
+#include "env/noise.h"
+
+namespace kvbench {
+namespace {
+
+// A snapshot at `wall` seconds whose /proc/stat says `busy` and `steal` ticks (100 per second)
+// and whose process has used `own` CPU seconds.
+NoiseSnapshot Snap(double wall, uint64_t busy, uint64_t steal, double own, double load) {
+  NoiseSnapshot s;
+  s.ok = true;
+  s.wall_seconds = wall;
+  s.ticks.busy = busy;
+  s.ticks.steal = steal;
+  s.own_cpu_seconds = own;
+  s.load1 = load;
+  return s;
+}
+
+TEST(ProcStat, ParsesTheAggregateLine) {
+  CpuTicks t;
+  // user nice system idle iowait irq softirq steal guest guest_nice
+  ASSERT_TRUE(ParseProcStat("cpu  100 5 30 800 7 1 2 9 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n", &t));
+  EXPECT_EQ(t.busy, 100u + 5 + 30 + 1 + 2);
+  EXPECT_EQ(t.steal, 9u);
+  EXPECT_EQ(t.total, 100u + 5 + 30 + 800 + 7 + 1 + 2 + 9);
+  EXPECT_FALSE(ParseProcStat("cpu0 1 2 3\nintr 5\n", &t));
+  EXPECT_FALSE(ParseProcStat("cpu  1 2 3\n", &t));  // fewer than 8 fields
+}
+
+TEST(Noise, QuietRunIsNotNoisy) {
+  // 10 s on 2 CPUs = 20 CPU-seconds; busy 10.5 s of which 10 s are ours: 2.5% foreign.
+  const NoiseReport r = AssessNoise(Snap(0, 0, 0, 0, 0.1), Snap(10, 1050, 10, 10, 1.0), 2, 100);
+  ASSERT_TRUE(r.measured);
+  EXPECT_DOUBLE_EQ(r.capacity_cpu_seconds, 20);
+  EXPECT_NEAR(r.foreign_cpu_seconds, 0.5, 1e-9);
+  EXPECT_NEAR(r.foreign_share, 0.025, 1e-9);
+  EXPECT_NEAR(r.steal_share, 0.005, 1e-9);
+  EXPECT_FALSE(r.noisy);
+  EXPECT_EQ(r.reason, "");
+  EXPECT_DOUBLE_EQ(r.load_end, 1.0);
+}
+
+TEST(Noise, OtherProcessesMakeItNoisy) {
+  // Busy 15 s, ours 10 s: 5 s of 20 = 25% used by other processes.
+  const NoiseReport r = AssessNoise(Snap(0, 0, 0, 0, 0), Snap(10, 1500, 0, 10, 3), 2, 100);
+  EXPECT_TRUE(r.noisy);
+  EXPECT_NEAR(r.foreign_share, 0.25, 1e-9);
+  EXPECT_NE(r.reason.find("other processes used 25.0% of the 2 CPUs"), std::string::npos)
+      << r.reason;
+  EXPECT_EQ(r.reason.find("stole"), std::string::npos);
+}
+
+TEST(Noise, StealMakesItNoisy) {
+  // 1 s stolen of 20: 5% > 2%.
+  const NoiseReport r = AssessNoise(Snap(0, 0, 0, 0, 0), Snap(10, 1000, 100, 10, 0), 2, 100);
+  EXPECT_TRUE(r.noisy);
+  EXPECT_NEAR(r.steal_share, 0.05, 1e-9);
+  EXPECT_NE(r.reason.find("stole 5.0%"), std::string::npos) << r.reason;
+}
+
+TEST(Noise, ThresholdsAreStrict) {
+  // Exactly 10% foreign and 2% steal: not noisy.
+  const NoiseReport r = AssessNoise(Snap(0, 0, 0, 0, 0), Snap(10, 1200, 40, 10, 0), 2, 100);
+  EXPECT_NEAR(r.foreign_share, kNoisyForeignShare, 1e-9);
+  EXPECT_NEAR(r.steal_share, kNoisyStealShare, 1e-9);
+  EXPECT_FALSE(r.noisy);
+}
+
+TEST(Noise, OwnTimeAboveBusyTicksIsNoForeignTime) {
+  // Ticks are 10 ms: a short run can show less machine busy time than its own getrusage.
+  const NoiseReport r = AssessNoise(Snap(0, 0, 0, 0, 0), Snap(1, 99, 0, 1.0, 0), 2, 100);
+  EXPECT_EQ(r.foreign_cpu_seconds, 0);
+  EXPECT_FALSE(r.noisy);
+}
+
+TEST(Noise, UnreadableSnapshotIsUnknownNotQuiet) {
+  NoiseSnapshot bad;
+  bad.error = "no aggregate cpu line in /proc/stat";
+  const NoiseReport r = AssessNoise(bad, Snap(1, 0, 0, 0, 0), 2, 100);
+  EXPECT_FALSE(r.measured);
+  EXPECT_FALSE(r.noisy);
+  EXPECT_EQ(r.unknown, bad.error);
+  EXPECT_NE(DescribeNoise(r).find("not measured"), std::string::npos);
+}
+
+constexpr char kMountinfo[] =
+    "21 26 0:20 / /proc rw,relatime - proc proc rw\n"
+    "26 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
+    "30 26 0:25 / /tmp rw,nosuid,nodev shared:5 - tmpfs tmpfs rw,size=100k\n"
+    "31 26 0:26 / /tmpfoo rw - xfs /dev/vdb rw\n";
+
+TEST(Mount, LongestMatchingMountPointWins) {
+  MountFacts m;
+  ASSERT_TRUE(FindMount(kMountinfo, "/tmp/kvbench/db", &m));
+  EXPECT_EQ(m.mount_point, "/tmp");
+  EXPECT_EQ(m.filesystem, "tmpfs");  // after the optional fields and the "-"
+  EXPECT_EQ(m.device, "tmpfs (0:25)");
+  EXPECT_EQ(m.options, "rw,nosuid,nodev");
+  ASSERT_TRUE(FindMount(kMountinfo, "/tmpx", &m));  // a prefix of the name is not a parent
+  EXPECT_EQ(m.mount_point, "/");
+  EXPECT_EQ(m.filesystem, "ext4");
+  ASSERT_TRUE(FindMount(kMountinfo, "/tmpfoo", &m));
+  EXPECT_EQ(m.filesystem, "xfs");
+  EXPECT_FALSE(FindMount("", "/x", &m));
+}
+
+TEST(Audit, EveryFactIsKnownOrSaysWhyNot) {
+  const HostAudit a = AuditHost("/tmp");
+  ASSERT_FALSE(a.facts.empty());
+  for (const auto& f : a.facts) {
+    EXPECT_FALSE(f.value.empty()) << f.name;
+    EXPECT_EQ(f.value == "unknown", !f.unknown.empty()) << f.name;
+  }
+  EXPECT_NE(a.Value("db_filesystem"), "unknown");
+  EXPECT_EQ(AuditHost("").Value("db_filesystem"), "unknown");  // micro: no database
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""Tests of the reports with figures (docs/report.md), run by ctest: `kvb report --html` on a
+real three-engine run of the build's kvbench and on kvbench_micro output, rendered in headless
+Chromium when it is installed; --svg/--png files; determinism; bad input; matplotlib missing;
+the .hgrm export; the pages of compare, matrix/versions results directories and bisect.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "scripts")
+KVB = os.path.join(SCRIPTS, "kvb")
+sys.path.insert(0, SCRIPTS)
+
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
+from kvbtest import ARGS  # noqa: E402
+
+# The interpreter scripts/kvb runs under (Debian's, which has python3-matplotlib).
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+SUITE = "fillseq,settle,readrandom,overwrite,settle,fwdrangewhilewriting"
+ENGINES = ("rocksdb", "wiredtiger", "lmdb")
+TMP = ""
+RUNS: dict[str, str] = {}      # engine -> its JSON
+MICRO = ""                     # a kvbench_micro JSON with repetitions
+
+
+def kvb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KVB, *args], capture_output=True, text=True, env=env, timeout=600)
+
+
+def load(path: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def save(path: str, doc: Any) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def setUpModule() -> None:
+    global TMP, MICRO
+    TMP = tempfile.mkdtemp(prefix="kvb-report-test.")
+    compiled = [e.lower() for e in ARGS.engines.replace(",", ";").split(";") if e]
+    for engine in ENGINES:
+        if engine not in compiled:
+            continue
+        out = os.path.join(TMP, f"{engine}.json")
+        subprocess.run([ARGS.kvbench, f"--engine={engine}", f"--db={TMP}/db-{engine}",
+                        "--num=20000", f"--benchmarks={SUITE}",
+                        "--benchmark_write_rate_limit=1048576",
+                        "--report_interval_seconds=0.02", f"--json={out}"],
+                       check=True, capture_output=True, timeout=300)
+        shutil.rmtree(f"{TMP}/db-{engine}", ignore_errors=True)
+        RUNS[engine] = out
+    MICRO = os.path.join(TMP, "micro.json")
+    subprocess.run([ARGS.micro, "--benchmark_filter=^crc32c/(table|hw_3way)/(256|4096)$",
+                    "--benchmark_min_time=0.005", "--benchmark_repetitions=3",
+                    f"--benchmark_out={MICRO}", "--benchmark_out_format=json"],
+                   check=True, capture_output=True, timeout=300)
+
+
+def tearDownModule() -> None:
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def expected_figures(paths: list[str]) -> int:
+    """The documented formula (docs/report.md): 1 overview + per (benchmark entry, role) a
+    throughput figure when any run has interval samples, a latency figure when any run timed an
+    operation, and a cost figure; + one GB/s figure per kvbench_micro family."""
+    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    families: set[str] = set()
+    any_ops = False
+    for p in paths:
+        doc = load(p)
+        if doc.get("schema") != "kvbench-run":
+            families |= {b["name"].split("/")[0] for b in doc["benchmarks"]}
+            continue
+        seen: dict[str, int] = {}
+        for r in doc["results"]:
+            if r["repeat"] == 1:
+                seen[r["benchmark"]] = seen.get(r["benchmark"], 0) + 1
+            for role in r["roles"]:
+                groups.setdefault((r["benchmark"], seen[r["benchmark"]], role["role"]),
+                                  []).append(role)
+                any_ops = any_ops or role["ops"] > 0
+    n = int(any_ops) + len(families)
+    for roles in groups.values():
+        n += 1 + any(r["intervals"]["series"] for r in roles) + any(
+            r["latency_ns"]["count"] > 0 for r in roles)
+    return n
+
+
+def svg_count(page: str) -> int:
+    return len(re.findall(r"<svg\b", page))
+
+
+def svg_texts(page: str) -> list[str]:
+    """The text matplotlib drew (as shapes), from the comment it writes before each."""
+    return re.findall(r"<!-- (.*?) -->", page)
+
+
+class ThreeEngineReportTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        if len(RUNS) < 2:
+            raise unittest.SkipTest(f"needs at least two of {', '.join(ENGINES)} compiled in")
+        cls.dir = os.path.join(TMP, "three")
+        os.makedirs(cls.dir)
+        cls.html = os.path.join(cls.dir, "r.html")
+        cls.p = kvb("report", "--html", cls.html, *RUNS.values())
+
+    def test_one_self_contained_file(self) -> None:
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        self.assertIn(f"report: {self.html}", self.p.stdout)
+        self.assertEqual(os.listdir(self.dir), ["r.html"])  # one file, nothing beside it
+        page = read(self.html)
+        for bad in ("http://", "https://", "<script", "<link", "@import", "<img", "<iframe"):
+            self.assertNotIn(bad, page)
+        # No resource reference of any scheme or protocol-relative: only in-page anchors.
+        refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"|url\(([^)]*)\)', page)
+        for ref in (a or b for a, b in refs):
+            self.assertTrue(ref.startswith("#"), ref)
+
+    def test_an_svg_per_figure_by_the_documented_formula(self) -> None:
+        page = read(self.html)
+        want = expected_figures(list(RUNS.values()))
+        # fillseq, readrandom, overwrite, fwdrangewhilewriting reader and writer: 1 + 5 x 3.
+        self.assertEqual(want, 16)
+        self.assertEqual(svg_count(page), want)
+        self.assertIn(f"({want} figures)", self.p.stdout)
+        for name in ("overview-throughput", "fillseq-throughput", "readrandom-latency",
+                     "overwrite-cost", "fwdrangewhilewriting-reader-throughput",
+                     "fwdrangewhilewriting-writer-throughput",
+                     "fwdrangewhilewriting-writer-latency"):
+            self.assertIn(f'id="fig-{name}"', page)
+        texts = svg_texts(page)
+        for engine in RUNS:
+            self.assertIn(engine, texts)  # every engine in the legends
+        self.assertIn("writer's target 1.00 MB/s", texts)
+        for section in ("Context", "Libraries (as loaded)", "Summary"):
+            self.assertIn(f">{section}</h", page)
+
+    def test_context_lists_libraries_and_warnings(self) -> None:
+        page = read(self.html)
+        doc = load(next(iter(RUNS.values())))
+        for lib in doc["context"]["libraries"]:
+            self.assertIn(f"<td>{lib['name']}</td><td>{lib['version']}</td>", page)
+        for w in doc["context"]["warnings"]:
+            self.assertIn(w["message"][:60].replace('"', "&quot;"), page)
+        self.assertIn(doc["context"]["build"]["cxx_flags"], page)
+
+    def test_renders_in_headless_chromium_without_console_errors(self) -> None:
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if chromium is None:
+            self.skipTest("chromium is not installed (scripts/install-deps.sh installs it): "
+                          "the page was checked but not rendered")
+        shot = os.path.join(TMP, "shot.png")
+        profile = tempfile.mkdtemp(prefix="kvb-chromium.", dir=TMP)
+        p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--disable-background-networking", "--no-first-run",
+                            f"--user-data-dir={profile}", f"--screenshot={shot}",
+                            "--window-size=1280,4000", "--enable-logging=stderr", "--v=0",
+                            "file://" + self.html], capture_output=True, text=True, timeout=180)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        console = [ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln]
+        self.assertEqual(console, [])
+        with open(shot, "rb") as f:
+            head = f.read(24)
+        self.assertEqual(head[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(struct.unpack(">I", head[16:20])[0], 1280)
+
+
+class FigureFilesTest(unittest.TestCase):
+    def test_svg_and_png_files_with_stable_names_and_1200px(self) -> None:
+        run = RUNS.get("lmdb") or next(iter(RUNS.values()))
+        sdir, pdir = os.path.join(TMP, "svgs"), os.path.join(TMP, "pngs")
+        p = kvb("report", "--svg", sdir, "--png", pdir, run)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = sorted(os.path.splitext(f)[0] for f in os.listdir(sdir))
+        self.assertEqual(names, sorted(os.path.splitext(f)[0] for f in os.listdir(pdir)))
+        self.assertIn("readrandom-throughput", names)
+        self.assertIn("fwdrangewhilewriting-writer-latency", names)
+        self.assertEqual(len(names), expected_figures([run]))
+        with open(os.path.join(pdir, "readrandom-throughput.png"), "rb") as f:
+            head = f.read(24)
+        self.assertEqual(struct.unpack(">I", head[16:20])[0], 1200)
+        svg = read(os.path.join(sdir, "readrandom-latency.svg"))
+        self.assertTrue(svg.startswith("<?xml"))
+        self.assertIn('xmlns="http://www.w3.org/2000/svg"', svg)  # a standalone file
+
+    def test_same_input_same_bytes(self) -> None:
+        a, b = os.path.join(TMP, "a.html"), os.path.join(TMP, "b.html")
+        for out in (a, b):
+            p = kvb("report", "--html", out, next(iter(RUNS.values())), MICRO)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(read(a), read(b))
+
+
+class BadInputTest(unittest.TestCase):
+    def html(self, *files: str) -> tuple[subprocess.CompletedProcess[str], str]:
+        out = os.path.join(TMP, "bad.html")
+        if os.path.exists(out):
+            os.remove(out)
+        p = kvb("report", "--html", out, *files)
+        self.assertNotIn("Traceback", p.stderr)
+        return p, read(out) if os.path.exists(out) else ""
+
+    def run_doc(self) -> dict[str, Any]:
+        return load(next(iter(RUNS.values())))
+
+    def test_truncated_json_is_exit_2(self) -> None:
+        path = os.path.join(TMP, "cut.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(read(next(iter(RUNS.values())))[:2000])
+        p, page = self.html(path)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cut.json: not JSON", p.stderr)
+        self.assertIn("truncated", p.stderr)
+        self.assertEqual(page, "")
+
+    def test_another_tools_json_is_exit_2(self) -> None:
+        path = save(os.path.join(TMP, "other.json"), {"name": "ycsb", "runtime_ms": 5})
+        p, page = self.html(path)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("neither a kvbench run document", p.stderr)
+
+    def test_empty_interval_series_says_what_is_missing(self) -> None:
+        doc = self.run_doc()
+        for r in doc["results"]:
+            for role in r["roles"]:
+                role["intervals"]["series"] = []
+        path = save(os.path.join(TMP, "noseries.json"), doc)
+        p, page = self.html(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("no interval samples", page)
+        self.assertNotIn('id="fig-readrandom-throughput"', page)
+        self.assertEqual(svg_count(page), expected_figures([path]))
+        # A real run with sampling off says why.
+        real = os.path.join(TMP, "nosampling.json")
+        subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={TMP}/db-m", "--num=1000",
+                        "--report_interval_seconds=0", f"--json={real}"], check=True,
+                       capture_output=True, timeout=120)
+        p, page = self.html(real)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("sampling was off: --report_interval_seconds=0", page)
+
+    def test_failed_engine_is_reported_with_what_it_kept(self) -> None:
+        doc = self.run_doc()
+        doc["complete"] = False
+        doc["error"] = "engine failed: IO error: No space left on device"
+        doc["results"] = doc["results"][:1]
+        failed = save(os.path.join(TMP, "failed.json"), doc)
+        empty = copy.deepcopy(doc)
+        empty["results"] = []
+        placeholder = save(os.path.join(TMP, "placeholder.json"), empty)
+        p, page = self.html(failed, placeholder)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("failed.json is an incomplete run", p.stderr)
+        self.assertIn("failed.json: the run did not complete: engine failed: IO error", page)
+        self.assertIn("1 benchmark result(s) kept", page)
+        self.assertIn("placeholder.json: the run did not complete", page)
+        self.assertIn("nothing was measured", page)
+
+    def test_mix_of_kvbench_and_micro_gives_both_sections(self) -> None:
+        run = next(iter(RUNS.values()))
+        p, page = self.html(run, MICRO)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("1 kvbench run(s) and 1 kvbench_micro run(s)", page)
+        self.assertIn('id="fig-crc32c-gbps"', page)
+        self.assertEqual(svg_count(page), expected_figures([run, MICRO]))
+
+    def test_without_matplotlib_exit_2_and_other_commands_work(self) -> None:
+        fake = os.path.join(TMP, "no-matplotlib")
+        os.makedirs(os.path.join(fake, "matplotlib"), exist_ok=True)
+        with open(os.path.join(fake, "matplotlib", "__init__.py"), "w") as f:
+            f.write("raise ImportError('hidden by the test')\n")
+        env = dict(os.environ, PYTHONPATH=fake)
+        run = next(iter(RUNS.values()))
+        for args in (["report", "--html", os.path.join(TMP, "x.html"), run],
+                     ["report", "--png", os.path.join(TMP, "xpng"), run],
+                     ["compare", run, run, "--html", os.path.join(TMP, "x.html")]):
+            p = kvb(*args, env=env)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("apt-get install python3-matplotlib", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(TMP, "x.html")))
+        p = kvb("report", run, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = kvb("compare", run, run, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+def bucketed(lat: dict[str, Any], values: list[int]) -> dict[str, Any]:
+    """latency_ns with the buckets kvbench's Histogram gives `values` (its layout: exact below
+    256 ns, then 128 sub-buckets per power of two) and the percentiles it reports."""
+    import math
+    def bucket(v: int) -> tuple[int, int]:
+        if v < 256:
+            return v, v
+        msb = v.bit_length() - 1
+        shift = msb - 7
+        low = (v >> shift) << shift
+        return low, low + (1 << shift) - 1
+    counts: dict[tuple[int, int], int] = {}
+    for v in values:
+        counts[bucket(v)] = counts.get(bucket(v), 0) + 1
+    out = dict(lat, count=len(values), min=min(values), max=max(values),
+               mean=sum(values) / len(values))
+    out["buckets"] = [[lo, hi, n] for (lo, hi), n in sorted(counts.items())]
+    out["hdr_layout"] = {"buckets": 57, "sub_buckets": 256}
+    keys = {"p50": 50, "p75": 75, "p90": 90, "p95": 95, "p99": 99, "p99_9": 99.9,
+            "p99_99": 99.99}
+    for key, p in keys.items():
+        want, seen = max(1, math.ceil(p / 100 * len(values))), 0
+        for (lo, hi), n in sorted(counts.items()):
+            seen += n
+            if seen >= want:
+                out[key] = min(max((lo + hi) / 2, out["min"]), out["max"])
+                break
+    return out
+
+
+def parse_hgrm(text: str) -> tuple[list[tuple[float, float, int]], dict[str, float]]:
+    rows, footer = [], {}
+    for line in text.splitlines():
+        m = re.match(r"#\[(\w+)\s*=\s*([\d.]+), ([\w ]+?)\s*=\s*([\d.]+)\]", line)
+        if m:
+            footer[m.group(1)] = float(m.group(2))
+            footer[m.group(3).strip()] = float(m.group(4))
+            continue
+        parts = line.split()
+        if len(parts) >= 3 and re.match(r"^[\d.]+$", parts[0]):
+            rows.append((float(parts[0]), float(parts[1]), int(parts[2])))
+    return rows, footer
+
+
+def check_hgrm(test: unittest.TestCase, text: str, lat: dict[str, Any]) -> None:
+    """The .hgrm's p50/p99/p99.9/max equal the JSON's to the histogram's resolution (a value
+    is printed in us with 3 decimals: to the nanosecond)."""
+    rows, footer = parse_hgrm(text)
+    test.assertEqual([r[1] for r in rows], sorted(r[1] for r in rows))
+    test.assertEqual(rows[-1][1], 1.0)
+    test.assertEqual(rows[-1][2], lat["count"])
+    by_p = {r[1]: r[0] for r in rows}
+    for key, p in (("p50", 0.5), ("p99", 0.99), ("p99_9", 0.999)):
+        test.assertAlmostEqual(by_p[p] * 1e3, lat[key], delta=0.6, msg=key)
+    test.assertAlmostEqual(rows[-1][0] * 1e3, lat["max"], delta=0.6)
+    test.assertAlmostEqual(footer["Max"] * 1e3, lat["max"], delta=0.6)
+    test.assertEqual(footer["Total count"], lat["count"])
+    test.assertEqual(footer["SubBuckets"], 256)
+    test.assertAlmostEqual(footer["Mean"] * 1e3, lat["mean"], delta=0.6)
+
+
+class HgrmTest(unittest.TestCase):
+    def test_synthetic_buckets_round_trip(self) -> None:
+        import random
+        rng = random.Random(7)
+        doc = load(next(iter(RUNS.values())))
+        values = [int(rng.lognormvariate(9, 1.2)) + 100 for _ in range(20000)]
+        # A file from before kvbench wrote buckets: only one role has them.
+        for r in doc["results"]:
+            for ro in r["roles"]:
+                ro["latency_ns"].pop("buckets", None)
+        role = doc["results"][2]["roles"][0]
+        role["latency_ns"] = bucketed(role["latency_ns"], values)
+        path = save(os.path.join(TMP, "bucketed.json"), doc)
+        out = os.path.join(TMP, "hgrm")
+        p = kvb("export", "hgrm", path, "--out", out)
+        # The other roles have no buckets: refused, naming them.
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no latency buckets for fillseq.writer", p.stderr)
+        for r in doc["results"]:
+            for ro in r["roles"]:
+                ro["latency_ns"] = bucketed(ro["latency_ns"], values)
+        save(path, doc)
+        p = kvb("export", "hgrm", path, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        name = os.path.join(out, f"bucketed.{doc['results'][2]['benchmark']}.reader.hgrm")
+        self.assertIn(name, p.stdout.split())
+        text = read(name)
+        self.assertTrue(text.startswith("       Value     Percentile TotalCount "
+                                        "1/(1-Percentile)\n\n"))
+        check_hgrm(self, text, role["latency_ns"])
+        self.assertTrue(os.path.exists(os.path.join(out, "bucketed.fwdrangewhilewriting."
+                                                         "writer.hgrm")))
+
+
+class ComparisonPagesTest(unittest.TestCase):
+    def micro_runs(self) -> list[str]:
+        """Three sides from the real micro run: the base, 20% slower, the base again (control);
+        6 repetitions each (jittered copies), enough for the U test to call a change."""
+        data = load(MICRO)
+        rows = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"
+                and b.get("repetition_index") == 0]
+        out = []
+        for i, scale in enumerate((1.0, 0.8, 1.0)):
+            d = copy.deepcopy(data)
+            d["benchmarks"] = []
+            for b in rows:
+                for k in range(6):
+                    c = dict(b, repetition_index=k)
+                    c["bytes_per_second"] = b["bytes_per_second"] * scale * (1 + 0.002 * k)
+                    d["benchmarks"].append(c)
+            out.append(save(os.path.join(TMP, f"side{i}.json"), d))
+        return out
+
+    def test_compare_html_has_ratio_and_gbps_figures(self) -> None:
+        files = self.micro_runs()
+        out = os.path.join(TMP, "cmp.html")
+        p = kvb("compare", *files, "--label", "gcc", "--label", "clang", "--label", "control",
+                "--html", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        self.assertIn('id="fig-ratio-bytes_per_second"', page)
+        self.assertIn('id="fig-crc32c-gbps"', page)
+        self.assertEqual(svg_count(page), 2)
+        texts = svg_texts(page)
+        self.assertIn("0.800 slower", texts)  # the verdict beside the point
+        self.assertTrue(any("control in grey" in t for t in texts))
+
+    def test_matrix_results_directory_gets_report_html(self) -> None:
+        from kvbtools import compare, results, samples
+        files = self.micro_runs()
+        d = os.path.join(TMP, "matrix-x")
+        os.makedirs(d)
+        sides = []
+        for label, f in zip(("x86-gcc-native", "x86-clang-native", "control"), files):
+            dst = os.path.join(d, f"{label}.r1.json")
+            shutil.copy(f, dst)
+            sides.append(samples.load_side(label, [dst]))
+        c = compare.build(sides, threshold=0.05, alpha=0.05)
+        doc = compare.to_json(c)
+        doc.update(command="matrix", presets=["x86-gcc-native", "x86-clang-native"],
+                   repeats=1, build_seconds={"x86-gcc-native": 60.0}, failed_builds=[],
+                   library_version_mismatches=[])
+        results.write_json(os.path.join(d, "matrix.json"), doc)
+        # The hook at the end of kvb matrix, in the interpreter kvb uses (matplotlib).
+        p = subprocess.run([PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                            "from kvbtools.result_pages import write_report; "
+                            "print(write_report(sys.argv[2]))", SCRIPTS, d],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split()[-1], os.path.join(d, "report.html"))
+        page = read(os.path.join(d, "report.html"))
+        self.assertIn("kvb matrix: presets x86-gcc-native, x86-clang-native", page)
+        self.assertIn('id="fig-ratio-bytes_per_second"', page)
+        self.assertIn('id="fig-crc32c-gbps"', page)
+        # The same page from the command line.
+        out = os.path.join(TMP, "again.html")
+        p = kvb("report", "--html", out, d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(read(out), page)
+        p = kvb("report", "--html", out, TMP)  # a directory of no kvb command
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not a results directory of kvb matrix, versions or bisect", p.stderr)
+
+    def test_bisect_directory(self) -> None:
+        repo = os.path.join(TMP, "repo")
+        env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e",
+                   GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+        git = lambda *a: subprocess.run(["git", "-C", repo, *a], check=True, env=env,  # noqa
+                                        capture_output=True, text=True).stdout.strip()
+        os.makedirs(repo)
+        git("init", "-q")
+        commits = []
+        for i in range(8):
+            git("commit", "-q", "--allow-empty", "-m", f"c{i}")
+            commits.append(git("rev-parse", "HEAD"))
+        d = os.path.join(TMP, "bisect-x")
+        os.makedirs(d)
+        fast, slow = [100.0, 101.0, 99.0, 100.5], [60.0, 61.0, 59.0, 60.5]
+        old, new = commits[0], commits[7]
+        # What kvb bisect writes (records of kind endpoints, step, confirm), tested out of
+        # history order; #6 compiles what #5 does and takes its verdict without a run.
+        records = [
+            {"kind": "endpoints", "old": old, "new": new, "values": {"old": fast, "new": slow}},
+            {"kind": "step", "step": 1, "commit": commits[3], "verdict": "skip",
+             "how": "does not build", "why": "cc failed"},
+            {"kind": "step", "step": 2, "commit": commits[4], "verdict": "old",
+             "how": "measured", "values": {"old": fast, "new": slow, "this": fast}},
+            {"kind": "step", "step": 3, "commit": commits[6], "verdict": "new",
+             "how": "same sources", "same_as": commits[5]},
+            {"kind": "step", "step": 4, "commit": commits[5], "verdict": "new",
+             "how": "measured", "values": {"old": fast, "new": slow, "this": slow}},
+            {"kind": "confirm", "blamed": commits[5], "parent": commits[4],
+             "values": {"old": fast, "new": slow, "parent": fast, "blamed": slow}}]
+        with open(os.path.join(d, "steps.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records))
+        save(os.path.join(d, "state.json"), {"schema": "kvb-bisect-state", "unit": "bytes/s",
+                                             "better": "higher", "repo": repo, "old": old,
+                                             "new": new, "metric": "bytes_per_second"})
+        save(os.path.join(d, "bisect.json"), {
+            "schema": "kvb-bisect", "schema_version": 2, "repo": repo, "old": old, "new": new,
+            "first_new": commits[5], "confirmed": True, "metric": "bytes_per_second",
+            "benchmark": "sum", "ending": "confirmed: it is the first new commit",
+            "records": records})
+        out = os.path.join(TMP, "bisect.html")
+        p = kvb("report", "--html", out, d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        self.assertEqual(svg_count(page), 1)
+        texts = svg_texts(page)
+        ticks = [t for t in texts if re.fullmatch(r"[0-9a-f]{8}", t)]
+        # History order, not the order tested.
+        self.assertEqual(ticks, [c[:8] for c in (commits[0], commits[3], commits[4],
+                                                 commits[5], commits[6], commits[7])])
+        self.assertIn(f"first new: {commits[5][:10]} (confirmed)", texts)
+        for label in ("like old", "like new", "did not build or run",
+                      "not run: compiles the same sources as a judged commit"):
+            self.assertIn(label, texts)
+        # Still running, the repository gone: drawn as far as it got, and said so.
+        os.remove(os.path.join(d, "bisect.json"))
+        shutil.rmtree(repo)
+        p = kvb("report", "--html", out, d)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        self.assertIn("no first new commit was named", page)
+        self.assertIn("in the order they were tested", page)
+
+
+if __name__ == "__main__":
+    kvbtest.main("kvbench", "micro", "engines")

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""kvb matrix's study axes (--engines, --threads, --configs, no --presets) on the real kvbench
+with the memory reference engine: the tables relative to the base, QPS@N, and config files that
+are rejected before any run. Run by ctest with --kvbench."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(os.path.dirname(HERE), "scripts")
+KVB = os.path.join(SCRIPTS, "kvb")
+sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, HERE)
+
+from kvbtools import study  # noqa: E402
+import kvbtest  # noqa: E402
+from kvbtest import ARGS  # noqa: E402
+
+
+def kvb(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, KVB, *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+class StudyTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+        self.results = os.path.join(self.tmp, "results")
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()
+
+    def configs(self, text: str) -> str:
+        path = os.path.join(self.tmp, "configs.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def matrix(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return kvb("matrix", "--kvbench", ARGS.kvbench, "--engines", "memory", "--num", "2000",
+                   "--repeats", "1", "--results-dir", self.results, "--no-store", *args)
+
+    def test_unknown_flag_in_a_config_is_rejected_before_any_run(self) -> None:
+        path = self.configs("base: --cache_size=1048576\n# a comment\nbad: --cache_sise=1\n")
+        p = self.matrix("--configs", path)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(f"--configs {path}:3: '--cache_sise=1' is not a kvbench flag", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(self.results), "nothing may run")
+
+    def test_a_config_may_not_set_an_axis(self) -> None:
+        p = self.matrix("--configs", self.configs("a: --threads=4\n"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(":1: '--threads=4' is set by kvb matrix itself", p.stderr)
+
+    def test_malformed_config_line_names_the_line(self) -> None:
+        p = self.matrix("--configs", self.configs("a: --cache_size=1\nno colon here\n"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(":2: expected 'name: --flag=value ...'", p.stderr)
+
+    def test_threads_and_configs_give_relative_tables_and_qps_at_n(self) -> None:
+        path = self.configs("small: --cache_size=1048576\nbig: --cache_size=67108864 --verify\n")
+        p = self.matrix("--threads", "1,2", "--configs", path, "--workloads", "readrandom")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout
+        self.assertIn("fillseq added before readrandom", out)
+        self.assertIn("ops_per_sec (ops/s, higher is better): small t=1 in absolute values", out)
+        for row in ("small t=1 (base)", "small t=2", "big t=1", "big t=2", "control"):
+            self.assertRegex(out, rf"\n{re.escape(row)} +")
+        self.assertRegex(out, r"readrandom: ops/s at each thread count.*\n"
+                              r"group +QPS@1 +QPS@2 +KBr/q@2 +cs/q@2")
+        self.assertRegex(out, r"\nsmall +[\d,]+ +[\d,]+ ")
+        [run_dir] = os.listdir(self.results)
+        with open(os.path.join(self.results, run_dir, "study.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual([s["label"] for s in doc["series"]],
+                         ["small t=1", "small t=2", "big t=1", "big t=2", "control"])
+        self.assertEqual(doc["base"], "small t=1")
+        self.assertEqual(doc["series"][3]["threads"], 2)
+        self.assertEqual(doc["series"][3]["config"], "big")
+
+    def test_until_resolved_is_refused_in_a_study(self) -> None:
+        p = self.matrix("--threads", "1,2", "--until-resolved")
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+
+class CompareByEngineTest(unittest.TestCase):
+    """kvb compare of two engines' runs: rows keyed on benchmark, sides named by engine."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls._tmp = tempfile.TemporaryDirectory()
+        cls.files = []
+        for engine in ("memory", "null"):
+            out = os.path.join(cls._tmp.name, f"{engine}.json")
+            subprocess.run([ARGS.kvbench, f"--engine={engine}", "--num=2000",
+                            f"--db={cls._tmp.name}/{engine}", "--report_interval_seconds=0",
+                            "--benchmarks=fillseq,readrandom", f"--json={out}"],
+                           check=True, capture_output=True, timeout=300)
+            cls.files.append(out)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls._tmp.cleanup()
+
+    def test_engines_differ_so_rows_key_on_benchmark(self) -> None:
+        p = kvb("compare", *self.files, "--metric", "ops_per_sec")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("absent", p.stdout)
+        self.assertRegex(p.stdout, r"\n +memory +null\n")
+        self.assertRegex(p.stdout, r"\nreadrandom +[\d,.]+ +[\d,.]+\n")
+
+    def test_by_a_field_the_files_lack_is_a_usage_error(self) -> None:
+        p = kvb("compare", *self.files, "--by", "no.such.field")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--by no.such.field: side(s)", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+
+class TablesTest(unittest.TestCase):
+    def test_rows_are_ratios_to_the_base_and_the_base_is_absolute(self) -> None:
+        sides = {"a": {("readrandom", "ops_per_sec"): [100.0, 110.0, 90.0]},
+                 "b": {("readrandom", "ops_per_sec"): [150.0]},
+                 "c": {}}
+        lines = study.metric_tables(["a", "b", "c"], sides, ["readrandom"], ["ops_per_sec"])
+        self.assertRegex(lines[3], r"^a \(base\) +100\.0$")   # the median of the base's runs
+        self.assertRegex(lines[4], r"^b +1\.50$")
+        self.assertRegex(lines[5], r"^c +-$")                  # not measured: a dash, never 0
+
+    def test_a_metric_zero_everywhere_says_so_instead_of_a_table_of_ratios(self) -> None:
+        sides = {"a": {("x", "storage_read_kb_per_op"): [0.0]},
+                 "b": {("x", "storage_read_kb_per_op"): [0.0]}}
+        lines = study.metric_tables(["a", "b"], sides, ["x"], ["storage_read_kb_per_op"])
+        self.assertEqual(lines[0], "storage_read_kb_per_op (KB/op): 0 in every run")
+
+
+if __name__ == "__main__":
+    kvbtest.main("kvbench")
