@@ -288,11 +288,13 @@ class CliTest(unittest.TestCase):
         """The verdict, not a timing: 20 KB/s is within any machine's reach; 1 TB/s is in none's.
 
         On the null engine, so that only the pacer and the scheduler decide (no engine lock the
-        busy reader could keep taking before the writer wakes up).
+        busy reader could keep taking before the writer wakes up). On a loaded machine (CI runs
+        other builds beside this test) the writer can truly miss its rate when it is not
+        scheduled for a while, and the verdict then rightly says so: the reachable target gets
+        up to three tries, of which one must be sustained; the unreachable one never is.
         """
-        verdicts = {}
-        for target in (20_000, 1_000_000_000_000):
-            out = os.path.join(self.tmp, f"pace-{target}.json")
+        def verdict(target: int, attempt: int) -> bool:
+            out = os.path.join(self.tmp, f"pace-{target}-{attempt}.json")
             p = run(["--engine=null", f"--db={self.db}", "--num=5000", "--reads=100000000000",
                      "--benchmarks=readwhilewriting", "--duration=3",
                      f"--benchmark_write_rate_limit={target}", f"--json={out}",
@@ -300,9 +302,12 @@ class CliTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             writer = load_json(out)["results"][0]["roles"][1]
             self.assertGreaterEqual(writer["intervals"]["count"], 4)
-            verdicts[target] = writer["pacing"]["sustained"]
             self.assertEqual(writer["pacing"]["target_bytes_per_sec"], target)
-        self.assertEqual(verdicts, {20_000: True, 1_000_000_000_000: False})
+            return writer["pacing"]["sustained"]
+
+        self.assertTrue(any(verdict(20_000, a) for a in range(3)),
+                        "20 KB/s not sustained in 3 tries")
+        self.assertFalse(verdict(1_000_000_000_000, 0))
 
     def test_verify_catches_values_written_with_another_seed(self) -> None:
         p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=1",
