@@ -6,7 +6,7 @@
    per op of its own thread (which other processes on a loaded machine do not inflate, as they
    do wall time) three ways in a row: every op timed (the default), --latency_sample=16, and
    untimed (--latency_sample=1000000); the difference between the first and the last is what
-   timing an op costs (two clock reads and a histogram update; docs/metrics.md).
+   timing an op costs (one clock read and a histogram update; docs/metrics.md).
 2. Harness memory against --num: fillrandom on `null` at --small and at --large keys; peak RSS
    must not grow with --num (no key vectors: the fill order is a computed permutation).
 
