@@ -85,6 +85,25 @@ class StudyTest(unittest.TestCase):
         self.assertEqual(doc["base"], "small t=1")
         self.assertEqual(doc["series"][3]["threads"], 2)
         self.assertEqual(doc["series"][3]["config"], "big")
+        # report.html: a relative-to-base bar figure per metric, inline, nothing fetched.
+        self.assertIn("report: ", out)
+        with open(os.path.join(self.results, run_dir, "report.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn('<figure id="fig-study-ops_per_sec">', page)
+        self.assertIn("ops_per_sec [ops/s]: relative to small t=1", page.replace("\n", " "))
+        self.assertGreaterEqual(page.count("<svg"), 3)
+        self.assertNotRegex(page, r'(src|href)="(https?:|//)')
+        self.assertIn("<td>--cache_size=67108864 --verify</td>", page)
+
+    def test_a_study_stores_its_runs_unless_no_store(self) -> None:
+        db = os.path.join(self.tmp, "store.sqlite")
+        p = kvb("matrix", "--kvbench", ARGS.kvbench, "--engines", "memory", "--num", "2000",
+                "--repeats", "1", "--results-dir", self.results, "--threads", "1,2",
+                "--workloads", "fillseq", "--store", db)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # 1 round of 3 series (t=1, t=2, the control), one run file each.
+        self.assertRegex(p.stdout, r"stored 3 run\(s\) \(0 already there\)")
+        self.assertTrue(os.path.exists(db))
 
     def test_until_resolved_is_refused_in_a_study(self) -> None:
         p = self.matrix("--threads", "1,2", "--until-resolved")

@@ -1,5 +1,5 @@
 """The pages of comparisons (docs/report.md): `kvb compare --html`, and the report.html that
-kvb matrix, versions and bisect leave in their results directory (`write_report(dir)`, which
+kvb matrix (presets or a study), versions and bisect leave in their results directory (`write_report(dir)`, which
 also regenerates one: `kvb report --html OUT RESULTS_DIR`).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kvbtools.errors import RunError, UsageError
 from kvbtools.htmlpage import Page, esc
 from kvbtools.report_html import add_micro_figures
 
-KINDS = ("matrix", "versions", "bisect")
+KINDS = ("matrix", "versions", "bisect", "study")
 
 
 def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
@@ -63,7 +63,7 @@ def _kind(directory: str) -> str:
                 k == "bisect" and os.path.exists(os.path.join(directory, "steps.jsonl"))):
             return k
     raise UsageError(f"{directory}: not a results directory of kvb matrix, versions or bisect "
-                     "(no matrix.json, versions.json, bisect.json or steps.jsonl)")
+                     "(no matrix.json, study.json, versions.json, bisect.json or steps.jsonl)")
 
 
 def _file(directory: str, path: str) -> str:
@@ -77,6 +77,9 @@ def page_for_dir(directory: str) -> Page:
     kind = _kind(directory)
     if kind == "bisect":
         return bisect_page(directory)
+    if kind == "study":
+        from kvbtools.study_figures import study_page
+        return study_page(directory)
     doc = results.read_json(os.path.join(directory, f"{kind}.json"))
     if not isinstance(doc, dict) or doc.get("schema") != "kvb-comparison":
         raise UsageError(f"{directory}/{kind}.json: not a kvb {kind} results document")

@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools import results, runner
+from kvbtools import results, runner, store
 from kvbtools.errors import RunError, UsageError
 from kvbtools.runner import Build, Series
 from kvbtools.table import fmt_value, render
@@ -335,8 +335,11 @@ def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str
                configs=[{"name": c.name, "args": c.args} for c in configs])
     print(text)
     write(outdir, text, doc)
+    from kvbtools.result_pages import write_report  # report.html: bars relative to the base
+    write_report(outdir)
     runner.write_summary(outdir, f"kvb matrix done: {args.repeats} round(s); tables in table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
+    store.auto_store([f for s in series for f in files[s.label]], args)
     return 0
 
 
