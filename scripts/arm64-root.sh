@@ -5,6 +5,12 @@
 #   scripts/arm64-root.sh -- sh -c 'cmake --preset arm-clang-native && ctest'
 #   scripts/arm64-root.sh --create       # only make the root (when needed) and print its path
 #   scripts/arm64-root.sh --list-cpus    # the cores --cpu accepts
+#   scripts/arm64-root.sh --lean ...     # a root of its own with only what builds kvbench and
+#                                        # runs its C++ and crash tests (install-deps.sh
+#                                        # --build-only): made in about half the time; CI's
+#                                        # part of the ARM command runs in it. The kvb tools'
+#                                        # tests (PostgreSQL, matplotlib, Chromium, valgrind)
+#                                        # need the full root.
 #
 # --cpu names a real core qemu emulates (default neoverse-n1). qemu (QEMU_CPU) and /proc/cpuinfo
 # present the same core, so -mcpu=native resolves to it (clang: neoverse-n1 +crc +crypto; gcc:
@@ -12,8 +18,8 @@
 # The root is Debian bookworm arm64 (mmdebstrap --variant=apt, from the mirrors this machine's apt
 # uses) with the arm64 build of every package scripts/install-deps.sh installs; WiredTiger is
 # amd64-only in Debian, so ARM builds have rocksdb and lmdb. It is cached as
-# ~/.cache/kvbench/arm64-root-<hash of its package list>: a changed list makes a new root and the
-# old one is removed. The first run makes it (about 8 minutes and 1 GB on 2 cores).
+# ~/.cache/kvbench/arm64-root-<hash of its package list> (--lean: arm64-lean-root-<hash>): a
+# changed list makes a new root and the old one of the same kind is removed. The first run makes it (about 8 minutes and 1 GB on 2 cores).
 # Its binaries run through qemu-user-static, registered with binfmt_misc (mounted if need be).
 # The checkout (and its git directory) is bind-mounted at its own path in a private mount
 # namespace, so every mount goes away with the command however it exits; the command runs in the
@@ -39,7 +45,7 @@ refuse() {
   exit 2
 }
 usage() {
-  sed -n '2,7p' "$self" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$self" | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
 }
 
@@ -80,12 +86,14 @@ fi
 # --- arguments ---------------------------------------------------------------------------------
 cpu=neoverse-n1
 mode=run
+lean=
 cmd=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu) [ $# -ge 2 ] || refuse "--cpu needs a core: --list-cpus shows them"; cpu=$2; shift 2 ;;
     --cpu=*) cpu=${1#--cpu=}; shift ;;
     --create) mode=create; shift ;;
+    --lean) lean=--build-only; shift ;;
     --list-cpus) printf '%s\n' "${!midr[@]}" | sort; exit 0 ;;
     -h|--help) usage 0 ;;
     --) shift; cmd=("$@"); break ;;
@@ -102,6 +110,7 @@ if [ "$(id -u)" -ne 0 ]; then
     refuse "needs root (mmdebstrap, mount, chroot) and sudo is not installed: run it as root"
   args=(--cpu "$cpu")
   [ "$mode" = run ] || args+=(--create)
+  [ -z "$lean" ] || args+=(--lean)
   exec sudo -- "$self" "${args[@]}" ${cmd[@]+--} "${cmd[@]}"
 fi
 
@@ -137,17 +146,18 @@ grep -q '^flags:.*F' "$binfmt/qemu-aarch64" ||
 
 # --- the root, made once per package list ------------------------------------------------------
 mapfile -t packages < <("$checkout/scripts/install-deps.sh" --print-packages --arch=arm64 \
-                          2>/dev/null)
+                          $lean 2>/dev/null)
 [ ${#packages[@]} -gt 0 ] || refuse "scripts/install-deps.sh --print-packages printed nothing"
 cache=${KVBENCH_ARM64_ROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvbench}
 key=$(printf '%s\n' "bookworm arm64 apt recipe $recipe_version" "${packages[@]}" | sha256sum |
       cut -c1-12)
-root=$cache/arm64-root-$key
+kind=arm64-${lean:+lean-}root
+root=$cache/$kind-$key
 mkdir -p "$cache"
 
 make_root() {
   local new=$root.new t0=$SECONDS
-  echo "arm64-root: making $root: Debian 12 arm64 with ${#packages[@]} packages" \
+  echo "arm64-root: making $root: Debian 12 arm64 with ${#packages[@]} packages${lean:+ (lean)}" \
        "(WiredTiger is amd64-only in Debian: not in it); about 8 minutes on 2 cores" >&2
   rm -rf --one-file-system "$new"
   mapfile -t sources < <("$checkout/scripts/debian-sources.sh" arm64)
@@ -173,7 +183,7 @@ exec 9>"$root.lock"
 flock -x 9
 [ -f "$root/etc/kvbench-arm64-root" ] || make_root
 flock -s 9
-for old in "$cache"/arm64-root-*.lock; do
+for old in "$cache/$kind"-*.lock; do
   [ "$old" != "$root.lock" ] && [ -e "$old" ] || continue
   if (flock -n -x 8 || exit 1; rm -rf --one-file-system "${old%.lock}" "${old%.lock}.new"
       rm -f "$old") 8<"$old"; then

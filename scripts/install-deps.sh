@@ -6,41 +6,51 @@
 #                                           # arm64 sysroot of the arm64-cross-* presets
 #   scripts/install-deps.sh --arm64-root    # also qemu-user-static, binfmt-support, mmdebstrap,
 #                                           # arch-test: what scripts/arm64-root.sh needs
-#   scripts/install-deps.sh --print-packages [--arch=arm64]
+#   scripts/install-deps.sh --print-packages [--arch=arm64] [--build-only]
 #                                           # the host packages for that Debian architecture, one
-#                                           # a line, installing nothing (arm64-root.sh's list)
+#                                           # a line, installing nothing (arm64-root.sh's list);
+#                                           # --build-only: only what builds kvbench and runs its
+#                                           # C++ and crash tests (arm64-root.sh --lean), not the
+#                                           # tools of the kvb tests (PostgreSQL, matplotlib,
+#                                           # Chromium, valgrind, strace, clang-tidy, db_bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 arm64_cross=0
 arm64_root=0
 print=0
+build_only=0
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
 for a in "$@"; do
   case "$a" in
     --arm64-cross) arm64_cross=1 ;;
     --arm64-root) arm64_root=1 ;;
     --print-packages) print=1 ;;
+    --build-only) build_only=1 ;;
     --arch=*) arch=${a#--arch=} ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument $a" >&2; exit 2 ;;
   esac
 done
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3 ccache
-  clang libclang-rt-14-dev clang-format clang-tidy
-  librocksdb-dev liblmdb-dev rocksdb-tools valgrind
-  # kvb bisect traces which files a library's build compiles (commits that change none skip).
-  strace
+  build-essential cmake ninja-build pkg-config git python3
+  clang libclang-rt-14-dev
+  librocksdb-dev liblmdb-dev
   libxxhash-dev liblz4-dev libzstd-dev libsnappy-dev zlib1g-dev libbz2-dev libisal-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+)
+tools=(
+  ccache clang-format clang-tidy rocksdb-tools valgrind
+  # kvb bisect traces which files a library's build compiles (commits that change none skip).
+  strace
   # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and
   # fleets, psycopg 3 to reach it. matplotlib draws the figures of kvb report --html, compare
   # --html, history --html and report.html (docs/report.md); Chromium renders the pages in
   # tests/report_test.py and tests/history_e2e.py.
   postgresql python3-psycopg python3-matplotlib chromium
 )
+[ "$build_only" = 1 ] || packages+=("${tools[@]}")
 if [ "$arch" = amd64 ]; then
   packages+=(libwiredtiger-dev)
 else

@@ -397,6 +397,20 @@ class CompareTest(unittest.TestCase):
                  "cost.cpu_sys_us_per_op")
         self.assertEqual({r["metric"] for r in rows if r["regression"]}, set(worse))
 
+    def test_kvbench_headline_metrics_by_default_and_all_on_request(self) -> None:
+        base, slow = self.kvbench_pair(0.9)
+        p = kvb("compare", base, slow)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"metrics: the \d+ headline ones \(--metric all: the \d+ ")
+        self.assertIn("ops_per_sec [ops/s]", p.stdout)
+        self.assertNotRegex(p.stdout, r"(?m)^ops \[ops\]")  # a count, not a measurement
+        every = kvb("compare", base, slow, "--metric", "all")
+        self.assertEqual(every.returncode, 0, every.stderr)
+        self.assertNotIn("headline", every.stdout)
+        self.assertGreater(every.stdout.count("higher is better") + every.stdout.count(
+            "lower is better"), p.stdout.count("higher is better") + p.stdout.count(
+            "lower is better"))
+
     def test_single_values_say_noise_unknown(self) -> None:
         a = write(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
         b = write(self.path("b1.json"), gbench_doc(random.Random(2), 0.5, 1, "clang"))

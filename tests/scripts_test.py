@@ -375,7 +375,7 @@ class MetricsTest(unittest.TestCase):
         doc = with_metrics(self.doc, [*metrics.FALLBACK, new])
         path = write(os.path.join(self.tmp, "described.json"), doc)
         self.assertEqual(kvb("validate", path).returncode, 0)
-        p = kvb("compare", path, path)
+        p = kvb("compare", path, path, "--metric", "all")  # by default only the headline ones
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout),
                          [m["path"] for m in metrics.FALLBACK] + ["cost.thread_cpu_us_per_op"])
@@ -390,7 +390,7 @@ class MetricsTest(unittest.TestCase):
         # As kvbench wrote them before it described its metrics.
         older = {k: v for k, v in self.doc.items() if k != "metrics"}
         path = write(os.path.join(self.tmp, "old.json"), older)
-        p = kvb("compare", path, path)
+        p = kvb("compare", path, path, "--metric", "all")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout), [m["path"] for m in metrics.FALLBACK])
         self.assertIn("latency_ns.p99 [us], lower is better", p.stdout)   # ns shown as us

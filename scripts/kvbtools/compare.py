@@ -73,6 +73,7 @@ class Comparison:
     cells: list[Cell]
     threshold: float
     alpha: float
+    described: int = 0  # the metrics the files describe, when only the headline ones are shown
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
@@ -93,7 +94,15 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
     if counted == {True} and not metric_keys:
         metric_keys = ["instructions_per_byte"]
     described = union_of_metrics(sides)
-    chosen = metrics.select(described, metric_keys, sides[0].kind) if metric_keys else described
+    if metric_keys and metrics.ALL in metric_keys:
+        metric_keys, headline = None, False
+    else:
+        headline = not metric_keys and sides[0].kind == results.KVBENCH
+    if headline:
+        chosen = {k: described[k] for k in metrics.KVBENCH_HEADLINE if k in described}
+    else:
+        chosen = metrics.select(described, metric_keys, sides[0].kind) if metric_keys \
+            else described
     rx = re.compile(bench_filter) if bench_filter else None
     base = sides[0]
     # Google Benchmark rows: a rate when there is one, time per iteration only for benchmarks
@@ -124,7 +133,8 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
                                   threshold=threshold, alpha=alpha,
                                   better_word=metric.better_word, worse_word=metric.worse_word)
                 cells.append(Cell(metric, bench, s.label, b, o, v))
-    return Comparison(sides, chosen, benches, cells, threshold, alpha)
+    return Comparison(sides, chosen, benches, cells, threshold, alpha,
+                      described=len(described) if headline else 0)
 
 
 def union_of_metrics(sides: list[Side]) -> dict[str, Metric]:
@@ -169,6 +179,9 @@ def format_comparison(c: Comparison, control: str = "",
                          "they measured different input; their numbers are not comparable")
     lines.extend(environment.notes(c.sides))
     wide = len(c.sides) > 2
+    if c.described:
+        lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
+                     f"{c.described} the files describe; --metric NAME: chosen ones)")
     lines.append(f"verdict: Mann-Whitney U two-sided, alpha {c.alpha:g}, threshold "
                  f"{c.threshold * 100:g}% (smaller changes are no significant change)"
                  + ("; a ratio with no word after it is no significant change" if wide else ""))
@@ -290,8 +303,10 @@ def register(sub: Any) -> None:
     p.add_argument("--metric", action="append",
                    help="only these metrics (repeat), by path or its last part: kvbench: those "
                         "the files describe (e.g. ops_per_sec, p99 for latency_ns.p99, "
-                        "cpu_user_us_per_op); Google Benchmark: bytes_per_second, "
-                        "items_per_second, cpu_time, real_time")
+                        "cpu_user_us_per_op; default: the headline ones, ops/s, p50/p99/p99.9, "
+                        "CPU and storage KB per op, the worst interval; 'all': every one); "
+                        "Google Benchmark: bytes_per_second, items_per_second, cpu_time, "
+                        "real_time")
     p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     p.add_argument("--by", metavar="FIELD",
                    help="compare sides that differ in this context field (engine, build.preset, "

@@ -45,7 +45,9 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--threshold", type=compare.parse_threshold,
                    default=compare.parse_threshold("5%"), help="default 5%%")
     p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
-    p.add_argument("--metric", action="append", help="only these metrics (see kvb compare)")
+    p.add_argument("--metric", action="append",
+                   help="only these metrics (see kvb compare; default: the headline ones; "
+                        "'all': every one)")
     rounds.add_arguments(p)
     p.add_argument("--instructions", action="store_true",
                    help="micro: count instructions per byte under valgrind's callgrind, in the "

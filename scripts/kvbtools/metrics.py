@@ -72,6 +72,16 @@ class Metric:
         return "smaller" if self.higher_is_better else "larger"
 
 
+# What kvb compare (and matrix, versions) shows of kvbench files without --metric: throughput,
+# tail latency, CPU and storage per op, the worst interval (the stall), the database's size (where
+# the files describe it), as the seeds' write-ups report them. `--metric all` shows every metric
+# the files describe (about 40: counts, every percentile, counters).
+KVBENCH_HEADLINE = ("ops_per_sec", "latency_ns.p50", "latency_ns.p99", "latency_ns.p99_9",
+                    "cost.cpu_user_us_per_op", "cost.cpu_sys_us_per_op",
+                    "cost.storage_read_kb_per_op", "cost.storage_write_kb_per_op",
+                    "intervals.min_ops_per_sec", "db_size_bytes")
+ALL = "all"
+
 # Google Benchmark's iteration rows: the rates, then time per iteration (time_unit).
 GBENCH_RATES = ("bytes_per_second", "items_per_second")
 GBENCH_TIMES = ("cpu_time", "real_time")
