@@ -15,6 +15,14 @@
 namespace kvbench {
 namespace micro {
 
+// `compressor.Compress` as the callable the functions below take.
+template <typename Compressor>
+auto CompressWith(Compressor& compressor) {
+  return [&compressor](const char* src, size_t n, char* dst, size_t cap) {
+    return compressor.Compress(src, n, dst, cap);
+  };
+}
+
 // Runs `compress(src, n, dst, cap) -> compressed size (0 = error)` over the input blocks.
 template <typename Compress>
 void RunCompress(benchmark::State& state, size_t block_size, size_t bound, Compress&& compress) {
@@ -74,6 +82,19 @@ std::unique_ptr<CompressedBlocks> PrepareCompressed(const Blocks& in, size_t bou
   c->ratio = static_cast<double>(c->data.size()) /
              (static_cast<double>(in.size) * static_cast<double>(in.count));
   return c;
+}
+
+// The blocks of `in` compressed by a Compressor(level), prepared by PrepareCompressed once per
+// block size: benchmarks run in registration order, so one cache per Compressor and Decompress
+// holds each size's blocks until the next size's decompress benchmark.
+template <typename Compressor, typename Decompress>
+const CompressedBlocks& CachedCompressed(const Blocks& in, int level, Decompress&& decompress) {
+  static std::unique_ptr<CompressedBlocks> cache;
+  if (cache == nullptr || cache->block_size != in.size) {
+    Compressor compressor(level);
+    cache = PrepareCompressed(in, Compressor::Bound(in.size), CompressWith(compressor), decompress);
+  }
+  return *cache;
 }
 
 // Runs `decompress(src, n, dst, cap) -> decompressed size (0 = error)` over the compressed

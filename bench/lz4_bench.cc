@@ -1,7 +1,6 @@
 // lz4 benchmarks: compress (acceleration 1, LZ4's default), compress_fast8 (acceleration 8),
 // compress_hc9 (LZ4HC level 9) and decompress (of the acceleration-1 output; checked against the
 // input). The library is the installed liblz4, so only the call sites see this build's flags.
-#include <memory>
 #include <string>
 
 #include "codec_bench.h"
@@ -18,28 +17,15 @@ std::string Label(const std::string& what) {
 
 void BM_Lz4Compress(benchmark::State& state, int level, size_t block_size) {
   Lz4Compressor lz4(level);
-  RunCompress(state, block_size, Lz4Compressor::Bound(block_size),
-              [&](const char* src, size_t n, char* dst, size_t cap) {
-                return lz4.Compress(src, n, dst, cap);
-              });
+  RunCompress(state, block_size, Lz4Compressor::Bound(block_size), CompressWith(lz4));
   state.SetLabel(Label(level > 0 ? "HC level " + std::to_string(level)
                                  : "acceleration " + std::to_string(level < 0 ? -level : 1)));
 }
 
 void BM_Lz4Decompress(benchmark::State& state, size_t block_size) {
   const Blocks in = InputBlocks(block_size);
-  // One cache: benchmarks run in registration order, so each block size is prepared once.
-  static std::unique_ptr<CompressedBlocks> cache;
-  if (cache == nullptr || cache->block_size != block_size) {
-    Lz4Compressor lz4(0);
-    cache = PrepareCompressed(
-        in, Lz4Compressor::Bound(block_size),
-        [&](const char* src, size_t n, char* dst, size_t cap) {
-          return lz4.Compress(src, n, dst, cap);
-        },
-        Lz4Compressor::Decompress);
-  }
-  RunDecompress(state, in, *cache, Lz4Compressor::Decompress);
+  const CompressedBlocks& c = CachedCompressed<Lz4Compressor>(in, 0, Lz4Compressor::Decompress);
+  RunDecompress(state, in, c, Lz4Compressor::Decompress);
   state.SetLabel(Label("LZ4_decompress_safe of acceleration-1 output"));
 }
 

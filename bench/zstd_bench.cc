@@ -1,7 +1,6 @@
 // zstd benchmarks: compress_l1 and compress_l3 (levels 1 and 3; 3 is zstd's default) and
 // decompress (of the level-3 output; checked against the input). The library is the installed
 // libzstd, so only the call sites see this build's flags.
-#include <memory>
 #include <string>
 
 #include "codec_bench.h"
@@ -20,10 +19,7 @@ std::string Label(const std::string& what) {
 
 void BM_ZstdCompress(benchmark::State& state, int level, size_t block_size) {
   ZstdCompressor zstd(level);
-  RunCompress(state, block_size, ZstdCompressor::Bound(block_size),
-              [&](const char* src, size_t n, char* dst, size_t cap) {
-                return zstd.Compress(src, n, dst, cap);
-              });
+  RunCompress(state, block_size, ZstdCompressor::Bound(block_size), CompressWith(zstd));
   state.SetLabel(Label("level " + std::to_string(level)));
 }
 
@@ -33,18 +29,8 @@ void BM_ZstdDecompress(benchmark::State& state, size_t block_size) {
   auto decompress = [&](const char* src, size_t n, char* dst, size_t cap) {
     return d.Decompress(src, n, dst, cap);
   };
-  // One cache: benchmarks run in registration order, so each block size is prepared once.
-  static std::unique_ptr<CompressedBlocks> cache;
-  if (cache == nullptr || cache->block_size != block_size) {
-    ZstdCompressor zstd(kDecompressLevel);
-    cache = PrepareCompressed(
-        in, ZstdCompressor::Bound(block_size),
-        [&](const char* src, size_t n, char* dst, size_t cap) {
-          return zstd.Compress(src, n, dst, cap);
-        },
-        decompress);
-  }
-  RunDecompress(state, in, *cache, decompress);
+  const CompressedBlocks& c = CachedCompressed<ZstdCompressor>(in, kDecompressLevel, decompress);
+  RunDecompress(state, in, c, decompress);
   state.SetLabel(
       Label("ZSTD_decompressDCtx of level-" + std::to_string(kDecompressLevel) + " output"));
 }

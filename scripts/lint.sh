@@ -13,12 +13,11 @@ cd "$(dirname "$0")/.."
 preset=""
 jobs=2
 files=()
+. scripts/option-value.sh
 while [ $# -gt 0 ]; do
   case "$1" in
-    --preset) preset=$2; shift 2 ;;
-    --preset=*) preset=${1#--preset=}; shift ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --jobs=*) jobs=${1#--jobs=}; shift ;;
+    --preset|--preset=*) option_value preset "$@"; shift "$OPTION_WORDS" ;;
+    --jobs|--jobs=*) option_value jobs "$@"; shift "$OPTION_WORDS" ;;
     -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     -*) echo "lint.sh: unknown argument $1" >&2; exit 2 ;;
     *) files+=("$1"); shift ;;

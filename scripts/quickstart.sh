@@ -17,14 +17,12 @@ num=1000000
 engines=
 write_rate=524288
 micro=1
+. scripts/option-value.sh
 while [ $# -gt 0 ]; do
   case "$1" in
-    --num) num=$2; shift 2 ;;
-    --num=*) num=${1#--num=}; shift ;;
-    --engines) engines=$2; shift 2 ;;
-    --engines=*) engines=${1#--engines=}; shift ;;
-    --write-rate) write_rate=$2; shift 2 ;;
-    --write-rate=*) write_rate=${1#--write-rate=}; shift ;;
+    --num|--num=*) option_value num "$@"; shift "$OPTION_WORDS" ;;
+    --engines|--engines=*) option_value engines "$@"; shift "$OPTION_WORDS" ;;
+    --write-rate|--write-rate=*) option_value write_rate "$@"; shift "$OPTION_WORDS" ;;
     --no-micro) micro=0; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "quickstart.sh: unknown argument $1" >&2; exit 2 ;;

@@ -8,10 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=$(scripts/host-preset.sh gcc)
+. scripts/option-value.sh
 while [ $# -gt 0 ]; do
   case "$1" in
-    --preset) preset=$2; shift 2 ;;
-    --preset=*) preset=${1#--preset=}; shift ;;
+    --preset|--preset=*) option_value preset "$@"; shift "$OPTION_WORDS" ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument $1" >&2; exit 2 ;;
   esac

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -26,6 +24,7 @@ KVB = os.path.join(ROOT, "scripts", "kvb")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from kvbtools import bisect_judge as judge  # noqa: E402
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
 
 LIB = """#include <stddef.h>
 #include <stdint.h>
@@ -144,13 +143,12 @@ def history(fast: int, slow: int) -> list[tuple[str, dict[str, str]]]:
     ]
 
 
-class BisectTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect-test.")
-        self.runs = os.path.join(self.tmp, "runs.txt")
+class BisectTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvb-bisect-test."
 
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    def setUp(self) -> None:
+        super().setUp()
+        self.runs = os.path.join(self.tmp, "runs.txt")
 
     def kvb_env(self, repo: Repo, noise: str, seed: int = 1, runs: str = "",
                 **extra: str) -> dict[str, str]:

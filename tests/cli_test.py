@@ -16,10 +16,11 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 from typing import Callable, Optional
+
+import kvbtest  # tests/kvbtest.py, beside this file
 
 KVBENCH = ""
 ENGINES: list[str] = []
@@ -118,13 +119,26 @@ def hardware_pmu_error() -> str:
     return errno_module.errorcode.get(ctypes.get_errno(), "?")
 
 
-class CliTest(unittest.TestCase):
+class CliTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvbench-cli-"
+
     def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvbench-cli-")
+        super().setUp()
         self.db = os.path.join(self.tmp, "db")
 
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    def run_json(self, args: list[str],
+                 name: str = "r.json") -> tuple[subprocess.CompletedProcess[str], dict]:
+        """Runs kvbench with `args` and --json=<self.tmp>/<name>, asserts that it succeeds, and
+        returns the process and the JSON document."""
+        out = os.path.join(self.tmp, name)
+        p = run([*args, f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p, load_json(out)
+
+    def require_engine(self, engine: str) -> None:
+        """Skips the test when this build has no `engine`."""
+        if engine not in ENGINES:
+            self.skipTest(f"{engine} not compiled in")
 
     def assertUsageError(self, args: list[str], message: str) -> None:
         p = run(args)
@@ -193,11 +207,9 @@ class CliTest(unittest.TestCase):
         self.assertIn("Noise:", p.stdout)
 
     def test_insertbench_suite_runs_every_step_and_checks_the_indexes(self) -> None:
-        out = os.path.join(self.tmp, "ib.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=3000", "--writes=1000",
-                 "--reads=2000", "--benchmarks=insertbench", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        doc = load_json(out)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=3000",
+                                "--writes=1000", "--reads=2000",
+                                "--benchmarks=insertbench"], "ib.json")
         self.assertEqual([r["benchmark"] for r in doc["results"]],
                          ["l.i0", "l.x", "l.i1", "qr100", "qp100", "qr500", "qp500", "qr1000",
                           "qp1000", "ibcheck"])
@@ -224,13 +236,11 @@ class CliTest(unittest.TestCase):
         for engine in [e for e in STORAGE if e in ENGINES]:
             with self.subTest(engine=engine):
                 db = os.path.join(self.tmp, engine)
-                out = os.path.join(self.tmp, engine + ".json")
-                p = run([f"--engine={engine}", f"--db={db}", "--num=5000", "--verify",
-                         "--benchmarks=fillrandom,settle,readrandom,overwrite,fwdrange,readseq",
-                         f"--json={out}"])
-                self.assertEqual(p.returncode, 0, p.stderr)
+                p, doc = self.run_json(
+                    [f"--engine={engine}", f"--db={db}", "--num=5000", "--verify",
+                     "--benchmarks=fillrandom,settle,readrandom,overwrite,fwdrange,readseq"],
+                    engine + ".json")
                 self.assertIn("(5000 of 5000 found)", p.stdout)
-                doc = load_json(out)
                 self.assertEqual(doc["context"]["engine"]["name"], engine)
                 self.assertTrue(doc["context"]["engine"]["version"])
                 for r in doc["results"]:
@@ -247,15 +257,13 @@ class CliTest(unittest.TestCase):
         self.assertIn("(2000 of 2000 found)", p.stdout)
 
     def test_whilewriting_reports_readers_and_paced_writer_separately(self) -> None:
-        out = os.path.join(self.tmp, "w.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=20000", "--reads=200000",
-                 "--benchmarks=fillseq,readwhilewriting", "--benchmark_write_rate_limit=200000",
-                 f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=20000",
+                                "--reads=200000", "--benchmarks=fillseq,readwhilewriting",
+                                "--benchmark_write_rate_limit=200000"], "w.json")
         self.assertIn("readwhilewriting [reader]", p.stdout)
         self.assertIn("readwhilewriting [writer]", p.stdout)
         self.assertIn("target 0.19 MB/s", p.stdout)
-        roles = load_json(out)["results"][1]["roles"]
+        roles = doc["results"][1]["roles"]
         self.assertEqual([r["role"] for r in roles], ["reader", "writer"])
         self.assertTrue(roles[1]["background"])
         self.assertEqual(roles[1]["pacing"]["target_bytes_per_sec"], 200000)
@@ -265,11 +273,9 @@ class CliTest(unittest.TestCase):
         the warnings say latency was sampled. The default times every op and says nothing."""
         counts = {}
         for n in (1, 100):
-            out = os.path.join(self.tmp, f"sample-{n}.json")
-            p = run(["--engine=null", f"--db={self.db}", "--num=1000", "--reads=200000",
-                     "--benchmarks=readrandom", f"--latency_sample={n}", f"--json={out}"])
-            self.assertEqual(p.returncode, 0, p.stderr)
-            doc = load_json(out)
+            p, doc = self.run_json(["--engine=null", f"--db={self.db}", "--num=1000",
+                                    "--reads=200000", "--benchmarks=readrandom",
+                                    f"--latency_sample={n}"], f"sample-{n}.json")
             role = doc["results"][0]["roles"][0]
             self.assertEqual(role["ops"], 200000)
             self.assertEqual(doc["context"]["workload"]["latency_sample"], n)
@@ -352,23 +358,19 @@ class CliTest(unittest.TestCase):
         self.assertIn("ignored: runs for --duration=1", p.stdout)
 
     def test_progress_lines_go_to_stderr(self) -> None:
-        p = subprocess.run([KVBENCH, "--engine=memory", f"--db={self.db}", "--num=1000",
-                            "--reads=1000000000", "--duration=2", "--report_interval_seconds=0.5",
-                            "--benchmarks=fillseq,readrandom"], capture_output=True, text=True)
-        check_sanitizer(p.returncode, p.stderr)
+        # run()'s --report_interval_seconds=0 comes first: the later 0.5 overrides it.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=1000000000",
+                 "--duration=2", "--report_interval_seconds=0.5", "--benchmarks=fillseq,readrandom"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("... readrandom", p.stderr)
         self.assertNotIn("... readrandom", p.stdout)
 
     def test_repeats_keep_every_run_and_summarise(self) -> None:
-        out = os.path.join(self.tmp, "rep.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=2000",
-                 "--benchmarks=fillseq,readrandom[X3-W1]", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=2000",
+                                "--benchmarks=fillseq,readrandom[X3-W1]"], "rep.json")
         self.assertIn("readrandom (warm-up 1/1)", p.stdout)
         self.assertIn("readrandom (3/3)", p.stdout)
         self.assertIn("readrandom [X3]", p.stdout)
-        doc = load_json(out)
         runs = [r for r in doc["results"] if r["benchmark"] == "readrandom"]
         self.assertEqual([r["repeat"] for r in runs], [1, 2, 3])  # the warm-up is not recorded
         summary = doc["summaries"][0]
@@ -378,22 +380,15 @@ class CliTest(unittest.TestCase):
         self.assertLessEqual(summary["ops_per_sec"]["ci95_low"], summary["ops_per_sec"]["mean"])
 
     def test_repeated_fill_starts_from_an_empty_database_each_time(self) -> None:
-        out = os.path.join(self.tmp, "fill.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--repeats=2",
-                 "--benchmarks=fillrandom,readseq", "--reads=5000", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        doc = load_json(out)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=1000", "--repeats=2",
+                                "--benchmarks=fillrandom,readseq", "--reads=5000"], "fill.json")
         self.assertEqual([r["benchmark"] for r in doc["results"]],
                          ["fillrandom", "fillrandom", "readseq", "readseq"])
 
     def test_build_audit_matches_readelf_and_warns_about_engine_assertions(self) -> None:
-        if "rocksdb" not in ENGINES:
-            self.skipTest("rocksdb not compiled in")
-        out = os.path.join(self.tmp, "audit.json")
-        p = run(["--engine=rocksdb", f"--db={self.db}", "--num=100", "--benchmarks=fillseq",
-                 f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        doc = load_json(out)
+        self.require_engine("rocksdb")
+        p, doc = self.run_json(["--engine=rocksdb", f"--db={self.db}", "--num=100",
+                                "--benchmarks=fillseq"], "audit.json")
         libs = {lib["name"]: lib for lib in doc["context"]["libraries"]}
         rocks = libs["rocksdb"]
         # Under emulation the binary reports paths inside the target's sysroot.
@@ -412,13 +407,10 @@ class CliTest(unittest.TestCase):
 
     def test_software_counters_per_op_in_json_and_console(self) -> None:
         skip_if_emulated(self)
-        out = os.path.join(self.tmp, "r.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=20000",
-                 "--benchmarks=fillseq,readrandom", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=20000",
+                                "--benchmarks=fillseq,readrandom"])
         self.assertEqual(p.stdout.count("counters/op: "), 2, p.stdout)
         self.assertIn("task-clock ", p.stdout)
-        doc = load_json(out)
         self.assertEqual(doc["context"]["workload"]["perf_counters"], "auto")
         for result in doc["results"]:
             c = result["roles"][0]["counters"]
@@ -434,11 +426,8 @@ class CliTest(unittest.TestCase):
 
     def test_hardware_counters_counted_or_unavailable_with_the_reason(self) -> None:
         skip_if_emulated(self)
-        out = os.path.join(self.tmp, "r.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=20000",
-                 "--benchmarks=fillseq,readrandom", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        doc = load_json(out)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=20000",
+                                "--benchmarks=fillseq,readrandom"])
         error = hardware_pmu_error()
         for result in doc["results"]:
             c = result["roles"][0]["counters"]
@@ -498,12 +487,9 @@ class CliTest(unittest.TestCase):
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) < 2:
             self.skipTest("needs two CPUs")
-        out = os.path.join(self.tmp, "r.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=2000",
-                 "--benchmarks=fillseq,readwhilewriting", f"--cpu_affinity={cpus[0]},{cpus[1]}",
-                 f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        doc = load_json(out)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=2000",
+                                "--benchmarks=fillseq,readwhilewriting",
+                                f"--cpu_affinity={cpus[0]},{cpus[1]}"])
         self.assertEqual(doc["context"]["workload"]["cpu_affinity"],
                          f"{cpus[0]}-{cpus[1]}" if cpus[1] == cpus[0] + 1
                          else f"{cpus[0]},{cpus[1]}")
@@ -615,8 +601,7 @@ class CliTest(unittest.TestCase):
                                          f"--engine_options={opts}"], message)
 
     def test_unsupported_compression_is_a_clear_error(self) -> None:
-        if "lmdb" not in ENGINES:
-            self.skipTest("lmdb not compiled in")
+        self.require_engine("lmdb")
         self.assertRuntimeError(["--engine=lmdb", f"--db={self.db}", "--num=10",
                                  "--compression=zstd"], "lmdb does not compress")
 
@@ -658,10 +643,8 @@ class CliTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_default_db_is_removed_after_the_run_unless_keep_db(self) -> None:
-        out = os.path.join(self.tmp, "r.json")
-        p = run(["--engine=null", "--num=10", "--benchmarks=fillseq", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        db = load_json(out)["context"]["workload"]["db"]
+        p, doc = self.run_json(["--engine=null", "--num=10", "--benchmarks=fillseq"])
+        db = doc["context"]["workload"]["db"]
         self.assertIn("removed at the end", p.stdout)
         self.assertFalse(os.path.exists(db), f"{db} is left behind")
         try:
@@ -681,15 +664,13 @@ class CliTest(unittest.TestCase):
     def test_reading_an_empty_database_warns_with_the_way_out(self) -> None:
         for bench in ("readrandom", "fwdrange", "readseq"):
             with self.subTest(benchmark=bench):
-                out = os.path.join(self.tmp, f"{bench}.json")
-                p = run(["--engine=memory", f"--db={self.db}", "--num=100",
-                         f"--benchmarks={bench}", f"--json={out}"])
-                self.assertEqual(p.returncode, 0, p.stderr)
+                p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=100",
+                                        f"--benchmarks={bench}"], f"{bench}.json")
                 self.assertIn(f"WARNING: {bench}: ", p.stdout)
                 self.assertIn("the database is empty", p.stdout)
                 self.assertIn(f"run fillseq first (--benchmarks=fillseq,{bench}) or pass "
                               "--use_existing_db", p.stdout)
-                warnings = [w["message"] for w in load_json(out)["context"]["warnings"]]
+                warnings = [w["message"] for w in doc["context"]["warnings"]]
                 self.assertTrue(any("the database is empty" in w for w in warnings), warnings)
         # After a fill, or on a database that has the keys, nothing to warn about.
         p = run(["--engine=memory", f"--db={self.db}", "--num=100",
@@ -711,11 +692,9 @@ class CliTest(unittest.TestCase):
         self.assertTrue(os.path.isdir(self.db))
 
     def test_lock_file_does_not_make_a_directory_foreign_or_count_in_size(self) -> None:
-        out = os.path.join(self.tmp, "n.json")
-        p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
-                 f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        size = load_json(out)["results"][0]["db_size_bytes"]
+        p, doc = self.run_json(["--engine=null", f"--db={self.db}", "--num=10",
+                                "--benchmarks=fillseq"], "n.json")
+        size = doc["results"][0]["db_size_bytes"]
         markers = sum(os.stat(os.path.join(self.db, f)).st_blocks * 512
                       for f in os.listdir(self.db) if not f.startswith(".kvbench.lock"))
         self.assertEqual(size, markers)
@@ -832,19 +811,16 @@ class CliTest(unittest.TestCase):
                         doc["context"]["workload"]["db"])
 
     def test_readseq_stops_at_the_end_of_the_data(self) -> None:
-        out = os.path.join(self.tmp, "seq.json")
-        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=5000",
-                 "--benchmarks=fillseq,readseq", f"--json={out}"])
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=5000",
+                                "--benchmarks=fillseq,readseq"], "seq.json")
         self.assertIn("(1000 of 1000 found)", p.stdout)
-        role = load_json(out)["results"][1]["roles"][0]
+        role = doc["results"][1]["roles"][0]
         self.assertEqual((role["ops"], role["entries"], role["found"]), (1000, 1000, 1000))
 
     def test_progress_shows_no_op_percentage_when_the_duration_decides(self) -> None:
-        p = subprocess.run([KVBENCH, "--engine=memory", f"--db={self.db}", "--num=1000",
-                            "--reads=10", "--duration=2", "--report_interval_seconds=0.5",
-                            "--benchmarks=fillseq,readrandom"], capture_output=True, text=True)
-        check_sanitizer(p.returncode, p.stderr)
+        # run()'s --report_interval_seconds=0 comes first: the later 0.5 overrides it.
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=10",
+                 "--duration=2", "--report_interval_seconds=0.5", "--benchmarks=fillseq,readrandom"])
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = [line for line in p.stderr.splitlines() if line.startswith("... readrandom")]
         self.assertTrue(lines, p.stderr)
@@ -859,15 +835,13 @@ class CliTest(unittest.TestCase):
         self.assertUsageError(["--benchmarks=readrandom[X 2]"], "malformed repeat syntax")
 
     def test_key_size_above_the_engine_limit_is_a_usage_error(self) -> None:
-        if "lmdb" not in ENGINES:
-            self.skipTest("lmdb not compiled in")
+        self.require_engine("lmdb")
         self.assertUsageError(["--engine=lmdb", f"--db={self.db}", "--key_size=1000"],
                               "--key_size=1000 is larger than lmdb's maximum key size (511 bytes)")
         self.assertFalse(os.path.exists(self.db))
 
     def test_wiredtiger_rejects_a_malformed_config_string(self) -> None:
-        if "wiredtiger" not in ENGINES:
-            self.skipTest("wiredtiger not compiled in")
+        self.require_engine("wiredtiger")
         self.assertRuntimeError(["--engine=wiredtiger", f"--db={self.db}", "--num=10",
                                  "--engine_options=)("], "--engine_options")
 

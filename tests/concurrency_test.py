@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
+
+import kvbtest  # tests/kvbtest.py, beside this file
 
 KVBENCH = ""
 ENGINES: list[str] = []
@@ -25,12 +25,8 @@ SANITIZER_MARKERS = ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
                      "runtime error:", "ERROR: LeakSanitizer")
 
 
-class ConcurrencyTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvbench-conc-")
-
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class ConcurrencyTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvbench-conc-"
 
     def run_kvbench(self, engine: str, args: list[str]) -> dict:
         out = os.path.join(self.tmp, f"{engine}.json")

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import unittest
 from typing import Any
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
@@ -37,12 +34,8 @@ def kvb_crashtest(tmp: str, *args: str) -> tuple[subprocess.CompletedProcess[str
     return p, doc
 
 
-class CrashTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvbench-crash-")
-
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class CrashTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvbench-crash-"
 
     def test_sync_fills_lose_no_acknowledged_write(self) -> None:
         # The storage engines compiled in, as the binary lists them.

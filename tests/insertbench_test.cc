@@ -5,10 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "kv/registry.h"
 #include "test_util.h"
+#include "worker_harness.h"
 #include "workload/benchmark.h"
 
 namespace kvbench {
@@ -42,23 +41,12 @@ class InsertBenchTest : public ::testing::TestWithParam<std::string> {
     std::shared_ptr<StepState> state;
     Status s = spec->setup(engine_.get(), opt_, &state);
     if (!s.ok()) return s;
-    KeyFormat keys(opt_.key_size);
-    ValueSource values(opt_.seed, opt_.compression_ratio, opt_.value_size);
-    std::atomic<bool> stop{false};
-    std::vector<std::unique_ptr<Session>> sessions(threads);
-    std::vector<std::unique_ptr<Worker>> workers;
-    for (int i = 0; i < threads; ++i) {
-      EXPECT_TRUE(engine_->NewSession(&sessions[i]).ok());
-      workers.push_back(std::make_unique<Worker>(i, threads, 100 + i, sessions[i].get(), opt_, keys,
-                                                 values, &stop, 0, nullptr));
-      workers.back()->step = state.get();
-    }
-    std::vector<std::thread> ts;
-    for (auto& w : workers) ts.emplace_back([&w, spec] { spec->work(*w); });
-    for (auto& t : ts) t.join();
+    test::TestWorkers workers(engine_.get(), opt_, threads, 100);
+    for (auto& w : workers.workers()) w->step = state.get();
+    workers.Run([spec](Worker& w) { spec->work(w); });
     checked_ = mismatches_ = 0;
     Status first;
-    for (auto& w : workers) {
+    for (auto& w : workers.workers()) {
       checked_ += w->stats.found;
       mismatches_ += w->stats.not_found;
       if (first.ok() && !w->error.ok()) first = w->error;

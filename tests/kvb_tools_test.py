@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import math
 import os
 import random
@@ -33,7 +32,7 @@ sys.path.insert(0, SCRIPTS)
 from kvbtools import callgrind, host, rounds, sources, stats  # noqa: E402
 from kvbtools.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
-from kvbtest import ARGS  # noqa: E402
+from kvbtest import ARGS, load_json, write_json  # noqa: E402
 
 
 
@@ -306,17 +305,6 @@ def kvbench_doc(template: dict[str, Any], rng: random.Random, scale: float,
     return doc
 
 
-def load_json(path: str) -> Any:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def write(path: str, doc: Any) -> str:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-    return path
-
-
 def real_kvbench(tmp: str, *flags: str) -> str:
     out = os.path.join(tmp, "kv.json")
     subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/db",
@@ -325,26 +313,22 @@ def real_kvbench(tmp: str, *flags: str) -> str:
     return out
 
 
-class CompareTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvb-compare-test.")
-
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+class CompareTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvb-compare-test."
 
     def path(self, name: str) -> str:
         return os.path.join(self.tmp, name)
 
     def gbench_pair(self, scale: float) -> tuple[str, str]:
-        base = write(self.path("base.json"), gbench_doc(random.Random(1), 1.0, 8, "gcc"))
-        other = write(self.path(f"other{scale}.json"),
+        base = write_json(self.path("base.json"), gbench_doc(random.Random(1), 1.0, 8, "gcc"))
+        other = write_json(self.path(f"other{scale}.json"),
                       gbench_doc(random.Random(2), scale, 8, "clang"))
         return base, other
 
     def kvbench_pair(self, scale: float) -> tuple[str, str]:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
-        base = write(self.path("kvbase.json"), kvbench_doc(template, random.Random(1), 1.0, 7))
-        other = write(self.path(f"kvother{scale}.json"),
+        base = write_json(self.path("kvbase.json"), kvbench_doc(template, random.Random(1), 1.0, 7))
+        other = write_json(self.path(f"kvother{scale}.json"),
                       kvbench_doc(template, random.Random(2), scale, 7))
         return base, other
 
@@ -412,15 +396,15 @@ class CompareTest(unittest.TestCase):
             "lower is better"))
 
     def test_single_values_say_noise_unknown(self) -> None:
-        a = write(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
-        b = write(self.path("b1.json"), gbench_doc(random.Random(2), 0.5, 1, "clang"))
+        a = write_json(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
+        b = write_json(self.path("b1.json"), gbench_doc(random.Random(2), 0.5, 1, "clang"))
         p = kvb("compare", a, b, "--fail-on-regression")
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("n=1: noise unknown", p.stdout)
         self.assertIn("0.50", p.stdout)
 
     def test_pooling_files_of_one_side(self) -> None:
-        files = [write(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 2 else
+        files = [write_json(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 2 else
                                                             0.9, 2, "x")) for i in range(4)]
         p = kvb("compare", "--base", files[0], files[1], "--other", files[2], files[3],
                 "--label", "old", "--label", "new")
@@ -430,20 +414,20 @@ class CompareTest(unittest.TestCase):
         self.assertIn("slower", p.stdout)
 
     def test_bad_input_is_exit_2_with_a_message(self) -> None:
-        good = write(self.path("good.json"), gbench_doc(random.Random(1), 1.0, 2, "x"))
+        good = write_json(self.path("good.json"), gbench_doc(random.Random(1), 1.0, 2, "x"))
         notjson = self.path("notjson.json")
         with open(notjson, "w") as f:
             f.write("{ this is not json")
         binary = self.path("binary.json")
         with open(binary, "wb") as f:
             f.write(b"\xff\xfe\x00garbage\x80")
-        other_kind = write(self.path("other.json"), {"name": "something else"})
-        malformed = write(self.path("malformed.json"), {"schema": "kvbench-run",
+        other_kind = write_json(self.path("other.json"), {"name": "something else"})
+        malformed = write_json(self.path("malformed.json"), {"schema": "kvbench-run",
                                                        "schema_version": 1, "context": {},
                                                        "results": [{}]})
-        wrong_kind = write(self.path("wrong-kind.json"), {"benchmarks": "none"})
+        wrong_kind = write_json(self.path("wrong-kind.json"), {"benchmarks": "none"})
         template = load_json(real_kvbench(self.tmp, "--num=200", "--benchmarks=fillseq"))
-        kv = write(self.path("kv1.json"), template)
+        kv = write_json(self.path("kv1.json"), template)
         cases = {
             notjson: "not JSON", binary: "not", other_kind: "neither a kvbench run document",
             malformed: "$.results[0].benchmark: missing", self.path("missing.json"): "cannot read",
@@ -469,13 +453,13 @@ class CompareTest(unittest.TestCase):
         self.assertNotIn("not comparable:", p.stdout)
         self.assertRegex(p.stdout, rf"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
         doc["context"]["environment"]["cpu_model"] = "Some Other CPU 9000"
-        other = write(self.path("other-cpu.json"), doc)
+        other = write_json(self.path("other-cpu.json"), doc)
         p = kvb("compare", path, other)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("not comparable: cpu_model differs", p.stdout)
         self.assertIn("'Some Other CPU 9000'", p.stdout)
         doc["context"]["environment"].update(noisy=True, noisy_reason="the hypervisor stole 9%")
-        noisy = write(self.path("noisy.json"), doc)
+        noisy = write_json(self.path("noisy.json"), doc)
         p = kvb("compare", path, noisy)
         self.assertIn("noisy: noisy.json: 1 of 1 run(s) noisy, e.g. the hypervisor stole 9%",
                       p.stdout)
@@ -489,7 +473,7 @@ class CompareTest(unittest.TestCase):
         for row in doc["benchmarks"]:
             row["real_time"] = row["cpu_time"] * 2.45
         doc["context"]["environment.cpu_model"] = "X"
-        busy = write(self.path("busy.json"), doc)
+        busy = write_json(self.path("busy.json"), doc)
         p = kvb("compare", base, busy)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("WARNING: clang: wall time 2.45x CPU time", p.stdout)
@@ -554,6 +538,14 @@ class CompareTest(unittest.TestCase):
 
 HOST = host.native_preset().split("-")[0]
 OTHER = "x86" if HOST == "arm" else "arm"
+
+
+def lz4_tree(path: str, header: str) -> str:
+    """A minimal lz4 source tree at `path`, lib/lz4.h holding `header`; returns `path`."""
+    os.makedirs(os.path.join(path, "lib"))
+    with open(os.path.join(path, "lib", "lz4.h"), "w") as f:
+        f.write(header)
+    return path
 
 
 class MatrixVersionsArgsTest(unittest.TestCase):
@@ -627,14 +619,11 @@ class MatrixVersionsArgsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             trees = []
             for v in ("1.9.4", "1.10.0"):
-                d = os.path.join(tmp, v)
-                os.makedirs(os.path.join(d, "lib"))
                 a, b, c = v.split(".")
-                with open(os.path.join(d, "lib", "lz4.h"), "w") as f:
-                    f.write(f"#define LZ4_VERSION_MAJOR    {a}    /* for breaking interface "
-                            f"changes  */\n#define LZ4_VERSION_MINOR   {b}\n"
-                            f"#define LZ4_VERSION_RELEASE  {c}\n")
-                trees.append(d)
+                trees.append(lz4_tree(os.path.join(tmp, v),
+                                      f"#define LZ4_VERSION_MAJOR    {a}    /* for breaking "
+                                      f"interface changes  */\n#define LZ4_VERSION_MINOR   {b}\n"
+                                      f"#define LZ4_VERSION_RELEASE  {c}\n"))
             p = kvb("versions", "--dep", "lz4", "--source", *trees, "--repeats", "3",
                     "--preset", f"{HOST}-gcc-native", "--dry-run")
             self.assertEqual(p.returncode, 0, p.stderr)
@@ -645,14 +634,9 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 
     def test_trees_of_one_version_are_told_apart_by_commit_or_name(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            trees = []
-            for name in ("lz4-a", "lz4-b"):
-                d = os.path.join(tmp, name)
-                os.makedirs(os.path.join(d, "lib"))
-                with open(os.path.join(d, "lib", "lz4.h"), "w") as f:
-                    f.write("#define LZ4_VERSION_MAJOR 1\n#define LZ4_VERSION_MINOR 9\n"
-                            "#define LZ4_VERSION_RELEASE 3\n")
-                trees.append(d)
+            header = ("#define LZ4_VERSION_MAJOR 1\n#define LZ4_VERSION_MINOR 9\n"
+                      "#define LZ4_VERSION_RELEASE 3\n")
+            trees = [lz4_tree(os.path.join(tmp, name), header) for name in ("lz4-a", "lz4-b")]
             args = ["versions", "--dep", "lz4", "--preset", f"{HOST}-gcc-native", "--dry-run"]
             p = kvb(*args, "--source", *trees)
             self.assertEqual(p.returncode, 0, p.stderr)

@@ -1,9 +1,14 @@
-"""What the Python tests of kvb share: the command line ctest gives them."""
+"""What the Python tests of kvb share: the command line ctest gives them, a temporary directory
+per test, and JSON files."""
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
+import tempfile
 import unittest
+from typing import Any
 
 # The test's arguments (--kvbench BIN, ...), filled in by main().
 ARGS = argparse.Namespace()
@@ -18,3 +23,27 @@ def main(*flags: str) -> None:
     known, rest = parser.parse_known_args()
     ARGS.__dict__.update(vars(known))
     unittest.main(module="__main__", argv=[sys.argv[0], *rest], verbosity=2)
+
+
+class TempDirTest(unittest.TestCase):
+    """A test case with a fresh directory self.tmp (named TMP_PREFIX...) for each test, removed
+    with all it holds after the test."""
+    TMP_PREFIX = "kvb-test."
+
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix=self.TMP_PREFIX)
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def load_json(path: str) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(path: str, doc: Any) -> str:
+    """Writes `doc` to `path` (NaN and Infinity as Python reads them back); returns the path."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path

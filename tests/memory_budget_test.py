@@ -12,8 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -35,13 +33,12 @@ def as_nobody() -> list[str]:
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
-class MemoryBudgetTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="kvbench-budget-")
-        os.chmod(self.tmp, 0o777)  # the unprivileged runs write here too
+class MemoryBudgetTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvbench-budget-"
 
-    def tearDown(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    def setUp(self) -> None:
+        super().setUp()
+        os.chmod(self.tmp, 0o777)  # the unprivileged runs write here too
 
     def run_kvbench(self, args: list[str], prefix: list[str] | None = None,
                     ) -> subprocess.CompletedProcess[str]:

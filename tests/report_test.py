@@ -24,7 +24,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
-from kvbtest import ARGS  # noqa: E402
+from kvbtest import ARGS, load_json, write_json  # noqa: E402
 
 # The interpreter scripts/kvb runs under (Debian's, which has python3-matplotlib).
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -37,17 +37,6 @@ MICRO = ""                     # a kvbench_micro JSON with repetitions
 
 def kvb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KVB, *args], capture_output=True, text=True, env=env, timeout=600)
-
-
-def load(path: str) -> Any:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def save(path: str, doc: Any) -> str:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-    return path
 
 
 def read(path: str) -> str:
@@ -89,7 +78,7 @@ def expected_figures(paths: list[str]) -> int:
     families: set[str] = set()
     any_ops = False
     for p in paths:
-        doc = load(p)
+        doc = load_json(p)
         if doc.get("schema") != "kvbench-run":
             families |= {b["name"].split("/")[0] for b in doc["benchmarks"]}
             continue
@@ -160,7 +149,7 @@ class ThreeEngineReportTest(unittest.TestCase):
 
     def test_context_lists_libraries_and_warnings(self) -> None:
         page = read(self.html)
-        doc = load(next(iter(RUNS.values())))
+        doc = load_json(next(iter(RUNS.values())))
         for lib in doc["context"]["libraries"]:
             self.assertIn(f"<td>{lib['name']}</td><td>{lib['version']}</td>", page)
         for w in doc["context"]["warnings"]:
@@ -224,7 +213,7 @@ class BadInputTest(unittest.TestCase):
         return p, read(out) if os.path.exists(out) else ""
 
     def run_doc(self) -> dict[str, Any]:
-        return load(next(iter(RUNS.values())))
+        return load_json(next(iter(RUNS.values())))
 
     def test_truncated_json_is_exit_2(self) -> None:
         path = os.path.join(TMP, "cut.json")
@@ -237,7 +226,7 @@ class BadInputTest(unittest.TestCase):
         self.assertEqual(page, "")
 
     def test_another_tools_json_is_exit_2(self) -> None:
-        path = save(os.path.join(TMP, "other.json"), {"name": "ycsb", "runtime_ms": 5})
+        path = write_json(os.path.join(TMP, "other.json"), {"name": "ycsb", "runtime_ms": 5})
         p, page = self.html(path)
         self.assertEqual(p.returncode, 2)
         self.assertIn("neither a kvbench run document", p.stderr)
@@ -247,7 +236,7 @@ class BadInputTest(unittest.TestCase):
         for r in doc["results"]:
             for role in r["roles"]:
                 role["intervals"]["series"] = []
-        path = save(os.path.join(TMP, "noseries.json"), doc)
+        path = write_json(os.path.join(TMP, "noseries.json"), doc)
         p, page = self.html(path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("no interval samples", page)
@@ -267,10 +256,10 @@ class BadInputTest(unittest.TestCase):
         doc["complete"] = False
         doc["error"] = "engine failed: IO error: No space left on device"
         doc["results"] = doc["results"][:1]
-        failed = save(os.path.join(TMP, "failed.json"), doc)
+        failed = write_json(os.path.join(TMP, "failed.json"), doc)
         empty = copy.deepcopy(doc)
         empty["results"] = []
-        placeholder = save(os.path.join(TMP, "placeholder.json"), empty)
+        placeholder = write_json(os.path.join(TMP, "placeholder.json"), empty)
         p, page = self.html(failed, placeholder)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("failed.json is an incomplete run", p.stderr)
@@ -373,7 +362,7 @@ class HgrmTest(unittest.TestCase):
     def test_synthetic_buckets_round_trip(self) -> None:
         import random
         rng = random.Random(7)
-        doc = load(next(iter(RUNS.values())))
+        doc = load_json(next(iter(RUNS.values())))
         values = [int(rng.lognormvariate(9, 1.2)) + 100 for _ in range(20000)]
         # A file from before kvbench wrote buckets: only one role has them.
         for r in doc["results"]:
@@ -381,7 +370,7 @@ class HgrmTest(unittest.TestCase):
                 ro["latency_ns"].pop("buckets", None)
         role = doc["results"][2]["roles"][0]
         role["latency_ns"] = bucketed(role["latency_ns"], values)
-        path = save(os.path.join(TMP, "bucketed.json"), doc)
+        path = write_json(os.path.join(TMP, "bucketed.json"), doc)
         out = os.path.join(TMP, "hgrm")
         p = kvb("export", "hgrm", path, "--out", out)
         # The other roles have no buckets: refused, naming them.
@@ -390,7 +379,7 @@ class HgrmTest(unittest.TestCase):
         for r in doc["results"]:
             for ro in r["roles"]:
                 ro["latency_ns"] = bucketed(ro["latency_ns"], values)
-        save(path, doc)
+        write_json(path, doc)
         p = kvb("export", "hgrm", path, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         name = os.path.join(out, f"bucketed.{doc['results'][2]['benchmark']}.reader.hgrm")
@@ -407,7 +396,7 @@ class ComparisonPagesTest(unittest.TestCase):
     def micro_runs(self) -> list[str]:
         """Three sides from the real micro run: the base, 20% slower, the base again (control);
         6 repetitions each (jittered copies), enough for the U test to call a change."""
-        data = load(MICRO)
+        data = load_json(MICRO)
         rows = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"
                 and b.get("repetition_index") == 0]
         out = []
@@ -419,7 +408,7 @@ class ComparisonPagesTest(unittest.TestCase):
                     c = dict(b, repetition_index=k)
                     c["bytes_per_second"] = b["bytes_per_second"] * scale * (1 + 0.002 * k)
                     d["benchmarks"].append(c)
-            out.append(save(os.path.join(TMP, f"side{i}.json"), d))
+            out.append(write_json(os.path.join(TMP, f"side{i}.json"), d))
         return out
 
     def test_compare_html_has_ratio_and_gbps_figures(self) -> None:
@@ -505,10 +494,10 @@ class ComparisonPagesTest(unittest.TestCase):
              "values": {"old": fast, "new": slow, "parent": fast, "blamed": slow}}]
         with open(os.path.join(d, "steps.jsonl"), "w") as f:
             f.write("".join(json.dumps(r) + "\n" for r in records))
-        save(os.path.join(d, "state.json"), {"schema": "kvb-bisect-state", "unit": "bytes/s",
+        write_json(os.path.join(d, "state.json"), {"schema": "kvb-bisect-state", "unit": "bytes/s",
                                              "better": "higher", "repo": repo, "old": old,
                                              "new": new, "metric": "bytes_per_second"})
-        save(os.path.join(d, "bisect.json"), {
+        write_json(os.path.join(d, "bisect.json"), {
             "schema": "kvb-bisect", "schema_version": 2, "repo": repo, "old": old, "new": new,
             "first_new": commits[5], "confirmed": True, "metric": "bytes_per_second",
             "benchmark": "sum", "ending": "confirmed: it is the first new commit",

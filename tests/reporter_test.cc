@@ -10,9 +10,12 @@
 #include "report/hgrm_reporter.h"
 #include "report/json_reporter.h"
 #include "result/role_metrics.h"
+#include "test_util.h"
 
 namespace kvbench {
 namespace {
+
+using test::Contains;
 
 // Captures what a reporter writes to a FILE*.
 class Capture {
@@ -123,31 +126,26 @@ class ReporterTest : public ::testing::Test {
 
 TEST_F(ReporterTest, ConsolePrintsTheDbBenchLineAndOneLinePerGroup) {
   const std::string text = Console(false);
-  EXPECT_NE(text.find("readwhilewriting [reader]:     500.000 micros/op      2000 ops/sec"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("(990 of 1000 found) [reference engine]"), std::string::npos) << text;
-  EXPECT_NE(text.find("(target 0.19 MB/s, achieved 0.22 MB/s: sustained)"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("    latency: p50 598ns  p99 1.09us  p99_9 1.10us  max 1.10us\n"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("    cost/op: cpu user 1.25 us, cpu sys 0.50 us, own threads 0.00 us, "
-                      "storage read 0.000 KB, storage written 0.125 KB, syscall read 0.000 KB, "
-                      "syscall written 0.000 KB, voluntary cs"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("    intervals: 1, median 2000 ops/s"), std::string::npos) << text;
-  EXPECT_NE(text.find("WARNING:    a run warning"), std::string::npos) << text;
-  EXPECT_NE(text.find("    WARNING: readwhilewriting: a warning about this result"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("CPU:        2 x Test CPU\n"), std::string::npos)
-      << "no empty parentheses when the caches are unknown\n"
-      << text;
+  for (const char* part : {
+           "readwhilewriting [reader]:     500.000 micros/op      2000 ops/sec",
+           "(990 of 1000 found) [reference engine]",
+           "(target 0.19 MB/s, achieved 0.22 MB/s: sustained)",
+           "    latency: p50 598ns  p99 1.09us  p99_9 1.10us  max 1.10us\n",
+           "    cost/op: cpu user 1.25 us, cpu sys 0.50 us, own threads 0.00 us, "
+           "storage read 0.000 KB, storage written 0.125 KB, syscall read 0.000 KB, "
+           "syscall written 0.000 KB, voluntary cs",
+           "    intervals: 1, median 2000 ops/s",
+           "WARNING:    a run warning",
+           "    WARNING: readwhilewriting: a warning about this result",
+           // Beside the page-cache figures, so a cost the page cache hides is on the line
+           // (issue 21).
+           "syscall written",
+       }) {
+    EXPECT_TRUE(Contains(text, part));
+  }
+  EXPECT_TRUE(Contains(text, "CPU:        2 x Test CPU\n"))
+      << "no empty parentheses when the caches are unknown";
   EXPECT_EQ(text.find("p75"), std::string::npos) << "p75 is --histogram's";
-  // Beside the page-cache figures, so a cost the page cache hides is on the line (issue 21).
-  EXPECT_NE(text.find("syscall written"), std::string::npos) << text;
 }
 
 TEST_F(ReporterTest, CpuLineNamesTheCachesWhenKnown) {
@@ -157,39 +155,31 @@ TEST_F(ReporterTest, CpuLineNamesTheCachesWhenKnown) {
 
 TEST_F(ReporterTest, HistogramShowsEveryPercentile) {
   const std::string text = Console(true);
-  EXPECT_NE(
-      text.find(
-          "p50 598ns  p75 850ns  p90 998ns  p95 1.05us  p99 1.09us  p99_9 1.10us  p99_99 1.10us"),
-      std::string::npos)
-      << text;
-  EXPECT_NE(text.find("syscall read 0.000 KB"), std::string::npos) << text;
+  EXPECT_TRUE(Contains(
+      text,
+      "p50 598ns  p75 850ns  p90 998ns  p95 1.05us  p99 1.09us  p99_9 1.10us  p99_99 1.10us"));
+  EXPECT_TRUE(Contains(text, "syscall read 0.000 KB"));
 }
 
 TEST_F(ReporterTest, JsonKeepsTheRoleLayoutWithMetricsInTheirGroups) {
   const std::string doc = Json();
-  EXPECT_NE(doc.find("\"complete\": true"), std::string::npos);
-  // Integers stay integers; each group is the object it always was.
-  EXPECT_NE(doc.find("\"background\": false,\"ops\": 1000,\"bytes\": 116000,\"seconds\": 0.5,"),
-            std::string::npos)
-      << doc;
-  EXPECT_NE(doc.find("\"latency_ns\": {\"count\": 1000,\"mean\": "), std::string::npos) << doc;
-  EXPECT_NE(doc.find("\"p99\": 1091.5,"), std::string::npos) << doc;
-  EXPECT_NE(doc.find("\"cost\": {\"cpu_user_us_per_op\": 1.25,\"cpu_sys_us_per_op\": 0.5,"),
-            std::string::npos)
-      << doc;
-  EXPECT_NE(doc.find("\"below_half_median\": 0,\"series\": [{\"end_seconds\": 0.5,"),
-            std::string::npos)
-      << doc;
-  EXPECT_NE(doc.find("\"pacing\": {\"target_bytes_per_sec\": 200000,"
-                     "\"achieved_bytes_per_sec\": 232000,\"p99_exceeded_bytes_per_sec\": 232000,"
-                     "\"sustained\": true}"),
-            std::string::npos)
-      << doc;
+  for (const char* part : {
+           "\"complete\": true",
+           // Integers stay integers; each group is the object it always was.
+           "\"background\": false,\"ops\": 1000,\"bytes\": 116000,\"seconds\": 0.5,",
+           "\"latency_ns\": {\"count\": 1000,\"mean\": ",
+           "\"p99\": 1091.5,",
+           "\"cost\": {\"cpu_user_us_per_op\": 1.25,\"cpu_sys_us_per_op\": 0.5,",
+           "\"below_half_median\": 0,\"series\": [{\"end_seconds\": 0.5,",
+           "\"pacing\": {\"target_bytes_per_sec\": 200000,"
+           "\"achieved_bytes_per_sec\": 232000,\"p99_exceeded_bytes_per_sec\": 232000,"
+           "\"sustained\": true}",
+           "\"warnings\": [{\"message\": \"a run warning\"},"
+           "{\"message\": \"readwhilewriting: a warning about this result\"}]",
+       }) {
+    EXPECT_TRUE(Contains(doc, part));
+  }
   EXPECT_EQ(doc.find("\"pacing\""), doc.rfind("\"pacing\"")) << "only the writer is paced";
-  EXPECT_NE(doc.find("\"warnings\": [{\"message\": \"a run warning\"},"
-                     "{\"message\": \"readwhilewriting: a warning about this result\"}]"),
-            std::string::npos)
-      << doc;
 }
 
 TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
@@ -204,7 +194,7 @@ TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
            "\"path\": \"intervals.median_ops_per_sec\"",
            "\"path\": \"pacing.achieved_bytes_per_sec\"",
        }) {
-    EXPECT_NE(tail.find(entry), std::string::npos) << entry << "\n" << tail;
+    EXPECT_TRUE(Contains(tail, entry));
   }
   EXPECT_EQ(tail.find("\"path\": \"latency_ns.p99\""), tail.rfind("\"path\": \"latency_ns.p99\""))
       << "each path once, though two roles carry it";
@@ -220,14 +210,13 @@ TEST_F(ReporterTest, IncompleteDocumentSaysWhyAndKeepsWhatFinished) {
   std::string document;
   JsonReporter r([&](const std::string& d) { return document = Flat(d), Status::OK(); }, stderr);
   ASSERT_TRUE(r.Start(context_));
-  EXPECT_NE(document.find("\"complete\": false"), std::string::npos);
-  EXPECT_NE(document.find("it is still running, or it was killed"), std::string::npos);
+  EXPECT_TRUE(Contains(document, "\"complete\": false"));
+  EXPECT_TRUE(Contains(document, "it is still running, or it was killed"));
   r.Begin(context_);
   r.Add(Result());
   r.Fail("interrupted by SIGINT during readrandom");
-  EXPECT_NE(document.find("\"error\": \"interrupted by SIGINT during readrandom\""),
-            std::string::npos);
-  EXPECT_NE(document.find("\"benchmark\": \"readwhilewriting\""), std::string::npos);
+  EXPECT_TRUE(Contains(document, "\"error\": \"interrupted by SIGINT during readrandom\""));
+  EXPECT_TRUE(Contains(document, "\"benchmark\": \"readwhilewriting\""));
 }
 
 TEST_F(ReporterTest, UnwritableOutputFailsStart) {
@@ -248,14 +237,13 @@ TEST(HgrmTest, RowsAtReportedPercentilesEqualThePercentiles) {
   for (double p : {50.0, 99.0, 99.9}) {
     char want[64];
     std::snprintf(want, sizeof(want), "%12.3f %2.12f", h.Percentile(p) / 1e3, p / 100);
-    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+    EXPECT_TRUE(Contains(text, want));
   }
   char last[64];
   std::snprintf(last, sizeof(last), "%12.3f 1.000000000000 %10llu\n",
                 static_cast<double>(h.max()) / 1e3, static_cast<unsigned long long>(h.count()));
-  EXPECT_NE(text.find(last), std::string::npos);
-  EXPECT_NE(text.find("#[Buckets =           57, SubBuckets     =          256]"),
-            std::string::npos);
+  EXPECT_TRUE(Contains(text, last));
+  EXPECT_TRUE(Contains(text, "#[Buckets =           57, SubBuckets     =          256]"));
   EXPECT_EQ(HgrmText(Histogram()), "");
 }
 

@@ -29,7 +29,7 @@ from kvbtools import metrics, report, results, schema, sources  # noqa: E402
 from kvbtools.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
 from kvbtools.errors import UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
-from kvbtest import ARGS  # noqa: E402
+from kvbtest import ARGS, write_json  # noqa: E402
 
 
 
@@ -207,12 +207,6 @@ class DbBenchInstructionsTest(unittest.TestCase):
                                                      1000000 + 250 * 30000, 10000, 30000), 250.0)
 
 
-def write(path: str, doc: Any) -> str:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f)  # NaN and Infinity are written as Python reads them
-    return path
-
-
 def gbench(bps: Any = 2e9) -> dict[str, Any]:
     rows = [{"name": "crc32c/table/4096", "run_name": "crc32c/table/4096",
              "run_type": "iteration", "iterations": 10, "real_time": 2.0, "cpu_time": 2.0,
@@ -231,7 +225,7 @@ class DamagedDocumentsTest(unittest.TestCase):
         with open(cls.good, encoding="utf-8") as f:
             cls.text = f.read()
         cls.doc = json.loads(cls.text)
-        cls.gbench = write(os.path.join(cls.tmp, "micro.json"), gbench())
+        cls.gbench = write_json(os.path.join(cls.tmp, "micro.json"), gbench())
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -240,7 +234,7 @@ class DamagedDocumentsTest(unittest.TestCase):
     def damaged(self, name: str, change: Any) -> str:
         doc = copy.deepcopy(self.doc)
         change(doc, doc["results"][1]["roles"][0])
-        return write(os.path.join(self.tmp, name), doc)
+        return write_json(os.path.join(self.tmp, name), doc)
 
     def raw(self, name: str, data: bytes) -> str:
         path = os.path.join(self.tmp, name)
@@ -278,12 +272,12 @@ class DamagedDocumentsTest(unittest.TestCase):
                 "Unterminated string",
             self.raw("empty.json", b""): "empty file",
             self.raw("latin1.json", b'{"schema": "kvbench-run\xff"}'): "not UTF-8",
-            write(os.path.join(self.tmp, "other.json"), {"name": "left-pad", "version": "1"}):
+            write_json(os.path.join(self.tmp, "other.json"), {"name": "left-pad", "version": "1"}):
                 "neither a kvbench run document",
-            write(os.path.join(self.tmp, "v2.json"), {"schema": "kvbench-run",
+            write_json(os.path.join(self.tmp, "v2.json"), {"schema": "kvbench-run",
                                                        "schema_version": 2}):
                 "schema_version 2 is not supported",
-            write(os.path.join(self.tmp, "list.json"), [1, 2]): "neither a kvbench",
+            write_json(os.path.join(self.tmp, "list.json"), [1, 2]): "neither a kvbench",
             self.tmp: "cannot read: Is a directory",
         }
 
@@ -313,8 +307,8 @@ class DamagedDocumentsTest(unittest.TestCase):
                 self.assert_refused(p, path, words)
 
     def test_every_reading_command_refuses_damaged_micro_documents(self) -> None:
-        bad = write(os.path.join(self.tmp, "micro-fast.json"), gbench("fast"))
-        inf = write(os.path.join(self.tmp, "micro-inf.json"), gbench(float("inf")))
+        bad = write_json(os.path.join(self.tmp, "micro-fast.json"), gbench("fast"))
+        inf = write_json(os.path.join(self.tmp, "micro-inf.json"), gbench(float("inf")))
         for path, words in ((bad, "bytes_per_second: expected a number, got a string"),
                             (inf, "bytes_per_second: Infinity is not a number")):
             for args in (["validate", path], ["compare", self.gbench, path],
@@ -373,7 +367,7 @@ class MetricsTest(unittest.TestCase):
     def test_a_described_metric_reaches_compare_report_and_validate(self) -> None:
         new = {"path": "cost.thread_cpu_us_per_op", "unit": "us/op", "better": "lower"}
         doc = with_metrics(self.doc, [*metrics.FALLBACK, new])
-        path = write(os.path.join(self.tmp, "described.json"), doc)
+        path = write_json(os.path.join(self.tmp, "described.json"), doc)
         self.assertEqual(kvb("validate", path).returncode, 0)
         p = kvb("compare", path, path, "--metric", "all")  # by default only the headline ones
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -389,7 +383,7 @@ class MetricsTest(unittest.TestCase):
     def test_documents_without_metrics_get_the_fallback(self) -> None:
         # As kvbench wrote them before it described its metrics.
         older = {k: v for k, v in self.doc.items() if k != "metrics"}
-        path = write(os.path.join(self.tmp, "old.json"), older)
+        path = write_json(os.path.join(self.tmp, "old.json"), older)
         p = kvb("compare", path, path, "--metric", "all")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout), [m["path"] for m in metrics.FALLBACK])
@@ -406,7 +400,7 @@ class MetricsTest(unittest.TestCase):
     def test_a_metric_that_is_not_a_number_is_refused(self) -> None:
         doc = with_metrics(self.doc, [{"path": "role", "unit": "x", "better": "higher"},
                                       {"path": "no.such.field", "unit": "x", "better": "lower"}])
-        path = write(os.path.join(self.tmp, "string-metric.json"), doc)
+        path = write_json(os.path.join(self.tmp, "string-metric.json"), doc)
         for command in ("validate", "report", "compare"):
             p = kvb(command, path, *([path] if command == "compare" else []))
             self.assertEqual(p.returncode, 2, command)
@@ -415,9 +409,9 @@ class MetricsTest(unittest.TestCase):
             self.assertNotIn("no.such.field", p.stderr)  # absent in a role is allowed
 
     def test_sides_that_describe_a_metric_differently_are_refused(self) -> None:
-        a = write(os.path.join(self.tmp, "a.json"), with_metrics(
+        a = write_json(os.path.join(self.tmp, "a.json"), with_metrics(
             self.doc, [{"path": "ops_per_sec", "unit": "ops/s", "better": "higher"}]))
-        b = write(os.path.join(self.tmp, "b.json"), with_metrics(
+        b = write_json(os.path.join(self.tmp, "b.json"), with_metrics(
             self.doc, [{"path": "ops_per_sec", "unit": "ops/s", "better": "lower"}]))
         p = kvb("compare", a, b)
         self.assertEqual(p.returncode, 2)

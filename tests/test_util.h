@@ -1,6 +1,7 @@
 // Helpers shared by the test suites.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -26,6 +27,13 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// For EXPECT_TRUE: whether `text` holds `part`, saying which part and showing the whole text when
+// it does not.
+inline ::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "no \"" << part << "\" in:\n" << text;
+}
 
 }  // namespace test
 }  // namespace kvbench

@@ -12,6 +12,7 @@
 
 #include "kv/registry.h"
 #include "test_util.h"
+#include "worker_harness.h"
 #include "workload/benchmark.h"
 
 namespace kvbench {
@@ -26,19 +27,9 @@ struct Counts {
 // Runs `fn` on `threads` workers against `engine`, as the runner does (minus timing/reporting).
 std::vector<Counts> RunWorkers(Engine* engine, WorkFn fn, const WorkloadOptions& o, int threads,
                                uint64_t deadline_ticks = 0) {
-  KeyFormat keys(o.key_size);
-  ValueSource values(o.seed, o.compression_ratio, o.value_size);
-  std::atomic<bool> stop{false};
-  std::vector<std::unique_ptr<Session>> sessions(threads);
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (int i = 0; i < threads; ++i) {
-    EXPECT_TRUE(engine->NewSession(&sessions[i]).ok());
-    workers.push_back(std::make_unique<Worker>(i, threads, 1000 + i, sessions[i].get(), o, keys,
-                                               values, &stop, deadline_ticks, nullptr));
-  }
-  std::vector<std::thread> ts;
-  for (auto& w : workers) ts.emplace_back([&w, fn] { fn(*w); });
-  for (auto& t : ts) t.join();
+  test::TestWorkers harness(engine, o, threads, 1000, deadline_ticks);
+  harness.Run(fn);
+  const auto& workers = harness.workers();
   std::vector<Counts> out(threads);
   for (int i = 0; i < threads; ++i) {
     EXPECT_TRUE(workers[i]->error.ok()) << workers[i]->error.ToString();

@@ -9,9 +9,10 @@ and raises kvbtools.errors.UsageError or RunError; scripts/kvb (kvbtools.cli) ca
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 Handler = Callable[[argparse.Namespace], int]
+T = TypeVar("T")
 
 
 def add(subparsers: Any, name: str, doc: str | None,
@@ -26,3 +27,16 @@ def add(subparsers: Any, name: str, doc: str | None,
     if func is not None:
         p.set_defaults(func=func)
     return p
+
+
+def checked(text: str, convert: Callable[[str], T], invalid: str, in_range: Callable[[T], bool],
+            out_of_range: str) -> T:
+    """For an argument's type=: `convert(text)`, or argparse's error `invalid` when it raises
+    ValueError and `out_of_range` when `in_range` refuses the value."""
+    try:
+        v = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(invalid) from None
+    if not in_range(v):
+        raise argparse.ArgumentTypeError(out_of_range)
+    return v

@@ -31,28 +31,18 @@ INPUT_KEYS = ("input", "cache_mode")
 
 def parse_threshold(text: str) -> float:
     """'5%' -> 0.05; '0.05' -> 0.05; '5' -> 0.05 (a bare number of 1 or more is percent)."""
-    t = text.strip()
-    try:
+    def fraction(t: str) -> float:
         if t.endswith("%"):
-            v = float(t[:-1]) / 100.0
-        else:
-            v = float(t)
-            v = v / 100.0 if v >= 1 else v
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a threshold: {text!r} (e.g. 5%)") from None
-    if not 0 <= v < 10:
-        raise argparse.ArgumentTypeError(f"threshold out of range: {text!r}")
-    return v
+            return float(t[:-1]) / 100.0
+        v = float(t)
+        return v / 100.0 if v >= 1 else v
+    return command.checked(text.strip(), fraction, f"not a threshold: {text!r} (e.g. 5%)",
+                           lambda v: 0 <= v < 10, f"threshold out of range: {text!r}")
 
 
 def parse_alpha(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError("alpha must be between 0 and 1")
-    return v
+    return command.checked(text, float, f"not a number: {text!r}", lambda v: 0 < v < 1,
+                           "alpha must be between 0 and 1")
 
 
 @dataclass

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Callable, Sequence
 
-from kvbtools import stats
+from kvbtools import command, stats
 from kvbtools.errors import UsageError
 
 LEVEL = 0.95
@@ -142,13 +142,8 @@ def parse_duration(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return v
+    return command.checked(text, int, f"not a whole number: {text!r}", lambda v: v >= 1,
+                           f"must be at least 1: {text!r}")
 
 
 def add_arguments(p: argparse.ArgumentParser, *, flag: bool = True, scope: str = "") -> None:

@@ -279,13 +279,8 @@ def cmd(args: argparse.Namespace) -> int:
 
 
 def _percent(text: str) -> float:
-    try:
-        v = float(text.rstrip("%")) / 100.0
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError("must not be negative")
-    return v
+    return command.checked(text, lambda t: float(t.rstrip("%")) / 100.0,
+                           f"not a percentage: {text!r}", lambda v: v >= 0, "must not be negative")
 
 
 def register(subparsers: Any) -> None:

@@ -1,28 +1,17 @@
 #include "common/status.h"
 
+#include "common/enum_names.h"
+
 namespace kvbench {
 
 std::string Status::ToString() const {
-  const char* prefix = "OK";
-  switch (code_) {
-    case Code::kOk:
-      return "OK";
-    case Code::kNotFound:
-      prefix = "NotFound";
-      break;
-    case Code::kInvalidArgument:
-      prefix = "Invalid argument";
-      break;
-    case Code::kNotSupported:
-      prefix = "Not supported";
-      break;
-    case Code::kIOError:
-      prefix = "IO error";
-      break;
-    case Code::kCorruption:
-      prefix = "Corruption";
-      break;
-  }
+  static constexpr EnumName<Code> kPrefixes[] = {
+      {Code::kNotFound, "NotFound"},          {Code::kInvalidArgument, "Invalid argument"},
+      {Code::kNotSupported, "Not supported"}, {Code::kIOError, "IO error"},
+      {Code::kCorruption, "Corruption"},
+  };
+  if (code_ == Code::kOk) return "OK";
+  const char* prefix = NameOf(code_, kPrefixes, "OK");
   return msg_.empty() ? std::string(prefix) : std::string(prefix) + ": " + msg_;
 }
 

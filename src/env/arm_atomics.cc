@@ -1,15 +1,14 @@
 #include "env/arm_atomics.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstring>
 #include <string_view>
+
+#include "env/mapped_elf.h"
 
 namespace kvbench {
 
@@ -144,22 +143,8 @@ void ScanElf(std::string_view bytes, AtomicsAudit* audit) {
 
 AtomicsAudit AuditAtomics(const std::string& path) {
   AtomicsAudit audit;
-  // Mapped, not read, like InspectElf: a large library's pages are touched once and dropped.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return audit;
-  struct stat st;
-  void* map = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) {
-    map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  }
-  close(fd);
-  if (map == MAP_FAILED) return audit;
-  const std::string_view bytes(static_cast<const char*>(map), static_cast<size_t>(st.st_size));
-  if (bytes.size() >= sizeof(Elf64_Ehdr) && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0 &&
-      bytes[EI_CLASS] == ELFCLASS64) {
-    ScanElf(bytes, &audit);
-  }
-  munmap(map, static_cast<size_t>(st.st_size));
+  const MappedElf file(path);
+  if (!file.bytes().empty()) ScanElf(file.bytes(), &audit);
   return audit;
 }
 

@@ -1,39 +1,19 @@
 #include "env/elf_audit.h"
 
 #include <elf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <string_view>
+
+#include "env/mapped_elf.h"
 
 namespace kvbench {
 
 ElfFacts InspectElf(const std::string& path) {
   ElfFacts f;
-  // Mapped, not read: only the headers and the few sections inspected are touched, so auditing a
-  // 10 MB library does not inflate the peak RSS that the run reports.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return f;
-  struct stat st;
-  void* map = MAP_FAILED;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) {
-    map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  }
-  close(fd);
-  if (map == MAP_FAILED) return f;
-  struct Unmap {
-    void* p;
-    size_t n;
-    ~Unmap() { munmap(p, n); }
-  } unmap{map, static_cast<size_t>(st.st_size)};
-  const std::string_view bytes(static_cast<const char*>(map), static_cast<size_t>(st.st_size));
-  if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0 ||
-      bytes[EI_CLASS] != ELFCLASS64) {
-    return f;
-  }
+  const MappedElf file(path);
+  const std::string_view bytes = file.bytes();
+  if (bytes.empty()) return f;
   Elf64_Ehdr eh;
   std::memcpy(&eh, bytes.data(), sizeof(eh));
   auto section = [&](int i, Elf64_Shdr* sh) {

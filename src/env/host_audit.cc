@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,47 +45,45 @@ std::string CpuInfo(const std::string& wanted) {
 AuditFact Known(const char* name, std::string value) { return {name, std::move(value), ""}; }
 AuditFact Unknown(const char* name, std::string why) { return {name, "unknown", std::move(why)}; }
 
+// The first line of the file `name` under kCpuDir, or nullopt when there is none.
+std::optional<std::string> CpuFile(const char* name) {
+  std::string line;
+  if (!ReadFirstLine(std::string(kCpuDir) + name, &line)) return std::nullopt;
+  return line;
+}
+
 AuditFact Microcode() {
   const std::string v = CpuInfo("microcode");
   if (!v.empty()) return Known("microcode", v);
-  std::string sys;
-  if (ReadFirstLine(std::string(kCpuDir) + "cpu0/microcode/version", &sys)) {
-    return Known("microcode", sys);
-  }
+  if (const auto sys = CpuFile("cpu0/microcode/version")) return Known("microcode", *sys);
   return Unknown("microcode",
                  "no 'microcode' line in /proc/cpuinfo and no cpu0/microcode/version in sysfs "
                  "(usual in a VM, and on ARM)");
 }
 
 AuditFact Governor() {
-  std::string v;
-  if (ReadFirstLine(std::string(kCpuDir) + "cpu0/cpufreq/scaling_governor", &v)) {
-    return Known("governor", v);
-  }
+  if (const auto v = CpuFile("cpu0/cpufreq/scaling_governor")) return Known("governor", *v);
   return Unknown("governor",
                  "no cpu0/cpufreq/scaling_governor: no cpufreq driver (usual in a VM, where the "
                  "host decides the clock)");
 }
 
 AuditFact Boost() {
-  std::string v;
-  if (ReadFirstLine(std::string(kCpuDir) + "cpufreq/boost", &v)) {
-    return Known("boost", v == "1" ? "on" : "off");
-  }
-  if (ReadFirstLine(std::string(kCpuDir) + "intel_pstate/no_turbo", &v)) {
-    return Known("boost", v == "1" ? "off" : "on");
+  if (const auto v = CpuFile("cpufreq/boost")) return Known("boost", *v == "1" ? "on" : "off");
+  if (const auto v = CpuFile("intel_pstate/no_turbo")) {
+    return Known("boost", *v == "1" ? "off" : "on");  // "no turbo": 1 is off
   }
   return Unknown("boost", "neither cpufreq/boost nor intel_pstate/no_turbo in sysfs");
 }
 
 AuditFact Smt() {
-  std::string active, control;
-  if (!ReadFirstLine(std::string(kCpuDir) + "smt/active", &active)) {
+  const auto active = CpuFile("smt/active");
+  if (!active) {
     return Unknown("smt", "no /sys/devices/system/cpu/smt/active (kernel without SMT control)");
   }
-  ReadFirstLine(std::string(kCpuDir) + "smt/control", &control);
-  if (active == "1") return Known("smt", "on");
-  return Known("smt", control == "notsupported" ? "off (not supported)" : "off");
+  if (*active == "1") return Known("smt", "on");
+  const bool notsupported = CpuFile("smt/control").value_or("") == "notsupported";
+  return Known("smt", notsupported ? "off (not supported)" : "off");
 }
 
 AuditFact Thp() {

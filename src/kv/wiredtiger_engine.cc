@@ -137,6 +137,17 @@ WT_ITEM ToItem(const Slice& s) {
   return item;
 }
 
+// Sets `key` on `cursor` and runs `op(cursor)` (search, insert, remove), retrying on rollback;
+// the key is set again for every attempt.
+template <typename Op>
+int RetryOnKey(ErrorCapture* capture, WT_CURSOR* cursor, const Slice& key, Op op) {
+  WT_ITEM k = ToItem(key);
+  return RetryOnRollback(capture, [&] {
+    cursor->set_key(cursor, &k);
+    return op(cursor);
+  });
+}
+
 Slice FromItem(const WT_ITEM& item) {
   return Slice(static_cast<const char*>(item.data), item.size);
 }
@@ -160,12 +171,9 @@ class WTCursor : public Cursor {
       if (ret == 0) ret = cursor_->next(cursor_);
       return Load(&capture, "cursor next", ret);
     }
-    WT_ITEM k = ToItem(target);
     int exact = 0;
-    int ret = RetryOnRollback(&capture, [&] {
-      cursor_->set_key(cursor_, &k);
-      return cursor_->search_near(cursor_, &exact);
-    });
+    int ret = RetryOnKey(&capture, cursor_, target,
+                         [&](WT_CURSOR* c) { return c->search_near(c, &exact); });
     // search_near lands on a neighbour, which may sort before the target.
     if (ret == 0 && exact < 0) ret = cursor_->next(cursor_);
     return Load(&capture, "cursor search_near", ret);
@@ -231,11 +239,10 @@ class WTSession : public Session {
   Status Put(const Slice& key, const Slice& value) override {
     if (key.empty()) return EmptyKeyError("put");
     ErrorCapture capture;
-    WT_ITEM k = ToItem(key), v = ToItem(value);
-    const int ret = RetryOnRollback(&capture, [&] {
-      cursor_->set_key(cursor_, &k);
-      cursor_->set_value(cursor_, &v);
-      return cursor_->insert(cursor_);
+    WT_ITEM v = ToItem(value);
+    const int ret = RetryOnKey(&capture, cursor_, key, [&](WT_CURSOR* c) {
+      c->set_value(c, &v);
+      return c->insert(c);
     });
     return capture.ToStatus("cursor insert", ret, session_, RollbackNote(ret));
   }
@@ -243,11 +250,7 @@ class WTSession : public Session {
   Status Get(const Slice& key, std::string* value) override {
     if (key.empty()) return Status::NotFound();  // WiredTiger stores no empty key
     ErrorCapture capture;
-    WT_ITEM k = ToItem(key);
-    int ret = RetryOnRollback(&capture, [&] {
-      cursor_->set_key(cursor_, &k);
-      return cursor_->search(cursor_);
-    });
+    int ret = RetryOnKey(&capture, cursor_, key, [](WT_CURSOR* c) { return c->search(c); });
     if (ret == 0) {
       WT_ITEM v = {};
       ret = cursor_->get_value(cursor_, &v);
@@ -263,11 +266,7 @@ class WTSession : public Session {
   Status Delete(const Slice& key) override {
     if (key.empty()) return Status::OK();  // WiredTiger stores no empty key
     ErrorCapture capture;
-    WT_ITEM k = ToItem(key);
-    int ret = RetryOnRollback(&capture, [&] {
-      cursor_->set_key(cursor_, &k);
-      return cursor_->remove(cursor_);
-    });
+    int ret = RetryOnKey(&capture, cursor_, key, [](WT_CURSOR* c) { return c->remove(c); });
     if (ret == WT_NOTFOUND) ret = 0;
     return capture.ToStatus("cursor remove", ret, session_, RollbackNote(ret));
   }

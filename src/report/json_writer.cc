@@ -92,35 +92,33 @@ void JsonWriter::Quote(const std::string& s) {
   out_ += '"';
 }
 
-JsonWriter& JsonWriter::BeginObject(const char* key) {
-  if (!out_.empty()) Key(key);
-  out_ += '{';
+JsonWriter& JsonWriter::Open(char bracket) {
+  out_ += bracket;
   first_.push_back(true);
   return *this;
 }
 
-JsonWriter& JsonWriter::EndObject() {
+JsonWriter& JsonWriter::Close(char bracket) {
   first_.pop_back();
   out_ += '\n';
   out_.append(2 * (first_.size() - 1), ' ');
-  out_ += '}';
+  out_ += bracket;
   return *this;
 }
+
+JsonWriter& JsonWriter::BeginObject(const char* key) {
+  if (!out_.empty()) Key(key);  // the document's own object has no key
+  return Open('{');
+}
+
+JsonWriter& JsonWriter::EndObject() { return Close('}'); }
 
 JsonWriter& JsonWriter::BeginArray(const char* key) {
   Key(key);
-  out_ += '[';
-  first_.push_back(true);
-  return *this;
+  return Open('[');
 }
 
-JsonWriter& JsonWriter::EndArray() {
-  first_.pop_back();
-  out_ += '\n';
-  out_.append(2 * (first_.size() - 1), ' ');
-  out_ += ']';
-  return *this;
-}
+JsonWriter& JsonWriter::EndArray() { return Close(']'); }
 
 JsonWriter& JsonWriter::Str(const char* key, const std::string& v) {
   Key(key);

@@ -27,6 +27,9 @@ class JsonWriter {
   const std::string& str() const { return out_; }
 
  private:
+  // A nesting level: its bracket, and on Close the closing one on a line of its own.
+  JsonWriter& Open(char bracket);
+  JsonWriter& Close(char bracket);
   void Key(const char* key);
   void Quote(const std::string& s);
   std::string out_;

@@ -44,25 +44,21 @@ void AddLatency(const Histogram& h, MetricList* m) {
 
 void AddCost(const RoleResult& r, MetricList* m) {
   const ResourceCost& c = r.cost;
-  const auto g = kCostGroup;
-  m->Add(g, "cpu_user_us_per_op", "us/op", B::kLower, c.cpu_user_us_per_op).Label("cpu user");
-  m->Add(g, "cpu_sys_us_per_op", "us/op", B::kLower, c.cpu_sys_us_per_op).Label("cpu sys");
-  m->Add(g, "thread_cpu_us_per_op", "us/op", B::kLower, r.thread_cpu_us_per_op())
-      .Label("own threads");
+  // Every cost is per op, lower is better, and on the console under its label.
+  const auto add = [m](const char* name, const char* unit, double v, const char* label) {
+    m->Add(kCostGroup, name, unit, B::kLower, v).Label(label);
+  };
+  add("cpu_user_us_per_op", "us/op", c.cpu_user_us_per_op, "cpu user");
+  add("cpu_sys_us_per_op", "us/op", c.cpu_sys_us_per_op, "cpu sys");
+  add("thread_cpu_us_per_op", "us/op", r.thread_cpu_us_per_op(), "own threads");
   if (c.have_io) {  // /proc/self/io was readable
-    m->Add(g, "storage_read_kb_per_op", "KB/op", B::kLower, c.storage_read_kb_per_op)
-        .Label("storage read");
-    m->Add(g, "storage_write_kb_per_op", "KB/op", B::kLower, c.storage_write_kb_per_op)
-        .Label("storage written");
-    m->Add(g, "syscall_read_kb_per_op", "KB/op", B::kLower, c.syscall_read_kb_per_op)
-        .Label("syscall read");
-    m->Add(g, "syscall_write_kb_per_op", "KB/op", B::kLower, c.syscall_write_kb_per_op)
-        .Label("syscall written");
+    add("storage_read_kb_per_op", "KB/op", c.storage_read_kb_per_op, "storage read");
+    add("storage_write_kb_per_op", "KB/op", c.storage_write_kb_per_op, "storage written");
+    add("syscall_read_kb_per_op", "KB/op", c.syscall_read_kb_per_op, "syscall read");
+    add("syscall_write_kb_per_op", "KB/op", c.syscall_write_kb_per_op, "syscall written");
   }
-  m->Add(g, "voluntary_cs_per_op", "switches/op", B::kLower, c.voluntary_cs_per_op)
-      .Label("voluntary cs");
-  m->Add(g, "involuntary_cs_per_op", "switches/op", B::kLower, c.involuntary_cs_per_op)
-      .Label("involuntary cs");
+  add("voluntary_cs_per_op", "switches/op", c.voluntary_cs_per_op, "voluntary cs");
+  add("involuntary_cs_per_op", "switches/op", c.involuntary_cs_per_op, "involuntary cs");
 }
 
 void AddIntervals(const StallSummary& s, MetricList* m) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/enum_names.h"
 #include "workload/workload.h"
 
 namespace kvbench {
@@ -38,6 +39,18 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == AckLog::kHeaderSize, "header layout");
 static_assert(offsetof(FileHeader, compression_ratio) == 48, "header layout");
 
+// Copies the fields that name a fill's keys and values, the same in WorkloadOptions, AckHeader
+// and FileHeader (only their integer widths differ).
+template <typename From, typename To>
+void CopyKeyValueFields(const From& from, To* to) {
+  to->num = from.num;
+  to->seed = from.seed;
+  to->threads = static_cast<uint32_t>(from.threads);
+  to->key_size = static_cast<uint32_t>(from.key_size);
+  to->value_size = static_cast<uint32_t>(from.value_size);
+  to->compression_ratio = from.compression_ratio;
+}
+
 std::string Errno(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + strerror(errno);
 }
@@ -59,26 +72,17 @@ std::string FormatRatio(double r) {
 }  // namespace
 
 const char* AckKindName(AckKind kind) {
-  switch (kind) {
-    case AckKind::kFillSeq:
-      return "fillseq";
-    case AckKind::kFillRandom:
-      return "fillrandom";
-    case AckKind::kNone:
-      break;
-  }
-  return "none";
+  static constexpr EnumName<AckKind> kNames[] = {
+      {AckKind::kFillSeq, "fillseq"},
+      {AckKind::kFillRandom, "fillrandom"},
+  };
+  return NameOf(kind, kNames, "none");
 }
 
 AckHeader AckHeader::For(AckKind kind, const WorkloadOptions& o) {
   AckHeader h;
   h.kind = kind;
-  h.num = o.num;
-  h.seed = o.seed;
-  h.threads = static_cast<uint32_t>(o.threads);
-  h.key_size = static_cast<uint32_t>(o.key_size);
-  h.value_size = static_cast<uint32_t>(o.value_size);
-  h.compression_ratio = o.compression_ratio;
+  CopyKeyValueFields(o, &h);
   return h;
 }
 
@@ -101,12 +105,7 @@ Status AckLog::Create(const std::string& path, const AckHeader& header,
   std::memcpy(fh.magic, kMagic, sizeof(kMagic));
   fh.version = kVersion;
   fh.kind = static_cast<uint32_t>(header.kind);
-  fh.num = header.num;
-  fh.seed = header.seed;
-  fh.threads = header.threads;
-  fh.key_size = header.key_size;
-  fh.value_size = header.value_size;
-  fh.compression_ratio = header.compression_ratio;
+  CopyKeyValueFields(header, &fh);
   // ftruncate first: the slots read as zeros, and a full disk shows up here, not as a SIGBUS.
   if (ftruncate(fd, static_cast<off_t>(size)) != 0 ||
       pwrite(fd, &fh, sizeof(fh), 0) != static_cast<ssize_t>(sizeof(fh))) {
@@ -170,12 +169,7 @@ Status AckLog::Open(const std::string& path, std::unique_ptr<AckLog>* log) {
   if (map == MAP_FAILED) return Status::IOError(Errno("--ack_file: cannot map", path));
   AckHeader h;
   h.kind = static_cast<AckKind>(fh.kind);
-  h.num = fh.num;
-  h.seed = fh.seed;
-  h.threads = fh.threads;
-  h.key_size = fh.key_size;
-  h.value_size = fh.value_size;
-  h.compression_ratio = fh.compression_ratio;
+  CopyKeyValueFields(fh, &h);
   std::unique_ptr<AckLog> opened(new AckLog(path, h, map, size));
   // A count beyond the thread's share cannot come from a fill: the file was made some other way.
   for (uint32_t t = 0; t < h.threads; ++t) {

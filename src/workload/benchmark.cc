@@ -2,18 +2,16 @@
 
 #include <cstdio>
 
+#include "common/enum_names.h"
+
 namespace kvbench {
 
 const char* RoleName(Role role) {
-  switch (role) {
-    case Role::kReader:
-      return "reader";
-    case Role::kWriter:
-      return "writer";
-    case Role::kNone:
-      break;
-  }
-  return "";
+  static constexpr EnumName<Role> kNames[] = {
+      {Role::kReader, "reader"},
+      {Role::kWriter, "writer"},
+  };
+  return NameOf(role, kNames, "");
 }
 
 uint64_t BenchmarkSpec::MainCount(const WorkloadOptions& o, uint64_t acked) const {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/random.h"
+#include "workload/op_share.h"
 
 namespace kvbench {
 
@@ -178,8 +179,7 @@ void IbIndex(Worker& w) {
 }
 
 void IbInsert(Worker& w) {
-  const uint64_t total = w.options.TotalWrites();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalWrites());
   WriteBatch batch;
   std::string value;
   for (uint64_t i = 0; i < n; ++i) {
@@ -203,8 +203,7 @@ void IbPacedInsert(Worker& w) {
 void IbPointQuery(Worker& w) {
   char key[kIbPrimaryKeySize];
   std::string value, expected;
-  const uint64_t total = w.options.TotalReads();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalReads());
   const uint64_t num = w.options.num;
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t hi = w.step->next.load(std::memory_order_relaxed);
@@ -236,8 +235,7 @@ void IbPointQuery(Worker& w) {
 // Seek to a random column value of a random index, then read up to 10 of its entries.
 void IbRangeQuery(Worker& w) {
   char key[kIbSecondaryKeySize];
-  const uint64_t total = w.options.TotalReads();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalReads());
   for (uint64_t i = 0; i < n; ++i) {
     const int index = static_cast<int>(w.rnd.Uniform(kIbIndexes));
     IbSecondaryKey(index, w.rnd.Next(), 0, key);

@@ -2,6 +2,7 @@
 // error, leaving it in Worker::error.
 #include <string>
 
+#include "workload/op_share.h"
 #include "workload/workload.h"
 
 namespace kvbench {
@@ -39,6 +40,30 @@ bool CheckValue(Worker& w, uint64_t k, const Slice& got) {
       " --value_size=" + std::to_string(w.options.value_size) +
       " writes; was the database written with other settings? (--verify=false skips the check)");
   return false;
+}
+
+// Reads key `k` into `value` and counts it found or not; false when the loop must stop. On a
+// hit `check_found()` judges the value (false: it set w.error); on NotFound `not_found()` counts
+// the miss. Both run before the op's clock stops, as the checks always have. A template, so the
+// lambdas inline into the loop: no indirect call per op.
+template <typename CheckFound, typename NotFound>
+inline bool GetKey(Worker& w, uint64_t k, KeyBuffer& key, std::string& value,
+                   CheckFound check_found, NotFound not_found) {
+  const Slice key_slice = key.Set(k);
+  const uint64_t t0 = w.Start();
+  Status s = w.session->Get(key_slice, &value);
+  uint64_t bytes = key_slice.size();
+  if (s.ok()) {
+    ++w.stats.found;
+    bytes += value.size();
+    if (!check_found()) return false;
+  } else if (s.IsNotFound()) {
+    not_found();
+  } else {
+    w.error = s;
+    return false;
+  }
+  return w.Finish(t0, bytes);
 }
 
 // Visits up to `n` entries from the cursor's position; counts them. False on error.
@@ -82,8 +107,7 @@ void FillRandom(Worker& w) {
 void Overwrite(Worker& w) {
   KeyBuffer key(w.keys);
   Random64 rnd = w.rnd;  // see ReadRandom
-  const uint64_t total = w.options.TotalWrites();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalWrites());
   for (uint64_t i = 0; i < n; ++i) {
     if (!PutKey(w, rnd.Uniform(w.options.num), key)) return;
   }
@@ -95,26 +119,12 @@ void ReadRandom(Worker& w) {
   // A copy the loop owns: the generator's state in the Worker is reloaded after every (opaque)
   // engine call, and gcc merges its four stores into one vector store the next op's loads stall on.
   Random64 rnd = w.rnd;
-  const uint64_t total = w.options.TotalReads();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalReads());
   const bool verify = w.options.verify;
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t k = rnd.Uniform(w.options.num);
-    const Slice key_slice = key.Set(k);
-    const uint64_t t0 = w.Start();
-    Status s = w.session->Get(key_slice, &value);
-    uint64_t bytes = key_slice.size();
-    if (s.ok()) {
-      ++w.stats.found;
-      bytes += value.size();
-      if (verify && !CheckValue(w, k, value)) return;
-    } else if (s.IsNotFound()) {
-      ++w.stats.not_found;
-    } else {
-      w.error = s;
-      return;
-    }
-    if (!w.Finish(t0, bytes)) return;
+    const auto valid = [&] { return !verify || CheckValue(w, k, value); };
+    if (!GetKey(w, k, key, value, valid, [&] { ++w.stats.not_found; })) return;
   }
 }
 
@@ -122,8 +132,7 @@ void ReadRandom(Worker& w) {
 // never reads an entry twice and --reads is an upper bound: "found" is what was really there.
 void ReadSeq(Worker& w) {
   KeyBuffer key(w.keys);
-  const uint64_t total = w.options.TotalReads();
-  uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  uint64_t n = OpsToRun(w, w.options.TotalReads());
   std::unique_ptr<Cursor> c = w.session->NewCursor();
   Status s = c->Seek(key.Set(w.ShareBegin(w.options.num)));
   while (s.ok() && n > 0 && c->Valid()) {
@@ -140,8 +149,7 @@ void ReadSeq(Worker& w) {
 void FwdRange(Worker& w) {
   KeyBuffer key(w.keys);
   Random64 rnd = w.rnd;  // see ReadRandom
-  const uint64_t total = w.options.TotalReads();
-  const uint64_t n = w.has_deadline() ? UINT64_MAX : w.ShareEnd(total) - w.ShareBegin(total);
+  const uint64_t n = OpsToRun(w, w.options.TotalReads());
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t k = rnd.Uniform(w.options.num);
     const Slice target = key.Set(k);
@@ -177,28 +185,19 @@ void VerifyAcked(Worker& w) {
   const uint64_t end = begin + log.Slot(w.index)->Load();
   for (uint64_t i = begin; i < end; ++i) {
     const uint64_t k = random_order ? perm.At(i) : i;
-    const Slice key_slice = key.Set(k);
-    const uint64_t t0 = w.Start();
-    Status s = w.session->Get(key_slice, &value);
-    uint64_t bytes = key_slice.size();
-    if (s.ok()) {
-      ++w.stats.found;
-      bytes += value.size();
-      if (Slice(value) != w.values.For(k)) {
-        w.error = Status::Corruption(
-            "the value of acknowledged key " + std::to_string(k) + " (" +
-            std::to_string(value.size()) +
-            " bytes) differs from what --seed=" + std::to_string(w.options.seed) +
-            " --value_size=" + std::to_string(w.options.value_size) + " writes for it: corrupted");
-        return;
-      }
-    } else if (s.IsNotFound()) {
+    const auto acked_value = [&] {
+      if (Slice(value) == w.values.For(k)) return true;
+      w.error = Status::Corruption(
+          "the value of acknowledged key " + std::to_string(k) + " (" +
+          std::to_string(value.size()) +
+          " bytes) differs from what --seed=" + std::to_string(w.options.seed) +
+          " --value_size=" + std::to_string(w.options.value_size) + " writes for it: corrupted");
+      return false;
+    };
+    const auto lost = [&] {
       if (w.stats.not_found++ == 0) w.stats.first_not_found = k;
-    } else {
-      w.error = s;
-      return;
-    }
-    if (!w.Finish(t0, bytes)) return;
+    };
+    if (!GetKey(w, k, key, value, acked_value, lost)) return;
   }
 }
 
