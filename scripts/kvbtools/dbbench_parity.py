@@ -8,7 +8,7 @@ process's CPU seconds and the load average, and at the end each tool's CPU secon
 loaded machine stretches wall time, not the work done). The flag mapping is in
 docs/dbbench-parity.md.
 
-  kvb dbbench parity [--num 1000000] [--runs 5] [--kvbench PATH] [--db-bench PATH]
+  kvb dbbench parity [--num 1000000] [--runs 5] [--cpus LIST] [--kvbench PATH] [--db-bench PATH]
 """
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def register(sub: Any) -> None:
                    help="the ratio each verdict is judged against (default 0.97)")
     p.add_argument("--min-ratio", type=float, default=0.0,
                    help="exit 1 if any kvbench/db_bench median ratio is below this")
+    p.add_argument("--cpus", help="run both tools under `taskset -c CPUS` (0-3, 2,3): the whole "
+                   "process, RocksDB's background threads included, as db_bench cannot pin its "
+                   "benchmark thread alone (default: unpinned)")
+
+
+def pinned(args: list[str], cpus: str | None) -> list[str]:
+    """A tool's command line, under taskset when --cpus is given: the same for both tools."""
+    return ["taskset", "-c", cpus] + args if cpus else args
 
 
 def parse_db_bench(out: str) -> dict[str, float]:
@@ -114,12 +122,14 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
             cpu0 = children_cpu_seconds()
             start = time.monotonic()
             if tool == "db_bench":
-                got = run_db_bench(db_bench_args(args.db_bench, db, args.num, args.cache_size,
-                                                 benchmarks), benchmarks)
+                got = run_db_bench(pinned(db_bench_args(args.db_bench, db, args.num,
+                                                        args.cache_size, benchmarks), args.cpus),
+                                   benchmarks)
             else:
                 out = os.path.join(work, f"kvbench-{i}.json")
-                got = run_kvbench(kvbench_args(args.kvbench, db, args.num, args.cache_size,
-                                               benchmarks, out), out, benchmarks)
+                got = run_kvbench(pinned(kvbench_args(args.kvbench, db, args.num, args.cache_size,
+                                                      benchmarks, out), args.cpus),
+                                  out, benchmarks)
             for b in benchmarks:
                 got_all[tool][b].append(got[b])
             wall = time.monotonic() - start
@@ -132,7 +142,7 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
 
 
 def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args)
+    benchmarks = dbbench_args.check(args, *(["taskset"] if args.cpus else []))
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:
@@ -143,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
                                                     args.cache_size, benchmarks)[1:]))
         print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
                                                    benchmarks, "OUT.json")[1:]))
+        if args.cpus:
+            print(f"both pinned: taskset -c {args.cpus} (every thread of each process)")
         load_start = os.getloadavg()
         got = measure(args, benchmarks, work)
         load_end = os.getloadavg()
