@@ -598,6 +598,8 @@ class DbBenchCommandTest(unittest.TestCase):
         self.assertIn("both pinned: taskset -c 0", p.stdout)
         self.assertIn("run 1 db_bench", p.stdout)
         self.assertIn("run 1 kvbench", p.stdout)
+        self.assertRegex(p.stdout,
+                         r"kvbench CPU seconds per phase .*: fillseq median \d+\.\d\d cv ")
         # taskset refuses a CPU the process may not use: the run fails, it does not run unpinned.
         p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--num", "2000", "--runs", "1",
                 "--benchmarks", "fillseq", "--cpus", "4095")
