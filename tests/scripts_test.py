@@ -149,6 +149,13 @@ class DbBenchParityTest(unittest.TestCase):
         self.assertIn("--benchmarks=fillseq,flush,waitforcompaction,seekrandom", d)
         self.assertIn("--benchmarks=fillseq,settle,fwdrange", k)
 
+    def test_cpus_pins_both_tools_alike(self) -> None:
+        d = db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq"])
+        k = kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq"], "o")
+        self.assertEqual(dbbench_parity.pinned(d, "1"), ["taskset", "-c", "1"] + d)
+        self.assertEqual(dbbench_parity.pinned(k, "1"), ["taskset", "-c", "1"] + k)
+        self.assertEqual(dbbench_parity.pinned(k, None), k)
+
     def test_summary_ratio_of_medians_and_paired_ratios(self) -> None:
         # Round 3 is slow for both tools (drift): the paired ratio cancels it, the medians do not.
         db = [100.0, 110.0, 50.0, 105.0, 95.0]
@@ -575,6 +582,23 @@ class DbBenchCommandTest(unittest.TestCase):
         p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--db-bench", "/nonexistent/db_bench")
         self.assertEqual(p.returncode, 2)
         self.assertIn("kvb: error: /nonexistent/db_bench not found", p.stderr)
+
+    @unittest.skipUnless(shutil.which("db_bench") and shutil.which("taskset"),
+                         "needs db_bench (rocksdb-tools) and taskset")
+    def test_cpus_runs_both_tools_pinned(self) -> None:
+        cpu = str(min(os.sched_getaffinity(0)))  # one this process may use, whatever the cpuset
+        p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--num", "2000", "--runs", "1",
+                "--benchmarks", "fillseq", "--cpus", cpu)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"both pinned: taskset -c {cpu}", p.stdout)
+        self.assertIn("run 1 db_bench", p.stdout)
+        self.assertIn("run 1 kvbench", p.stdout)
+        self.assertRegex(p.stdout,
+                         r"kvbench CPU seconds per phase .*: fillseq median \d+\.\d\d cv ")
+        # taskset refuses a CPU the process may not use: the run fails, it does not run unpinned.
+        p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--num", "2000", "--runs", "1",
+                "--benchmarks", "fillseq", "--cpus", "4095")
+        self.assertEqual(p.returncode, 1, p.stdout)
 
 
 if __name__ == "__main__":

@@ -5,10 +5,10 @@ Runs the same sequence (fillseq, readrandom, overwrite, and fwdrange = db_bench 
 options, alternating which tool goes first, and prints the median ops/s of each, their ratio
 with a bootstrap 95% interval, and each tool's run-to-run spread; per run, its wall time, the
 process's CPU seconds and the load average, and at the end each tool's CPU seconds per run (a
-loaded machine stretches wall time, not the work done). The flag mapping is in
-docs/dbbench-parity.md.
+loaded machine stretches wall time, not the work done), and kvbench's per phase. --cpus runs
+both under the same taskset. The flag mapping is in docs/dbbench-parity.md.
 
-  kvb dbbench parity [--num 1000000] [--runs 5] [--kvbench PATH] [--db-bench PATH]
+  kvb dbbench parity [--num 1000000] [--runs 5] [--cpus LIST] [--kvbench PATH] [--db-bench PATH]
 """
 from __future__ import annotations
 
@@ -37,6 +37,14 @@ def register(sub: Any) -> None:
                    help="the ratio each verdict is judged against (default 0.97)")
     p.add_argument("--min-ratio", type=float, default=0.0,
                    help="exit 1 if any kvbench/db_bench median ratio is below this")
+    p.add_argument("--cpus", help="run both tools under `taskset -c CPUS` (0-3, 2,3): the whole "
+                   "process, RocksDB's background threads included, as db_bench cannot pin its "
+                   "benchmark thread alone (default: unpinned)")
+
+
+def pinned(args: list[str], cpus: str | None) -> list[str]:
+    """A tool's command line, under taskset when --cpus is given: the same for both tools."""
+    return ["taskset", "-c", cpus] + args if cpus else args
 
 
 def parse_db_bench(out: str) -> dict[str, float]:
@@ -60,12 +68,22 @@ def run_db_bench(args: list[str], benchmarks: list[str]) -> dict[str, float]:
 
 
 def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[str, float]:
+    """ops/s per benchmark, and under phase_cpu(benchmark) the process CPU seconds of that phase
+    (from the JSON: RocksDB's flushes and compactions during it included)."""
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
         raise RunError(f"kvbench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
     doc = results.load(json_path, [results.KVBENCH]).doc
-    return {r["benchmark"]: r["roles"][0]["ops_per_sec"] for r in doc["results"]
-            if r["benchmark"] in benchmarks}
+    got = {}
+    for r in doc["results"]:
+        if r["benchmark"] in benchmarks:
+            got[r["benchmark"]] = r["roles"][0]["ops_per_sec"]
+            got[phase_cpu(r["benchmark"])] = r["cpu_seconds"]
+    return got
+
+
+def phase_cpu(benchmark: str) -> str:
+    return benchmark + " cpu"
 
 
 CPU = "cpu seconds per run"
@@ -114,14 +132,18 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
             cpu0 = children_cpu_seconds()
             start = time.monotonic()
             if tool == "db_bench":
-                got = run_db_bench(db_bench_args(args.db_bench, db, args.num, args.cache_size,
-                                                 benchmarks), benchmarks)
+                got = run_db_bench(pinned(db_bench_args(args.db_bench, db, args.num,
+                                                        args.cache_size, benchmarks), args.cpus),
+                                   benchmarks)
             else:
                 out = os.path.join(work, f"kvbench-{i}.json")
-                got = run_kvbench(kvbench_args(args.kvbench, db, args.num, args.cache_size,
-                                               benchmarks, out), out, benchmarks)
+                got = run_kvbench(pinned(kvbench_args(args.kvbench, db, args.num, args.cache_size,
+                                                      benchmarks, out), args.cpus),
+                                  out, benchmarks)
             for b in benchmarks:
                 got_all[tool][b].append(got[b])
+                if tool == "kvbench":
+                    got_all[tool].setdefault(phase_cpu(b), []).append(got[phase_cpu(b)])
             wall = time.monotonic() - start
             cpu = children_cpu_seconds() - cpu0
             got_all[tool][CPU].append(cpu)
@@ -132,7 +154,7 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
 
 
 def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args)
+    benchmarks = dbbench_args.check(args, *(["taskset"] if args.cpus else []))
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:
@@ -143,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
                                                     args.cache_size, benchmarks)[1:]))
         print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
                                                    benchmarks, "OUT.json")[1:]))
+        if args.cpus:
+            print(f"both pinned: taskset -c {args.cpus} (every thread of each process)")
         load_start = os.getloadavg()
         got = measure(args, benchmarks, work)
         load_end = os.getloadavg()
@@ -170,6 +194,9 @@ def run(args: argparse.Namespace) -> int:
           f"db_bench median {statistics.median(db_cpu):.2f} cv {stats.cv(db_cpu):.1%}, kvbench "
           f"median {statistics.median(kv_cpu):.2f} cv {stats.cv(kv_cpu):.1%}\n (CPU time is the "
           "work each tool did; a loaded machine stretches wall time far more than it)")
+    print("kvbench CPU seconds per phase (process, background threads included): " + ", ".join(
+        f"{b} median {statistics.median(got['kvbench'][phase_cpu(b)]):.2f} cv "
+        f"{stats.cv(got['kvbench'][phase_cpu(b)]):.1%}" for b in benchmarks))
     if worst < args.min_ratio:
         raise RunError(f"a ratio is below --min-ratio={args.min_ratio:g}")
     return 0
