@@ -3,7 +3,9 @@
 One table per metric, like the "values relative to ..." tables of the seeds: a row per benchmark,
 the median of each side, then for every side after the first its ratio to the first side, the
 verdict (faster / slower / no significant change, direction aware) and the Mann-Whitney p-value;
-the last row is the geometric mean of the ratios. matrix, versions and bisect print through here.
+the last row is the geometric mean of the ratios. For kvbench files the headline metrics by
+default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size; --metric all:
+every one). matrix, versions and bisect print through here.
 --html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
 its 95% interval (docs/report.md).
 """
