@@ -86,15 +86,14 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
     if counted == {True} and not metric_keys:
         metric_keys = ["instructions_per_byte"]
     described = union_of_metrics(sides)
-    if metric_keys and metrics.ALL in metric_keys:
-        metric_keys, headline = None, False
+    asked = bool(metric_keys)  # --metric given (all included): every row of what it names
+    every = bool(metric_keys) and metrics.ALL in metric_keys  # type: ignore[operator]
+    headline = not asked and sides[0].kind == results.KVBENCH
+    if every or not asked:
+        chosen = {k: described[k] for k in metrics.KVBENCH_HEADLINE
+                  if k in described} if headline else described
     else:
-        headline = not metric_keys and sides[0].kind == results.KVBENCH
-    if headline:
-        chosen = {k: described[k] for k in metrics.KVBENCH_HEADLINE if k in described}
-    else:
-        chosen = metrics.select(described, metric_keys, sides[0].kind) if metric_keys \
-            else described
+        chosen = metrics.select(described, metric_keys, sides[0].kind)  # type: ignore[arg-type]
     rx = re.compile(bench_filter) if bench_filter else None
     base = sides[0]
     # Google Benchmark rows: a rate when there is one, time per iteration only for benchmarks
@@ -103,7 +102,7 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
     def wanted(bench: str, mkey: str) -> bool:
         if rx is not None and not rx.search(bench):
             return False
-        return bool(metric_keys) or mkey not in metrics.GBENCH_TIMES or bench not in rated
+        return asked or mkey not in metrics.GBENCH_TIMES or bench not in rated
     benches: dict[str, list[str]] = {}
     cells: list[Cell] = []
     for mkey, metric in chosen.items():

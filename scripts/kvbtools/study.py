@@ -207,16 +207,24 @@ def metric_tables(labels: list[str], sides: dict[str, dict[tuple[str, str], list
             continue
         out.append(f"{name} ({unit}, {'higher' if higher else 'lower'} is better): "
                    f"{base} in absolute values, the other rows relative to it")
-        rows = []
-        for s in labels:
-            med = [_median(sides[s].get((c, name))) for c in cols]
-            if s == base:
-                rows.append([f"{s} (base)"] + ["-" if v is None else fmt_value(v) for v in med])
-            else:
-                bmed = [_median(sides[base].get((c, name))) for c in cols]
-                rows.append([s] + [_ratio(v, b) for v, b in zip(med, bmed)])
+        rows = relative_rows(labels, cols, lambda s, c: _median(sides[s].get((c, name))))
         out += render(rows, header=["series"] + cols, rule=True) + [""]
     return out
+
+
+def relative_rows(labels: list[str], cols: list[str],
+                  median_of: Any) -> list[list[str]]:
+    """A row per series: the first (the base) in absolute values, the others relative to it;
+    median_of(series, column) is a median or None. The console's tables and report.html's."""
+    base = labels[0]
+    rows = []
+    for s in labels:
+        med = [median_of(s, c) for c in cols]
+        if s == base:
+            rows.append([f"{s} (base)"] + ["-" if v is None else fmt_value(v) for v in med])
+        else:
+            rows.append([s] + [_ratio(v, median_of(base, c)) for v, c in zip(med, cols)])
+    return rows
 
 
 def qps_tables(labels: list[str], where: dict[str, dict[str, Any]],

@@ -8,13 +8,12 @@ import os
 from typing import Any
 
 from kvbtools import figures, htmlpage, results
+from kvbtools.compare_figures import CONTROL
 from kvbtools.errors import UsageError
 from kvbtools.figures import MUTED, Colours, Figure
 from kvbtools.htmlpage import Page
-from kvbtools.study import STUDY_METRICS, _ratio
+from kvbtools.study import STUDY_METRICS, relative_rows
 from kvbtools.table import fmt_value
-
-CONTROL = "control"
 
 
 def _medians(doc: dict[str, Any]) -> tuple[list[str], dict[str, dict[tuple[str, str], float]]]:
@@ -94,7 +93,8 @@ def study_page(directory: str) -> Page:
         raise UsageError(f"{directory}/study.json: not a kvb study results document")
     labels, medians = _medians(doc)
     base = doc.get("base") if doc.get("base") in labels else labels[0]
-    others = [s for s in labels if s != base]
+    labels = [base] + [s for s in labels if s != base]
+    others = labels[1:]
     columns: list[str] = []
     for s in labels:
         for c, _ in medians[s]:
@@ -120,11 +120,7 @@ def study_page(directory: str) -> Page:
             page.para(f"{metric}: 0 in every run", "muted")
             continue
         page.figure(bars_figure(metric, unit, higher, base, others, cols, medians, colours))
-        rows = [[f"{base} (base)"] + [fmt_value(medians[base][(c, metric)])
-                                      if (c, metric) in medians[base] else "-" for c in cols]]
-        for s in others:
-            rows.append([s] + [_ratio(medians[s].get((c, metric)), medians[base].get((c, metric)))
-                               for c in cols])
+        rows = relative_rows(labels, cols, lambda s, c: medians[s].get((c, metric)))
         page.html(htmlpage.table(rows, header=["series"] + cols,
                                  numeric=range(1, len(cols) + 1)))
     return page

@@ -11,7 +11,8 @@ namespace {
 
 // Writes key `k`; false when the loop must stop. With an `ack` slot (fills under --ack_file),
 // publishes `acknowledged` in it once the engine has acknowledged the write, after the op's
-// clock stopped (the latency is the engine's alone) and whether or not the loop goes on; without
+// clock stopped (with every op timed, the store counts in the next op's time, as the rest of the
+// loop's per-op work does: Worker::Start) and whether or not the loop goes on; without
 // a slot that costs one predictable branch. A crash between the Put and the store only makes the
 // count one short, which the check allows: it never claims more than was acknowledged.
 inline bool PutKey(Worker& w, uint64_t k, KeyBuffer& key, AckSlot* ack = nullptr,
