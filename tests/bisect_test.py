@@ -150,6 +150,12 @@ class BisectTest(kvbtest.TempDirTest):
         super().setUp()
         self.runs = os.path.join(self.tmp, "runs.txt")
 
+    def need_tracing(self) -> None:
+        """Skips, with the reason, where bisect cannot learn what a build compiles (strace)."""
+        why = kvbtest.tracing_unavailable()
+        if why:
+            self.skipTest(why)
+
     def kvb_env(self, repo: Repo, noise: str, seed: int = 1, runs: str = "",
                 **extra: str) -> dict[str, str]:
         return dict(repo.env, KVB_TEST_NOISE=noise, KVB_TEST_SEED=str(seed),
@@ -208,6 +214,7 @@ class BisectTest(kvbtest.TempDirTest):
     # ---- finding the change -----------------------------------------------------------------
 
     def test_finds_a_slow_down_skipping_what_cannot_matter(self) -> None:
+        self.need_tracing()
         repo = Repo(self.tmp, history(10, 13))   # #6: 30% more work, so 23% less throughput
         c = repo.commits
         p = self.bisect(repo, CLEAN, "--good", c[0], "--bad", "main", "--repeats", "4")
@@ -279,6 +286,7 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertNotIn("first new commit", p.stdout)
 
     def test_a_commit_that_changes_nothing_compiled_is_not_confirmed(self) -> None:
+        self.need_tracing()
         # #6 changes only speed.cfg, which the benchmark reads at run time and the build never
         # compiles: the measurements change there, the code does not.
         h = history(10, 10)

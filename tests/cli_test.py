@@ -7,6 +7,7 @@ the problem, and that the JSON a run writes is complete and right.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import time
 import unittest
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import kvbtest  # tests/kvbtest.py, beside this file
 
@@ -71,6 +72,35 @@ def start(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen([KVBENCH, "--report_interval_seconds=0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             errors="replace")
+
+
+def tree_state(top: str) -> dict[str, tuple[int, int, int]]:
+    """Every file and directory below `top`: relative path -> (inode, size, mtime in ns)."""
+    st = os.lstat(top)
+    state = {".": (st.st_ino, st.st_size, st.st_mtime_ns)}
+    for d, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(d, name)
+            st = os.lstat(path)
+            state[os.path.relpath(path, top)] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return state
+
+
+@contextlib.contextmanager
+def stopped(pid: int) -> Iterator[None]:
+    """Process `pid` stopped (SIGSTOP, every thread, waited for until /proc says so) for the
+    duration, continued after."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        while True:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state in ("T", "t"):
+                break
+            time.sleep(0.01)
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def wait_for_line(p: subprocess.Popen[str], prefix: str) -> list[str]:
@@ -628,13 +658,18 @@ class CliTest(kvbtest.TempDirTest):
                                "--benchmarks=fillseq,readrandom"])
                 try:
                     wait_for_line(first, "fillseq")
-                    before = sorted(os.listdir(db))
-                    p = run([f"--engine={engine}", f"--db={db}", "--num=100",
-                             "--benchmarks=fillseq,readrandom"])
+                    # The lock holder keeps changing its directory (WiredTiger pre-allocates
+                    # log files): stopped, every change from here on is the second run's.
+                    with stopped(first.pid):
+                        before = tree_state(db)
+                        p = run([f"--engine={engine}", f"--db={db}", "--num=100",
+                                 "--benchmarks=fillseq,readrandom"])
+                        after = tree_state(db)
                     self.assertEqual(p.returncode, 1, p.stderr)
                     self.assertIn(f"is in use by another kvbench (pid {first.pid})", p.stderr)
                     self.assertNotIn("fillseq", p.stdout)
-                    self.assertEqual(sorted(os.listdir(db)), before)
+                    self.assertEqual(after, before, "the refused run created, removed or "
+                                     "changed files of the locked database")
                 finally:
                     first.kill()
                     first.communicate()

@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 
+import kvbtest  # tests/kvbtest.py, beside this file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
 PRESET = f"{'arm' if platform.machine() == 'aarch64' else 'x86'}-gcc-native"
@@ -112,22 +114,32 @@ def part_one(args: argparse.Namespace, tmp: str, store: str) -> None:
     html = os.path.join(args.keep or tmp, "history.html")
     p = kvb("history", "--store", store, "--metric", "all", "--html", html)
     check(p.returncode == 0, "kvb history --html failed", p.stderr)
-    screenshot(html, os.path.join(args.keep or tmp, "history.png"), tmp)
+    not_rendered = screenshot(html, os.path.join(args.keep or tmp, "history.png"), tmp)
     p = kvb("trend", "--store", store, *TREND, "--fail-on-change")
     check(p.returncode == 0, f"kvb trend --fail-on-change on a flat history exited "
           f"{p.returncode}", p.stdout + p.stderr)
     say("kvb trend --fail-on-change on the flat history: exit 0, " + p.stdout.splitlines()[-1])
+    if not_rendered:  # everything else checked: the test is a skip, with the reason
+        raise Skipped(not_rendered)
 
 
-def screenshot(html: str, png: str, tmp: str) -> None:
+def screenshot(html: str, png: str, tmp: str) -> str:
+    """Renders `html` into `png` in headless Chromium and checks it is not blank; returns why not
+    rendered where Chromium cannot run under the emulator (else '')."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         raise Skipped("chromium is not installed (scripts/install-deps.sh installs it)")
     profile = tempfile.mkdtemp(prefix="chromium.", dir=tmp)
-    run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--no-first-run", f"--user-data-dir={profile}",
-         "--window-size=1280,3000", f"--screenshot={png}", f"file://{os.path.abspath(html)}"],
-        timeout=120)
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+           "--disable-background-networking", "--no-first-run", f"--user-data-dir={profile}",
+           "--window-size=1280,3000", f"--screenshot={png}", f"file://{os.path.abspath(html)}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    why = kvbtest.browser_failure_is_the_emulators(p.returncode)
+    if why:
+        say(f"not rendered: {why}")
+        return why
+    check(p.returncode == 0, f"{' '.join(cmd)} failed ({p.returncode})",
+          (p.stdout + p.stderr)[-3000:])
     check(os.path.exists(png), "chromium wrote no screenshot")
     import matplotlib.image
     img = matplotlib.image.imread(png)
@@ -138,6 +150,7 @@ def screenshot(html: str, png: str, tmp: str) -> None:
           f"{colours} colours): {png}")
     say(f"headless Chromium rendered {html} -> {png} ({img.shape[1]}x{img.shape[0]}, "
         f"{ink * 100:.1f}% ink, {colours} colours sampled)")
+    return ""
 
 
 def build(tree: str, out: str) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -47,3 +49,29 @@ def write_json(path: str, doc: Any) -> str:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return path
+
+
+def tracing_unavailable() -> str:
+    """'' when strace can trace a child here, else why not (qemu-user has no ptrace:
+    'PTRACE_TRACEME: Function not implemented'). kvb bisect reads what a build compiles that way."""
+    if shutil.which("strace") is None:
+        return "strace is not installed (scripts/install-deps.sh installs it)"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "true"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode == 0:
+        return ""
+    return f"strace cannot trace here ({emulator() or 'no emulator'}): {p.stderr.strip()[:160]}"
+
+
+def emulator() -> str:
+    """What emulates the CPU ('' on real hardware): scripts/arm64-root.sh sets KVBENCH_EMULATED."""
+    return os.environ.get("KVBENCH_EMULATED", "")
+
+
+def browser_failure_is_the_emulators(returncode: int) -> str:
+    """The reason to skip when headless Chromium failed with `returncode` under an emulator
+    (qemu-user: crashpad's ptrace aborts it, exit -6), else '' (a failure to report)."""
+    if returncode == 0 or not emulator():
+        return ""
+    return (f"headless Chromium cannot run under {emulator()} (exit {returncode}; its crash "
+            "handler needs ptrace): the page was checked but not rendered")

@@ -175,6 +175,9 @@ class ThreeEngineReportTest(unittest.TestCase):
                             f"--user-data-dir={profile}", f"--screenshot={shot}",
                             "--window-size=1280,4000", "--enable-logging=stderr", "--v=0",
                             "file://" + self.html], capture_output=True, text=True, timeout=180)
+        why = kvbtest.browser_failure_is_the_emulators(p.returncode)
+        if why:
+            self.skipTest(why)
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
         console = [ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln]
         self.assertEqual(console, [])
