@@ -539,7 +539,13 @@ std::vector<std::pair<std::string, std::string>> EffectiveConfig(const Db& db,
   };
   if (options.memory_budget != 0) {
     for (auto& [key, value] : config) {
-      if (key == "cache_size") value = "ignored: --memory_budget bounds the OS page cache instead";
+      if (key != "cache_size") continue;
+      // Only --io_bound's memory cgroup bounds the page cache; without it the budget is a
+      // figure in the plan, and the map is cached in all the memory the machine has free.
+      value = options.io_bound
+                  ? "ignored: --memory_budget bounds the OS page cache instead (--io_bound)"
+                  : "ignored: lmdb has no cache; without --io_bound nothing bounds the OS page "
+                    "cache of its map (--memory_budget is recorded, not enforced)";
     }
     for (auto& kv : BudgetConfig(options.memory_budget, PlanLMDBMemory(options.memory_budget),
                                  options.io_bound)) {

@@ -62,6 +62,14 @@ std::string FormatItem(const Metric& m, std::string_view title) {
   return item;
 }
 
+// Why a paced writer missed its target when the machine is the reason: it waited for a CPU for
+// at least 1% of its time (a wait longer than the pacer's 10 ms credit is writing time lost).
+std::string StarvedNote(const RoleResult& role) {
+  if (role.sustained || role.cpu_wait_seconds < 0.01 * role.seconds) return "";
+  return "; it waited " + FormatDouble(role.cpu_wait_seconds, 2) + " s of " +
+         FormatDouble(role.seconds, 2) + " s for a CPU: the machine was busy";
+}
+
 }  // namespace
 
 void ConsoleReporter::Begin(const RunContext& c) {
@@ -179,7 +187,8 @@ void ConsoleReporter::AddRole(const BenchmarkResult& r, const RoleResult& role,
     msg = role.target_bytes_per_sec > 0
               ? " (target " + FormatDouble(role.target_bytes_per_sec / 1048576.0, 2) +
                     " MB/s, achieved " + FormatDouble(role.mb_per_sec(), 2) +
-                    " MB/s: " + (role.sustained ? "sustained" : "NOT sustained") + ")"
+                    " MB/s: " + (role.sustained ? "sustained" : "NOT sustained") +
+                    StarvedNote(role) + ")"
               : " (unpaced)";
   }
   std::fprintf(

@@ -32,6 +32,7 @@ struct RoleResult {
   ResourceCost cost;    // process-wide counters over the benchmark, divided by this role's ops
   DeviceCost device;    // the --db device's reads over the benchmark, divided by this role's ops
   double thread_cpu_seconds = 0;    // CPU of this role's own threads only (no engine background)
+  double cpu_wait_seconds = -1;     // its threads runnable but waiting for a CPU; -1 = unknown
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
   bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target

@@ -97,6 +97,11 @@ void AddPacing(const RoleResult& r, MetricList* m) {
       .Shown(Show::kNever);
   m->Add(g, "p99_exceeded_bytes_per_sec", "bytes/s", B::kHigher, r.byte_stalls.p99_exceeded)
       .Shown(Show::kNever);
+  // Runnable but not running: a writer that misses its target while it waited for a CPU was
+  // starved by the machine, not slowed by the engine.
+  if (r.cpu_wait_seconds >= 0) {
+    m->Add(g, "cpu_wait_seconds", "s", B::kLower, r.cpu_wait_seconds).Shown(Show::kNever);
+  }
 }
 
 // perf_event_open's, per op; what was not counted is left out (the JSON says why).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "common/clock.h"
 #include "common/cpu_affinity.h"
@@ -19,6 +20,17 @@ uint64_t ThreadCpuNanos() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// How long this thread has been runnable but waiting for a CPU (the scheduler's run_delay, the
+// second field of /proc/thread-self/schedstat), ns; -1 where the kernel does not say.
+int64_t ThreadCpuWaitNanos() {
+  std::FILE* f = std::fopen("/proc/thread-self/schedstat", "r");
+  if (f == nullptr) return -1;
+  unsigned long long on_cpu = 0, waiting = 0;
+  const int n = std::fscanf(f, "%llu %llu", &on_cpu, &waiting);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(waiting) : -1;
+}
+
 }  // namespace
 
 BenchmarkThreads::~BenchmarkThreads() {
@@ -29,10 +41,10 @@ BenchmarkThreads::~BenchmarkThreads() {
 
 Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Engine* engine,
                                  AckLog* ack_log, BenchmarkResult* result) {
-  roles_.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, {}, {}, 0, 0, nullptr});
+  roles_.push_back({RoleName(spec.role), false, spec.work, {}, {}, {}, {}, {}, {}, 0, 0, nullptr});
   if (spec.background != nullptr) {
     roles_.push_back(
-        {RoleName(Role::kWriter), true, spec.background, {}, {}, {}, {}, {}, 0, 0, nullptr});
+        {RoleName(Role::kWriter), true, spec.background, {}, {}, {}, {}, {}, {}, 0, 0, nullptr});
     writer_target_ = spec.WriterBytesPerSec(options_);
     if (writer_target_ > 0) {
       roles_.back().limiter = std::make_unique<RateLimiter>(writer_target_, SystemPacerClock());
@@ -62,6 +74,7 @@ Status BenchmarkThreads::Prepare(const BenchmarkSpec& spec, int seed_stream, Eng
     }
     r.end_ticks.assign(n, 0);
     r.cpu_ns.assign(n, 0);
+    r.wait_ns.assign(n, -1);
     r.perf.assign(n, PerfReading());
     RoleResult rr;
     rr.cpus = r.cpu;
@@ -86,11 +99,14 @@ void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
     std::unique_lock<std::mutex> l(start_mu_);
     start_cv_.wait(l, [this] { return started_; });
   }
+  const int64_t wait0 = ThreadCpuWaitNanos();
   const uint64_t cpu0 = ThreadCpuNanos();
   if (counters) counters->Start();
   if (w.error.ok()) r->fn(w);
   r->end_ticks[i] = Clock::Now();
   r->cpu_ns[i] = ThreadCpuNanos() - cpu0;
+  const int64_t wait1 = ThreadCpuWaitNanos();
+  r->wait_ns[i] = wait0 >= 0 && wait1 >= wait0 ? wait1 - wait0 : -1;
   if (counters) r->perf[i] = counters->Stop();
   if (!w.error.ok()) stop_->stop.store(true);
   if (!r->background) {
@@ -182,6 +198,12 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
     if (rr->first_not_found == UINT64_MAX) rr->first_not_found = w.stats.first_not_found;
     end = std::max(end, r.end_ticks[i]);
     rr->thread_cpu_seconds += r.cpu_ns[i] / 1e9;
+    if (i == 0) rr->cpu_wait_seconds = 0;
+    if (r.wait_ns[i] < 0 || rr->cpu_wait_seconds < 0) {
+      rr->cpu_wait_seconds = -1;
+    } else {
+      rr->cpu_wait_seconds += static_cast<double>(r.wait_ns[i]) / 1e9;
+    }
     rr->counters.Add(r.perf[i]);
     if (first_error.ok() && !w.error.ok()) first_error = w.error;
   }

@@ -69,6 +69,7 @@ class BenchmarkThreads {
     std::vector<std::unique_ptr<Worker>> workers;
     std::vector<uint64_t> end_ticks;
     std::vector<uint64_t> cpu_ns;   // each thread's own CPU time over its loop
+    std::vector<int64_t> wait_ns;   // each thread's wait for a CPU over its loop; -1 = unknown
     std::vector<int> cpu;           // each thread's --cpu_affinity CPU; -1 = not pinned
     std::vector<PerfReading> perf;  // each thread's counters over its loop
     uint64_t last_ops = 0, last_bytes = 0;
