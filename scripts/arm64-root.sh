@@ -19,7 +19,9 @@
 # uses) with the arm64 build of every package scripts/install-deps.sh installs; WiredTiger is
 # amd64-only in Debian, so ARM builds have rocksdb and lmdb. It is cached as
 # ~/.cache/kvbench/arm64-root-<hash of its package list> (--lean: arm64-lean-root-<hash>): a
-# changed list makes a new root and the old one of the same kind is removed. The first run makes it (about 8 minutes and 1 GB on 2 cores).
+# changed list makes a new root and the old one of the same kind is removed. The first run makes it:
+# 2.3 GB, 15 to 60 minutes on 2 cores as the load goes (measured: 27 min at load 12, 56 at load
+# 5-8 with a slow mirror); --lean: 0.8 GB, about 20 minutes.
 # Its binaries run through qemu-user-static, registered with binfmt_misc (mounted if need be).
 # The checkout (and its git directory) is bind-mounted at its own path in a private mount
 # namespace, so every mount goes away with the command however it exits; the command runs in the
@@ -156,9 +158,10 @@ root=$cache/$kind-$key
 mkdir -p "$cache"
 
 make_root() {
-  local new=$root.new t0=$SECONDS
+  local new=$root.new t0=$SECONDS estimate="15 to 60 minutes and 2.3 GB"
+  [ -z "$lean" ] || estimate="about 20 minutes and 0.8 GB"
   echo "arm64-root: making $root: Debian 12 arm64 with ${#packages[@]} packages${lean:+ (lean)}" \
-       "(WiredTiger is amd64-only in Debian: not in it); about 8 minutes on 2 cores" >&2
+       "(WiredTiger is amd64-only in Debian: not in it); $estimate on 2 cores, as the load goes" >&2
   rm -rf --one-file-system "$new"
   mapfile -t sources < <("$checkout/scripts/debian-sources.sh" arm64)
   # In a mount namespace of its own, so nothing mmdebstrap mounts outlives it.
