@@ -1,6 +1,7 @@
 // crc32c benchmarks: every kvbench implementation (crc32c/table, hw_1way, hw_3way, fold_*), the
 // dispatching crc32c::Extend (crc32c/extend), and two peers as their libraries were built:
 // RocksDB's crc32c (crc32c/rocksdb_lib) and ISA-L's crc32_iscsi (crc32c/isal).
+#include <cstdio>
 #include <string>
 
 #include "crc32c/crc32c.h"
@@ -47,8 +48,16 @@ void RegisterCrc32c() {
     crc32c::ExtendFn fn = crc32c::Resolve(impls[i], &why);
     Register(impls[i].name, fn, impls[i].description, why);
   }
-  Register("extend", crc32c::Extend,
-           std::string("crc32c::Extend -> crc32c/") + crc32c::Selected().name, "");
+  // One label per block size: the kernel of that size's class, and how it was chosen.
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  for (size_t size : GetOptions().block_sizes) {
+    const size_t c = crc32c::SizeClassOf(size);
+    const std::string label = std::string("crc32c::Extend -> crc32c/") + choice.kernel[c]->name +
+                              " (" + crc32c::ChosenByName(choice.chosen_by) + ", class " +
+                              crc32c::SizeClassName(c) + ")";
+    benchmark::RegisterBenchmark(BenchmarkName("crc32c", "extend", size).c_str(), BM_Crc32c,
+                                 crc32c::Extend, label, "", size);
+  }
 #ifdef KVBENCH_HAVE_ROCKSDB
   Register("rocksdb_lib", rocksdb::crc32c::Extend,
            "librocksdb " + rocksdb::GetRocksVersionAsString(true) +
@@ -62,7 +71,25 @@ void RegisterCrc32c() {
 
 void AddCrc32cContext() {
   const crc32c::CpuFeatures& cpu = crc32c::DetectCpu();
-  benchmark::AddCustomContext("crc32c_extend_uses", crc32c::Selected().name);
+  // crc32c::Extend's kernel per size class, how it was chosen and, when measured, from what.
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  benchmark::AddCustomContext("crc32c_extend_uses", crc32c::DescribeChoice(choice));
+  std::string how = crc32c::ChosenByName(choice.chosen_by);
+  if (choice.chosen_by == crc32c::ChosenBy::kMeasured) {
+    char detail[128];
+    std::snprintf(detail, sizeof(detail),
+                  ": best of %d timings per kernel and size class, %.2f ms of CPU", choice.repeats,
+                  choice.calibration_seconds * 1e3);
+    how += detail;
+  } else if (choice.chosen_by == crc32c::ChosenBy::kForced) {
+    how += std::string(" by ") + crc32c::kForceVariable + "=" + choice.kernel[0]->name;
+  }
+  benchmark::AddCustomContext("crc32c_extend_chosen_by", how);
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    const std::string rates = crc32c::DescribeRates(choice, c);
+    if (rates.empty()) continue;
+    benchmark::AddCustomContext("crc32c_extend_rates." + crc32c::SizeClassName(c), rates);
+  }
   const auto yes_no = [&cpu](crc32c::Feature f) { return cpu.Has(f) ? "yes" : "no"; };
   benchmark::AddCustomContext("cpu_crc32c_instruction", yes_no(crc32c::kCrc32cInsn));
   benchmark::AddCustomContext("cpu_carryless_multiply", yes_no(crc32c::kClmul));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/flags.h"
+#include "crc32c/crc32c.h"
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
 #include "env/arm_atomics.h"
@@ -233,6 +234,12 @@ int main(int argc, char** argv) {
   using namespace kvbench::micro;
   const Options options = ParseFlags(&argc, argv);
   SetOptions(options);
+  // crc32c::Extend's choice, made before anything is measured; a KVBENCH_CRC32C that names a
+  // kernel this CPU or build cannot run is refused here, as a usage error.
+  if (const std::string& error = kvbench::crc32c::CurrentChoice().error; !error.empty()) {
+    std::fprintf(stderr, "kvbench_micro: %s\n", error.c_str());
+    return kUsageError;
+  }
   if (kvbench::GetBuildInfo().assertions) {
     std::fputs(
         "kvbench_micro: WARNING: built with assertions on; numbers are not "

@@ -1,0 +1,311 @@
+// crc32c::Extend's choice of kernel: calibration, KVBENCH_CRC32C, and the per-call dispatch
+// (crc32c.h, "How Extend() chooses"; docs/micro.md has the design and why it is robust to noise).
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "crc32c/crc32c.h"
+
+namespace kvbench {
+namespace crc32c {
+
+namespace {
+
+// Each timing covers at least this many bytes (several calls at short lengths), so that reading
+// the clock (tens of ns) is small against it, and at most a few microseconds, so that an
+// interruption spoils few timings.
+constexpr size_t kTimingBytes = 16 << 10;
+constexpr size_t kPruneAfterRounds = 2;
+constexpr double kPruneFactor = 2.0;  // slower than a class's best by more than this: dropped
+constexpr int kMaxRounds = 200;
+constexpr double kWallFactor = 10;  // wall-time cap, as a multiple of the CPU-time budget
+
+// Where the timed calls' results go, so that the compiler keeps the calls.
+volatile uint32_t g_sink;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Seconds that `calls` independent calls of `fn` over `data[0, n)` take. Independent (each from
+// crc 0, as kvbench_micro's benchmarks call them), so the rate is a throughput, not a latency.
+double TimeCalls(ExtendFn fn, const char* data, size_t n, size_t calls) {
+  uint32_t sum = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < calls; ++i) sum += fn(0, data, n);
+  const auto end = std::chrono::steady_clock::now();
+  g_sink = sum;
+  return std::chrono::duration<double>(end - start).count();
+}
+
+// What the calibration times: the kernels this CPU runs, by index in Implementations().
+struct Candidate {
+  size_t index;
+  ExtendFn fn;
+};
+
+std::vector<Candidate> Runnable(const CpuFeatures& cpu) {
+  std::vector<Candidate> out;
+  size_t count = 0;
+  const Implementation* impls = Implementations(&count);
+  for (size_t i = 0; i < count; ++i) {
+    std::string why;
+    if (ExtendFn fn = Resolve(impls[i], cpu, &why)) out.push_back({i, fn});
+  }
+  return out;
+}
+
+std::string RunnableNames(const CpuFeatures& cpu) {
+  size_t count = 0;
+  const Implementation* impls = Implementations(&count);
+  std::string names;
+  for (const Candidate& c : Runnable(cpu)) {
+    names += (names.empty() ? "" : ", ") + std::string(impls[c.index].name);
+  }
+  return names;
+}
+
+// Extend() finds a length's class from its bit width: every class must start at 0 or a power of
+// two, so that all lengths of one width share a class.
+constexpr bool ClassesStartAtPowersOfTwo() {
+  for (const SizeClass& c : kSizeClasses) {
+    if ((c.min_bytes & (c.min_bytes - 1)) != 0) return false;
+  }
+  return kSizeClasses[0].min_bytes == 0;
+}
+static_assert(ClassesStartAtPowersOfTwo(), "size classes must start at powers of two");
+
+}  // namespace
+
+size_t SizeClassOf(size_t n) {
+  size_t c = 0;
+  while (c + 1 < kSizeClassCount && n >= kSizeClasses[c + 1].min_bytes) ++c;
+  return c;
+}
+
+std::string SizeClassName(size_t c) {
+  const size_t low = kSizeClasses[c].min_bytes;
+  if (c + 1 == kSizeClassCount) return std::to_string(low) + "+ B";
+  return std::to_string(low) + "-" + std::to_string(kSizeClasses[c + 1].min_bytes - 1) + " B";
+}
+
+const char* ChosenByName(ChosenBy how) {
+  switch (how) {
+    case ChosenBy::kMeasured:
+      return "measured";
+    case ChosenBy::kForced:
+      return "forced";
+    case ChosenBy::kOnlyOne:
+      return "only one runs here";
+  }
+  return "unknown";
+}
+
+std::array<const Implementation*, kSizeClassCount> FastestByRates(const Rates& rates) {
+  size_t count = 0;
+  const Implementation* impls = Implementations(&count);
+  std::array<const Implementation*, kSizeClassCount> out{};
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    double best = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (rates[c][i] > best) {
+        best = rates[c][i];
+        out[c] = &impls[i];
+      }
+    }
+  }
+  return out;
+}
+
+Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
+  Choice choice;
+  const std::vector<Candidate> kernels = Runnable(cpu);
+  if (kernels.size() == 1) {
+    choice.chosen_by = ChosenBy::kOnlyOne;
+    size_t count = 0;
+    choice.kernel.fill(&Implementations(&count)[kernels[0].index]);
+    return choice;
+  }
+  const double cpu_start = ThreadCpuSeconds();
+  const auto wall_deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(kWallFactor * budget_seconds));
+
+  // One buffer, cache-line aligned, of bytes that are not all alike.
+  const size_t largest = kSizeClasses[kSizeClassCount - 1].probe_bytes;
+  std::vector<char> storage(largest + 64);
+  char* data = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (size_t i = 0; i < largest; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    data[i] = static_cast<char>(x >> 56);
+  }
+
+  // best[c][k]: kernels[k]'s shortest time per call at class c's probe length.
+  std::vector<std::array<double, kSizeClassCount>> best(kernels.size());
+  for (auto& b : best) b.fill(1e300);
+  std::vector<std::array<bool, kSizeClassCount>> timed(kernels.size());
+  for (auto& t : timed) t.fill(true);
+
+  // Warm-up, not kept: code and data into the caches, the branch predictors trained, and the
+  // wide vector units powered up (some CPUs run AVX-512 slowly for its first microseconds).
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    for (const Candidate& k : kernels) TimeCalls(k.fn, data, kSizeClasses[c].probe_bytes, 2);
+  }
+
+  int rounds = 0;
+  bool out_of_time = false;
+  while (rounds < kMaxRounds && !out_of_time) {
+    for (size_t c = 0; c < kSizeClassCount; ++c) {
+      const size_t n = kSizeClasses[c].probe_bytes;
+      const size_t calls = std::max<size_t>(1, kTimingBytes / n);
+      for (size_t j = 0; j < kernels.size(); ++j) {
+        const size_t k = (j + static_cast<size_t>(rounds)) % kernels.size();  // rotate the order
+        if (!timed[k][c]) continue;
+        const double per_call = TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
+        best[k][c] = std::min(best[k][c], per_call);
+      }
+    }
+    ++rounds;
+    if (rounds == static_cast<int>(kPruneAfterRounds)) {
+      for (size_t c = 0; c < kSizeClassCount; ++c) {
+        double fastest = 1e300;
+        for (const auto& b : best) fastest = std::min(fastest, b[c]);
+        for (size_t k = 0; k < kernels.size(); ++k) timed[k][c] = best[k][c] <= kPruneFactor * fastest;
+      }
+    }
+    out_of_time = ThreadCpuSeconds() - cpu_start >= budget_seconds ||
+                  std::chrono::steady_clock::now() >= wall_deadline;
+  }
+
+  choice.chosen_by = ChosenBy::kMeasured;
+  choice.repeats = rounds;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    for (size_t c = 0; c < kSizeClassCount; ++c) {
+      choice.rates[c][kernels[k].index] = static_cast<double>(kSizeClasses[c].probe_bytes) / best[k][c];
+    }
+  }
+  choice.kernel = FastestByRates(choice.rates);
+  choice.calibration_seconds = ThreadCpuSeconds() - cpu_start;
+  return choice;
+}
+
+Choice Force(const std::string& name, const CpuFeatures& cpu) {
+  Choice choice;
+  choice.chosen_by = ChosenBy::kForced;
+  const std::string kernels_here = "; the kernels this build and CPU run: " + RunnableNames(cpu);
+  const Implementation* impl = Find(name);
+  if (impl == nullptr) {
+    size_t count = 0;
+    const Implementation* impls = Implementations(&count);
+    std::string all;
+    for (size_t i = 0; i < count; ++i) all += (i ? ", " : "") + std::string(impls[i].name);
+    choice.error = std::string(kForceVariable) + "=" + name + ": no such crc32c kernel (kvbench has " +
+                   all + ")" + kernels_here;
+    return choice;
+  }
+  std::string why;
+  if (Resolve(*impl, cpu, &why) == nullptr) {
+    choice.error = std::string(kForceVariable) + "=" + name + " refused: " + why + kernels_here;
+    return choice;
+  }
+  choice.kernel.fill(impl);
+  return choice;
+}
+
+const Choice& CurrentChoice() {
+  static const Choice choice = [] {
+    const char* forced = std::getenv(kForceVariable);
+    if (forced != nullptr && *forced != '\0') return Force(forced, DetectCpu());
+    return Calibrate(DetectCpu(), kCalibrationBudgetSeconds);
+  }();
+  return choice;
+}
+
+std::string DescribeChoice(const Choice& choice) {
+  if (!choice.error.empty()) return choice.error;
+  if (choice.chosen_by == ChosenBy::kForced) {
+    return std::string("forced by ") + kForceVariable + ": " + choice.kernel[0]->name;
+  }
+  if (choice.chosen_by == ChosenBy::kOnlyOne) {
+    return std::string("the only kernel that runs here: ") + choice.kernel[0]->name;
+  }
+  std::string s = "measured:";
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    s += std::string(c ? ", " : " ") + SizeClassName(c) + " " + choice.kernel[c]->name;
+  }
+  return s;
+}
+
+std::string DescribeRates(const Choice& choice, size_t c) {
+  if (choice.chosen_by != ChosenBy::kMeasured || !choice.error.empty()) return "";
+  size_t count = 0;
+  const Implementation* impls = Implementations(&count);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < count; ++i) {
+    if (choice.rates[c][i] > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return choice.rates[c][a] > choice.rates[c][b]; });
+  std::string s;
+  for (size_t i : order) {
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), " %.1f", choice.rates[c][i] / 1e9);
+    s += (s.empty() ? "" : ", ") + std::string(impls[i].name) + rate;
+  }
+  return s + " GB/s at " + std::to_string(kSizeClasses[c].probe_bytes) + " B";
+}
+
+namespace {
+
+// Extend()'s table: the kernel for lengths with each count of leading zero bits (0..63; n | 1
+// gives 0 the count of 1, which is in the same class), nullptr until the first call fills it.
+// Atomic so that threads may read it while the first call writes it; relaxed, because an entry is
+// either nullptr or a kernel, and a kernel is code, which needs no publishing.
+std::atomic<ExtendFn> g_by_leading_zeros[64];
+
+size_t LeadingZeros(size_t n) {
+  static_assert(sizeof(unsigned long long) == 8, "the table assumes 64-bit lengths");
+  return static_cast<size_t>(__builtin_clzll(static_cast<unsigned long long>(n | 1)));
+}
+
+bool FillDispatch() {
+  const Choice& choice = CurrentChoice();
+  if (!choice.error.empty()) {
+    std::fprintf(stderr, "crc32c: %s\n", choice.error.c_str());
+    std::exit(2);
+  }
+  for (size_t z = 0; z < 64; ++z) {
+    const size_t shortest = size_t{1} << (63 - z);  // every length with z leading zeros is in
+    const ExtendFn fn = choice.kernel[SizeClassOf(shortest)]->extend;  // this one's class
+    g_by_leading_zeros[z].store(fn, std::memory_order_relaxed);
+  }
+  return true;
+}
+
+// Out of line, so that Extend()'s own path saves no registers and sets up no frame.
+__attribute__((noinline)) uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n) {
+  static const bool filled = FillDispatch();  // once per process; other threads wait here
+  (void)filled;
+  return g_by_leading_zeros[LeadingZeros(n)].load(std::memory_order_relaxed)(init_crc, data, n);
+}
+
+}  // namespace
+
+uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
+  const ExtendFn fn = g_by_leading_zeros[LeadingZeros(n)].load(std::memory_order_relaxed);
+  if (__builtin_expect(fn != nullptr, 1)) return fn(init_crc, data, n);
+  return ExtendFirst(init_crc, data, n);
+}
+
+}  // namespace crc32c
+}  // namespace kvbench
