@@ -35,6 +35,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,17 +44,34 @@ namespace kvbench {
 namespace crc32c {
 
 // Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
-// Calls the kernel CurrentChoice() chose for n's size class: the first call makes the choice
-// (about 2 ms), later calls cost a table lookup and an indirect call. If KVBENCH_CRC32C names a
-// kernel that cannot run here, the first call prints why to stderr and exits with status 2
-// (programs call CurrentChoice() first to say it their own way).
-uint32_t Extend(uint32_t init_crc, const char* data, size_t n);
+// Same contract as Extend().
+using ExtendFn = uint32_t (*)(uint32_t init_crc, const char* data, size_t n);
+
+namespace internal {
+// Extend()'s table (crc32c_dispatch.cc): entry z holds the kernel for the lengths n whose n | 1
+// has z leading zero bits (all of them in one size class). Until the first call fills it, every
+// entry holds ExtendFirst. Relaxed atomics: an entry holds one function or another, and code
+// needs no publishing.
+extern std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros;
+// The first call: makes the choice (CurrentChoice()), fills the table, then computes.
+uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
+}  // namespace internal
+
+// Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
+// Calls the kernel CurrentChoice() chose for n's size class. The first call makes the choice
+// (about 2 ms); later calls add a table lookup to the kernel's own cost, inline at the call site
+// (three instructions, no extra call). If KVBENCH_CRC32C names a kernel that cannot run here,
+// the first call prints why to stderr and exits with status 2 (programs call CurrentChoice()
+// first to say it their own way).
+inline uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
+  static_assert(sizeof(unsigned long long) == 8 && sizeof(size_t) <= 8, "64-bit lengths");
+  const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+  return internal::extend_by_leading_zeros[zeros].load(std::memory_order_relaxed)(init_crc, data,
+                                                                                  n);
+}
 
 // The crc32c of data[0,n-1].
 inline uint32_t Value(const char* data, size_t n) { return Extend(0, data, n); }
-
-// Same contract as Extend().
-using ExtendFn = uint32_t (*)(uint32_t init_crc, const char* data, size_t n);
 
 // The CPU features a kernel may need, as bits of CpuFeatures::has and Implementation::needs.
 enum Feature : unsigned {

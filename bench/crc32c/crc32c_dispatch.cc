@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crc32c/crc32c.h"
@@ -267,17 +268,6 @@ std::string DescribeRates(const Choice& choice, size_t c) {
 
 namespace {
 
-// Extend()'s table: the kernel for lengths with each count of leading zero bits (0..63; n | 1
-// gives 0 the count of 1, which is in the same class), nullptr until the first call fills it.
-// Atomic so that threads may read it while the first call writes it; relaxed, because an entry is
-// either nullptr or a kernel, and a kernel is code, which needs no publishing.
-std::atomic<ExtendFn> g_by_leading_zeros[64];
-
-size_t LeadingZeros(size_t n) {
-  static_assert(sizeof(unsigned long long) == 8, "the table assumes 64-bit lengths");
-  return static_cast<size_t>(__builtin_clzll(static_cast<unsigned long long>(n | 1)));
-}
-
 bool FillDispatch() {
   const Choice& choice = CurrentChoice();
   if (!choice.error.empty()) {
@@ -287,25 +277,34 @@ bool FillDispatch() {
   for (size_t z = 0; z < 64; ++z) {
     const size_t shortest = size_t{1} << (63 - z);  // every length with z leading zeros is in
     const ExtendFn fn = choice.kernel[SizeClassOf(shortest)]->extend;  // this one's class
-    g_by_leading_zeros[z].store(fn, std::memory_order_relaxed);
+    internal::extend_by_leading_zeros[z].store(fn, std::memory_order_relaxed);
   }
   return true;
 }
 
-// Out of line, so that Extend()'s own path saves no registers and sets up no frame.
-__attribute__((noinline)) uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n) {
-  static const bool filled = FillDispatch();  // once per process; other threads wait here
-  (void)filled;
-  return g_by_leading_zeros[LeadingZeros(n)].load(std::memory_order_relaxed)(init_crc, data, n);
-}
-
 }  // namespace
 
-uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
-  const ExtendFn fn = g_by_leading_zeros[LeadingZeros(n)].load(std::memory_order_relaxed);
-  if (__builtin_expect(fn != nullptr, 1)) return fn(init_crc, data, n);
-  return ExtendFirst(init_crc, data, n);
+namespace internal {
+
+namespace {
+template <size_t... I>
+constexpr std::array<std::atomic<ExtendFn>, sizeof...(I)> AllFirst(std::index_sequence<I...>) {
+  return {{((void)I, ExtendFn{ExtendFirst})...}};
 }
+}  // namespace
+
+// Constant-initialised (before any constructor runs), so a call from another file's static
+// initialiser finds ExtendFirst, never an empty entry.
+std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros = AllFirst(std::make_index_sequence<64>());
+
+uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n) {
+  static const bool filled = FillDispatch();  // once per process; other threads wait here
+  (void)filled;
+  const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+  return extend_by_leading_zeros[zeros].load(std::memory_order_relaxed)(init_crc, data, n);
+}
+
+}  // namespace internal
 
 }  // namespace crc32c
 }  // namespace kvbench
