@@ -1,7 +1,6 @@
 // crc32c benchmarks: every kvbench implementation (crc32c/table, hw_1way, hw_3way, fold_*), the
 // dispatching crc32c::Extend (crc32c/extend), and two peers as their libraries were built:
 // RocksDB's crc32c (crc32c/rocksdb_lib) and ISA-L's crc32_iscsi (crc32c/isal).
-#include <cstdio>
 #include <string>
 
 #include "crc32c/crc32c.h"
@@ -83,17 +82,7 @@ void AddCrc32cContext() {
   // crc32c::Extend's kernel per size class, how it was chosen and, when measured, from what.
   const crc32c::Choice& choice = crc32c::CurrentChoice();
   benchmark::AddCustomContext("crc32c_extend_uses", crc32c::DescribeChoice(choice));
-  std::string how = crc32c::ChosenByName(choice.chosen_by);
-  if (choice.chosen_by == crc32c::ChosenBy::kMeasured) {
-    char detail[128];
-    std::snprintf(detail, sizeof(detail),
-                  ": best of %d timings per kernel and size class, %.2f ms of CPU", choice.repeats,
-                  choice.calibration_seconds * 1e3);
-    how += detail;
-  } else if (choice.chosen_by == crc32c::ChosenBy::kForced) {
-    how += std::string(" by ") + crc32c::kForceVariable + "=" + choice.kernel[0]->name;
-  }
-  benchmark::AddCustomContext("crc32c_extend_chosen_by", how);
+  benchmark::AddCustomContext("crc32c_extend_chosen_by", crc32c::DescribeHow(choice));
   for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
     const std::string rates = crc32c::DescribeRates(choice, c);
     if (rates.empty()) continue;

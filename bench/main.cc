@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "cli/flags.h"
-#include "crc32c/crc32c.h"
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
+#include "crc32c/crc32c.h"
 #include "env/arm_atomics.h"
 #include "env/host_audit.h"
 #include "micro.h"

@@ -179,9 +179,10 @@ const char* ChosenByName(ChosenBy how);
 struct Choice {
   ChosenBy chosen_by = ChosenBy::kMeasured;
   std::array<const Implementation*, kSizeClassCount> kernel{};  // the kernel of each size class
-  Rates rates{};        // kMeasured: the best of `repeats` timings per kernel and class
-  int repeats = 0;      // timings of each kernel per class (2 for one left behind by 2x, below)
-  double calibration_seconds = 0;  // this thread's CPU time spent measuring
+  Rates rates{};    // kMeasured: the best of `repeats` timings per kernel and class
+  int repeats = 0;  // timings of each kernel per class (2 for one left behind by 2x, below)
+  double calibration_seconds = 0;       // this thread's CPU time spent measuring
+  double calibration_wall_seconds = 0;  // and the wall time it took (longer under load)
   // Set when KVBENCH_CRC32C names an unknown kernel or one this CPU or build cannot run: why,
   // and the kernels that do run. `kernel` is then not to be used.
   std::string error;
@@ -196,7 +197,7 @@ std::array<const Implementation*, kSizeClassCount> FastestByRates(const Rates& r
 // between rounds; a timing is the best of the round's few calls' total, and a kernel's rate is its
 // best timing (the minimum is the least noisy estimate: noise only ever adds time). After two
 // rounds a kernel more than 2x slower than a class's best stops being timed for that class.
-// Rounds continue until `budget_seconds` of this thread's CPU time (or 10x that in wall time,
+// Rounds continue until `budget_seconds` of this thread's CPU time (or 50x that in wall time,
 // under load) is spent; the first round always completes. Only reads `cpu`; thread-safe.
 Choice Calibrate(const CpuFeatures& cpu, double budget_seconds);
 
@@ -209,9 +210,13 @@ Choice Force(const std::string& name, const CpuFeatures& cpu);
 // Thread-safe; later calls return the same object.
 const Choice& CurrentChoice();
 
-// One line: "measured: 0-127 B hw_3way, 128-511 B fold_512, ...", or "forced by
-// KVBENCH_CRC32C: hw_1way", or the error.
+// The kernel of each class: "0-127 B hw_1way, 128-511 B fold_512, ...", or "hw_1way for every
+// length" (forced, or the only one), or the error.
 std::string DescribeChoice(const Choice& choice);
+
+// How the choice was made: "measured: best of 159 timings per kernel and size class, 2.01 ms of
+// CPU in 8.10 ms", "forced by KVBENCH_CRC32C=hw_1way" or "only one runs here".
+std::string DescribeHow(const Choice& choice);
 
 // Class `c`'s measured rates, fastest first: "fusion_512 78.8, fold_512 61.9, ... GB/s at 4096 B";
 // "" unless the choice was measured.

@@ -25,7 +25,9 @@ constexpr size_t kTimingBytes = 16 << 10;
 constexpr size_t kPruneAfterRounds = 2;
 constexpr double kPruneFactor = 2.0;  // slower than a class's best by more than this: dropped
 constexpr int kMaxRounds = 200;
-constexpr double kWallFactor = 10;  // wall-time cap, as a multiple of the CPU-time budget
+// The wall-time cap, as a multiple of the CPU-time budget: under load the thread waits for a CPU
+// between timings, and the rounds it gets are worth waiting a little for.
+constexpr double kWallFactor = 50;
 
 // Where the timed calls' results go, so that the compiler keeps the calls.
 volatile uint32_t g_sink;
@@ -136,10 +138,10 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
     return choice;
   }
   const double cpu_start = ThreadCpuSeconds();
+  const auto wall_start = std::chrono::steady_clock::now();
   const auto wall_deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(kWallFactor * budget_seconds));
+      wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(kWallFactor * budget_seconds));
 
   // One buffer, cache-line aligned, of bytes that are not all alike.
   const size_t largest = kSizeClasses[kSizeClassCount - 1].probe_bytes;
@@ -172,7 +174,8 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
       for (size_t j = 0; j < kernels.size(); ++j) {
         const size_t k = (j + static_cast<size_t>(rounds)) % kernels.size();  // rotate the order
         if (!timed[k][c]) continue;
-        const double per_call = TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
+        const double per_call =
+            TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
         best[k][c] = std::min(best[k][c], per_call);
       }
     }
@@ -181,7 +184,8 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
       for (size_t c = 0; c < kSizeClassCount; ++c) {
         double fastest = 1e300;
         for (const auto& b : best) fastest = std::min(fastest, b[c]);
-        for (size_t k = 0; k < kernels.size(); ++k) timed[k][c] = best[k][c] <= kPruneFactor * fastest;
+        for (size_t k = 0; k < kernels.size(); ++k)
+          timed[k][c] = best[k][c] <= kPruneFactor * fastest;
       }
     }
     out_of_time = ThreadCpuSeconds() - cpu_start >= budget_seconds ||
@@ -192,11 +196,14 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
   choice.repeats = rounds;
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (size_t c = 0; c < kSizeClassCount; ++c) {
-      choice.rates[c][kernels[k].index] = static_cast<double>(kSizeClasses[c].probe_bytes) / best[k][c];
+      choice.rates[c][kernels[k].index] =
+          static_cast<double>(kSizeClasses[c].probe_bytes) / best[k][c];
     }
   }
   choice.kernel = FastestByRates(choice.rates);
   choice.calibration_seconds = ThreadCpuSeconds() - cpu_start;
+  choice.calibration_wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return choice;
 }
 
@@ -210,8 +217,8 @@ Choice Force(const std::string& name, const CpuFeatures& cpu) {
     const Implementation* impls = Implementations(&count);
     std::string all;
     for (size_t i = 0; i < count; ++i) all += (i ? ", " : "") + std::string(impls[i].name);
-    choice.error = std::string(kForceVariable) + "=" + name + ": no such crc32c kernel (kvbench has " +
-                   all + ")" + kernels_here;
+    choice.error = std::string(kForceVariable) + "=" + name +
+                   ": no such crc32c kernel (kvbench has " + all + ")" + kernels_here;
     return choice;
   }
   std::string why;
@@ -234,17 +241,30 @@ const Choice& CurrentChoice() {
 
 std::string DescribeChoice(const Choice& choice) {
   if (!choice.error.empty()) return choice.error;
-  if (choice.chosen_by == ChosenBy::kForced) {
-    return std::string("forced by ") + kForceVariable + ": " + choice.kernel[0]->name;
+  if (choice.chosen_by != ChosenBy::kMeasured) {
+    return std::string(choice.kernel[0]->name) + " for every length";
   }
-  if (choice.chosen_by == ChosenBy::kOnlyOne) {
-    return std::string("the only kernel that runs here: ") + choice.kernel[0]->name;
-  }
-  std::string s = "measured:";
+  std::string s;
   for (size_t c = 0; c < kSizeClassCount; ++c) {
-    s += std::string(c ? ", " : " ") + SizeClassName(c) + " " + choice.kernel[c]->name;
+    s += std::string(c ? ", " : "") + SizeClassName(c) + " " + choice.kernel[c]->name;
   }
   return s;
+}
+
+std::string DescribeHow(const Choice& choice) {
+  std::string how = ChosenByName(choice.chosen_by);
+  if (!choice.error.empty()) return how + ": refused";
+  if (choice.chosen_by == ChosenBy::kMeasured) {
+    char detail[128];
+    std::snprintf(detail, sizeof(detail),
+                  ": best of %d timings per kernel and size class, %.2f ms of CPU in %.2f ms",
+                  choice.repeats, choice.calibration_seconds * 1e3,
+                  choice.calibration_wall_seconds * 1e3);
+    how += detail;
+  } else if (choice.chosen_by == ChosenBy::kForced) {
+    how += std::string(" by ") + kForceVariable + "=" + choice.kernel[0]->name;
+  }
+  return how;
 }
 
 std::string DescribeRates(const Choice& choice, size_t c) {
@@ -295,7 +315,8 @@ constexpr std::array<std::atomic<ExtendFn>, sizeof...(I)> AllFirst(std::index_se
 
 // Constant-initialised (before any constructor runs), so a call from another file's static
 // initialiser finds ExtendFirst, never an empty entry.
-std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros = AllFirst(std::make_index_sequence<64>());
+std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros =
+    AllFirst(std::make_index_sequence<64>());
 
 uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n) {
   static const bool filled = FillDispatch();  // once per process; other threads wait here
