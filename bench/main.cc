@@ -31,6 +31,8 @@ constexpr char kUsage[] =
     "kvbench_micro: crc32c, xxHash, lz4 and zstd microbenchmarks, and memory/read and\n"
     "memory/copy, the ceilings they run against (docs/micro.md).\n"
     "Benchmarks are named <algorithm>/<variant>/<block bytes>[/cold].\n"
+    "crc32c/extend runs the crc32c kernel measured fastest per size class at start, or the one\n"
+    "KVBENCH_CRC32C=<kernel> names (the context records which and how).\n"
     "\n"
     "kvbench flags (--flag=value, --flag value, --flag / --noflag for booleans):\n";
 

@@ -96,6 +96,10 @@ void PrintHelp(const std::vector<kvbench::Flag>& flags) {
   std::printf("\nFlags (--flag=value, --flag value, --flag / --noflag for booleans):\n");
   kvbench::PrintFlags(stdout, flags);
   std::printf("  --help, --version, --list-engines\n");
+  std::printf(
+      "\nEnvironment: KVBENCH_CRC32C=<kernel> forces the crc32c kernel that --version and the "
+      "JSON\n"
+      "record (default: the fastest per size class, measured at start; docs/micro.md).\n");
 }
 
 bool WasSet(const std::vector<kvbench::Flag>& flags, const std::string& name) {

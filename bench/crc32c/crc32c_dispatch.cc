@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,10 +20,10 @@ namespace crc32c {
 namespace {
 
 // Each timing covers at least this many bytes (several calls at short lengths), so that reading
-// the clock (tens of ns) is small against it, and at most a few microseconds, so that an
-// interruption spoils few timings.
+// the clock (tens of ns) is small against it; and one call at the longest probe, so that a
+// timing lasts microseconds and an interruption spoils few of them.
 constexpr size_t kTimingBytes = 16 << 10;
-constexpr size_t kPruneAfterRounds = 2;
+constexpr int kPruneAfterRounds = 2;
 constexpr double kPruneFactor = 2.0;  // slower than a class's best by more than this: dropped
 constexpr int kMaxRounds = 200;
 // The wall-time cap, as a multiple of the CPU-time budget: under load the thread waits for a CPU
@@ -128,6 +129,65 @@ std::array<const Implementation*, kSizeClassCount> FastestByRates(const Rates& r
   return out;
 }
 
+namespace {
+
+// The calibration's input: the largest probe length of bytes that are not all alike, starting on
+// a cache line.
+class ProbeBuffer {
+ public:
+  ProbeBuffer() : storage_(kSizeClasses[kSizeClassCount - 1].probe_bytes + 64) {
+    data_ = storage_.data() + (64 - reinterpret_cast<uintptr_t>(storage_.data()) % 64) % 64;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i + 64 < storage_.size(); ++i) {
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      data_[i] = static_cast<char>(x >> 56);
+    }
+  }
+  const char* data() const { return data_; }
+
+ private:
+  std::vector<char> storage_;
+  char* data_;
+};
+
+// Each kernel's shortest time per call at each class's probe length, and whether it is still
+// being timed there.
+struct Timings {
+  explicit Timings(size_t kernels) : best(kernels), timed(kernels) {
+    for (auto& b : best) b.fill(1e300);
+    for (auto& t : timed) t.fill(true);
+  }
+  std::vector<std::array<double, kSizeClassCount>> best;  // [kernel][class]
+  std::vector<std::array<bool, kSizeClassCount>> timed;   // [kernel][class]
+};
+
+// One round: every kernel still timed, once per class, starting from kernel `first` and wrapping.
+void TimeRound(const std::vector<Candidate>& kernels, const char* data, size_t first, Timings* t) {
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    const size_t n = kSizeClasses[c].probe_bytes;
+    const size_t calls = std::max<size_t>(1, kTimingBytes / n);
+    for (size_t j = 0; j < kernels.size(); ++j) {
+      const size_t k = (first + j) % kernels.size();
+      if (!t->timed[k][c]) continue;
+      const double per_call = TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
+      t->best[k][c] = std::min(t->best[k][c], per_call);
+    }
+  }
+}
+
+// Stops timing, per class, the kernels more than kPruneFactor slower than the class's best.
+void Prune(Timings* t) {
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    double fastest = 1e300;
+    for (const auto& b : t->best) fastest = std::min(fastest, b[c]);
+    for (size_t k = 0; k < t->best.size(); ++k) {
+      t->timed[k][c] = t->best[k][c] <= kPruneFactor * fastest;
+    }
+  }
+}
+
+}  // namespace
+
 Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
   Choice choice;
   const std::vector<Candidate> kernels = Runnable(cpu);
@@ -142,52 +202,21 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
   const auto wall_deadline =
       wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                        std::chrono::duration<double>(kWallFactor * budget_seconds));
-
-  // One buffer, cache-line aligned, of bytes that are not all alike.
-  const size_t largest = kSizeClasses[kSizeClassCount - 1].probe_bytes;
-  std::vector<char> storage(largest + 64);
-  char* data = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-  uint64_t x = 0x9e3779b97f4a7c15u;
-  for (size_t i = 0; i < largest; ++i) {
-    x = x * 6364136223846793005u + 1442695040888963407u;
-    data[i] = static_cast<char>(x >> 56);
-  }
-
-  // best[c][k]: kernels[k]'s shortest time per call at class c's probe length.
-  std::vector<std::array<double, kSizeClassCount>> best(kernels.size());
-  for (auto& b : best) b.fill(1e300);
-  std::vector<std::array<bool, kSizeClassCount>> timed(kernels.size());
-  for (auto& t : timed) t.fill(true);
+  const ProbeBuffer buffer;
 
   // Warm-up, not kept: code and data into the caches, the branch predictors trained, and the
   // wide vector units powered up (some CPUs run AVX-512 slowly for its first microseconds).
   for (size_t c = 0; c < kSizeClassCount; ++c) {
-    for (const Candidate& k : kernels) TimeCalls(k.fn, data, kSizeClasses[c].probe_bytes, 2);
+    for (const Candidate& k : kernels) {
+      TimeCalls(k.fn, buffer.data(), kSizeClasses[c].probe_bytes, 2);
+    }
   }
-
+  Timings t(kernels.size());
   int rounds = 0;
   bool out_of_time = false;
   while (rounds < kMaxRounds && !out_of_time) {
-    for (size_t c = 0; c < kSizeClassCount; ++c) {
-      const size_t n = kSizeClasses[c].probe_bytes;
-      const size_t calls = std::max<size_t>(1, kTimingBytes / n);
-      for (size_t j = 0; j < kernels.size(); ++j) {
-        const size_t k = (j + static_cast<size_t>(rounds)) % kernels.size();  // rotate the order
-        if (!timed[k][c]) continue;
-        const double per_call =
-            TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
-        best[k][c] = std::min(best[k][c], per_call);
-      }
-    }
-    ++rounds;
-    if (rounds == static_cast<int>(kPruneAfterRounds)) {
-      for (size_t c = 0; c < kSizeClassCount; ++c) {
-        double fastest = 1e300;
-        for (const auto& b : best) fastest = std::min(fastest, b[c]);
-        for (size_t k = 0; k < kernels.size(); ++k)
-          timed[k][c] = best[k][c] <= kPruneFactor * fastest;
-      }
-    }
+    TimeRound(kernels, buffer.data(), static_cast<size_t>(rounds), &t);  // a rotating start
+    if (++rounds == kPruneAfterRounds) Prune(&t);
     out_of_time = ThreadCpuSeconds() - cpu_start >= budget_seconds ||
                   std::chrono::steady_clock::now() >= wall_deadline;
   }
@@ -197,7 +226,7 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (size_t c = 0; c < kSizeClassCount; ++c) {
       choice.rates[c][kernels[k].index] =
-          static_cast<double>(kSizeClasses[c].probe_bytes) / best[k][c];
+          static_cast<double>(kSizeClasses[c].probe_bytes) / t.best[k][c];
     }
   }
   choice.kernel = FastestByRates(choice.rates);
