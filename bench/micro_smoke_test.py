@@ -108,7 +108,8 @@ class MicroSmokeTest(unittest.TestCase):
         if ctx["crc32c_extend_chosen_by"].startswith("measured"):
             self.assertRegex(ctx["crc32c_extend_rates.0-127 B"], r" GB/s at 64 B$")
         for b in doc["benchmarks"]:
-            self.assertRegex(b["label"], r"^crc32c::Extend -> crc32c/[a-z0-9_]+ \(measured|only")
+            self.assertRegex(b["label"],
+                             r"^crc32c::Extend -> crc32c/[a-z0-9_]+ \((measured|only one)")
         forced = run_json(*flags, env={"KVBENCH_CRC32C": "table"})
         fctx = forced["context"]
         self.assertEqual("forced by KVBENCH_CRC32C=table", fctx["crc32c_extend_chosen_by"])

@@ -415,6 +415,27 @@ TEST(Crc32cChoiceTest, CurrentChoiceIsForcedOrMeasured) {
   EXPECT_EQ(&choice, &crc32c::CurrentChoice()) << "made once";
 }
 
+// Extend()'s table sends every length to the kernel chosen for its size class: each length
+// 0..4096, every power of two and its neighbours up to 2^63.
+TEST(Crc32cChoiceTest, ExtendCallsTheKernelOfEachLengthsClass) {
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  ASSERT_EQ("", choice.error);
+  EXPECT_EQ(0u, crc32c::Extend(0, "", 0));  // the first call fills the table
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 4096; ++n) lengths.push_back(n);
+  for (int b = 12; b < 64; ++b) {
+    for (size_t n : {(size_t{1} << b) - 1, size_t{1} << b, (size_t{1} << b) + 1}) {
+      lengths.push_back(n);
+    }
+  }
+  for (size_t n : lengths) {
+    const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+    ASSERT_EQ(choice.kernel[crc32c::SizeClassOf(n)]->extend,
+              crc32c::internal::extend_by_leading_zeros[zeros].load())
+        << "length " << n;
+  }
+}
+
 // Where the CPU is known in advance (the arm64 cross tests run on a qemu CPU model named in
 // bench/CMakeLists.txt), KVBENCH_CRC32C_EXPECT=name=runs|refused,... says which kernels must run
 // and which must be refused, so a detection bug cannot turn into a quietly skipped kernel.
