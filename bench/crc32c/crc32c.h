@@ -48,11 +48,11 @@ namespace crc32c {
 using ExtendFn = uint32_t (*)(uint32_t init_crc, const char* data, size_t n);
 
 namespace internal {
-// Extend()'s table (crc32c_dispatch.cc): entry z holds the kernel for the lengths n whose n | 1
-// has z leading zero bits (all of them in one size class). Until the first call fills it, every
-// entry holds ExtendFirst. Relaxed atomics: an entry holds one function or another, and code
-// needs no publishing.
-extern std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros;
+// Extend()'s table (crc32c_dispatch.cc): entry z holds the kernel for the lengths n with z
+// leading zero bits (all of them in one size class; entry 64 is n = 0). Until the first call fills
+// it, every entry holds ExtendFirst. Relaxed atomics: an entry holds one function or another, and
+// code needs no publishing.
+extern std::array<std::atomic<ExtendFn>, 65> extend_by_leading_zeros;
 // The first call: makes the choice (CurrentChoice()), fills the table, then computes.
 uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
 }  // namespace internal
@@ -65,7 +65,8 @@ uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
 // first to say it their own way).
 inline uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
   static_assert(sizeof(unsigned long long) == 8 && sizeof(size_t) <= 8, "64-bit lengths");
-  const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+  // One lzcnt where the target has it (which defines the count of 0 as 64).
+  const int zeros = n == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(n));
   return internal::extend_by_leading_zeros[zeros].load(std::memory_order_relaxed)(init_crc, data,
                                                                                   n);
 }

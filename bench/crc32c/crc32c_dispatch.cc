@@ -323,9 +323,10 @@ bool FillDispatch() {
     std::fprintf(stderr, "crc32c: %s\n", choice.error.c_str());
     std::exit(2);
   }
-  for (size_t z = 0; z < 64; ++z) {
-    const size_t shortest = size_t{1} << (63 - z);  // every length with z leading zeros is in
-    const ExtendFn fn = choice.kernel[SizeClassOf(shortest)]->extend;  // this one's class
+  for (size_t z = 0; z <= 64; ++z) {
+    // The shortest length with z leading zeros (0 for z = 64): all of them share its class.
+    const size_t shortest = z == 64 ? 0 : size_t{1} << (63 - z);
+    const ExtendFn fn = choice.kernel[SizeClassOf(shortest)]->extend;
     internal::extend_by_leading_zeros[z].store(fn, std::memory_order_relaxed);
   }
   return true;
@@ -344,13 +345,13 @@ constexpr std::array<std::atomic<ExtendFn>, sizeof...(I)> AllFirst(std::index_se
 
 // Constant-initialised (before any constructor runs), so a call from another file's static
 // initialiser finds ExtendFirst, never an empty entry.
-std::array<std::atomic<ExtendFn>, 64> extend_by_leading_zeros =
-    AllFirst(std::make_index_sequence<64>());
+std::array<std::atomic<ExtendFn>, 65> extend_by_leading_zeros =
+    AllFirst(std::make_index_sequence<65>());
 
 uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n) {
   static const bool filled = FillDispatch();  // once per process; other threads wait here
   (void)filled;
-  const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+  const int zeros = n == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(n));
   return extend_by_leading_zeros[zeros].load(std::memory_order_relaxed)(init_crc, data, n);
 }
 

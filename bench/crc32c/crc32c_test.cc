@@ -429,7 +429,7 @@ TEST(Crc32cChoiceTest, ExtendCallsTheKernelOfEachLengthsClass) {
     }
   }
   for (size_t n : lengths) {
-    const int zeros = __builtin_clzll(static_cast<unsigned long long>(n) | 1);
+    const int zeros = n == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(n));
     ASSERT_EQ(choice.kernel[crc32c::SizeClassOf(n)]->extend,
               crc32c::internal::extend_by_leading_zeros[zeros].load())
         << "length " << n;
