@@ -60,7 +60,7 @@ uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
 // Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
 // Calls the kernel CurrentChoice() chose for n's size class. The first call makes the choice
 // (about 2 ms); later calls add a table lookup to the kernel's own cost, inline at the call site
-// (three instructions, no extra call). If KVBENCH_CRC32C names a kernel that cannot run here,
+// (two instructions, no extra call). If KVBENCH_CRC32C names a kernel that cannot run here,
 // the first call prints why to stderr and exits with status 2 (programs call CurrentChoice()
 // first to say it their own way).
 inline uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
