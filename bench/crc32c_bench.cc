@@ -29,6 +29,15 @@ void BM_Crc32c(benchmark::State& state, crc32c::ExtendFn fn, const std::string& 
   state.SetLabel(label);
 }
 
+// crc32c::Extend as a program calls it: directly, so its table lookup is inline in the loop (the
+// kernels above are called through a pointer, as Extend calls them).
+void BM_Crc32cExtend(benchmark::State& state, const std::string& label, size_t block_size) {
+  const Blocks blocks = InputBlocks(block_size);
+  RunOverBlocks(state, blocks,
+                [&](size_t i) { return crc32c::Extend(0, blocks.block(i), blocks.size); });
+  state.SetLabel(label);
+}
+
 void Register(const std::string& variant, crc32c::ExtendFn fn, const std::string& label,
               const std::string& why) {
   for (size_t size : GetOptions().block_sizes) {
@@ -47,8 +56,16 @@ void RegisterCrc32c() {
     crc32c::ExtendFn fn = crc32c::Resolve(impls[i], &why);
     Register(impls[i].name, fn, impls[i].description, why);
   }
-  Register("extend", crc32c::Extend,
-           std::string("crc32c::Extend -> crc32c/") + crc32c::Selected().name, "");
+  // One label per block size: the kernel of that size's class, and how it was chosen.
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  for (size_t size : GetOptions().block_sizes) {
+    const size_t c = crc32c::SizeClassOf(size);
+    const std::string label = std::string("crc32c::Extend -> crc32c/") + choice.kernel[c]->name +
+                              " (" + crc32c::ChosenByName(choice.chosen_by) + ", class " +
+                              crc32c::SizeClassName(c) + ")";
+    benchmark::RegisterBenchmark(BenchmarkName("crc32c", "extend", size).c_str(), BM_Crc32cExtend,
+                                 label, size);
+  }
 #ifdef KVBENCH_HAVE_ROCKSDB
   Register("rocksdb_lib", rocksdb::crc32c::Extend,
            "librocksdb " + rocksdb::GetRocksVersionAsString(true) +
@@ -62,7 +79,15 @@ void RegisterCrc32c() {
 
 void AddCrc32cContext() {
   const crc32c::CpuFeatures& cpu = crc32c::DetectCpu();
-  benchmark::AddCustomContext("crc32c_extend_uses", crc32c::Selected().name);
+  // crc32c::Extend's kernel per size class, how it was chosen and, when measured, from what.
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  benchmark::AddCustomContext("crc32c_extend_uses", crc32c::DescribeChoice(choice));
+  benchmark::AddCustomContext("crc32c_extend_chosen_by", crc32c::DescribeHow(choice));
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    const std::string rates = crc32c::DescribeRates(choice, c);
+    if (rates.empty()) continue;
+    benchmark::AddCustomContext("crc32c_extend_rates." + crc32c::SizeClassName(c), rates);
+  }
   const auto yes_no = [&cpu](crc32c::Feature f) { return cpu.Has(f) ? "yes" : "no"; };
   benchmark::AddCustomContext("cpu_crc32c_instruction", yes_no(crc32c::kCrc32cInsn));
   benchmark::AddCustomContext("cpu_carryless_multiply", yes_no(crc32c::kClmul));

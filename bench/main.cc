@@ -16,6 +16,7 @@
 #include "cli/flags.h"
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
+#include "crc32c/crc32c.h"
 #include "env/arm_atomics.h"
 #include "env/host_audit.h"
 #include "micro.h"
@@ -30,6 +31,8 @@ constexpr char kUsage[] =
     "kvbench_micro: crc32c, xxHash, lz4 and zstd microbenchmarks, and memory/read and\n"
     "memory/copy, the ceilings they run against (docs/micro.md).\n"
     "Benchmarks are named <algorithm>/<variant>/<block bytes>[/cold].\n"
+    "crc32c/extend runs the crc32c kernel measured fastest per size class at start, or the one\n"
+    "KVBENCH_CRC32C=<kernel> names (the context records which and how).\n"
     "\n"
     "kvbench flags (--flag=value, --flag value, --flag / --noflag for booleans):\n";
 
@@ -233,6 +236,12 @@ int main(int argc, char** argv) {
   using namespace kvbench::micro;
   const Options options = ParseFlags(&argc, argv);
   SetOptions(options);
+  // crc32c::Extend's choice, made before anything is measured; a KVBENCH_CRC32C that names a
+  // kernel this CPU or build cannot run is refused here, as a usage error.
+  if (const std::string& error = kvbench::crc32c::CurrentChoice().error; !error.empty()) {
+    std::fprintf(stderr, "kvbench_micro: %s\n", error.c_str());
+    return kUsageError;
+  }
   if (kvbench::GetBuildInfo().assertions) {
     std::fputs(
         "kvbench_micro: WARNING: built with assertions on; numbers are not "

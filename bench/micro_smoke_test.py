@@ -33,20 +33,24 @@ CONTEXT_KEYS = [
     "kvbench_version", "kvbench_git_revision", "kvbench_preset", "kvbench_build_type",
     "kvbench_compiler", "kvbench_cxx_flags", "kvbench_arch_flags", "kvbench_target_arch",
     "kvbench_assertions", "kvbench_micro_code_alignment", "crc32c_extend_uses",
+    "crc32c_extend_chosen_by",
     "xxhash_library_version", "xxhash_header_version", "xxhash_inline_vector",
     "lz4_library_version", "zstd_library_version", "rocksdb_version", "input", "cache_mode",
 ]
 
 
-def run(*flags: str) -> subprocess.CompletedProcess[str]:
+def run(*flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The binary with `flags`; `env`: extra environment variables (KVBENCH_CRC32C)."""
+    environ = {k: v for k, v in os.environ.items() if k != "KVBENCH_CRC32C"}
+    environ.update(env or {})
     return subprocess.run([ARGS.binary, *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=environ)
 
 
-def run_json(*flags: str) -> dict[str, Any]:
+def run_json(*flags: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="micro_smoke.") as tmp:
         out = os.path.join(tmp, "out.json")
-        proc = run(*flags, f"--benchmark_out={out}", "--benchmark_out_format=json")
+        proc = run(*flags, f"--benchmark_out={out}", "--benchmark_out_format=json", env=env)
         if proc.returncode != 0:
             raise AssertionError(f"kvbench_micro {' '.join(flags)} exited {proc.returncode}:\n"
                                  f"{proc.stderr}")
@@ -90,6 +94,32 @@ class MicroSmokeTest(unittest.TestCase):
             if fn.startswith(("lz4/", "zstd/")):
                 self.assertGreater(b["compression_ratio"], 0.0, name)
                 self.assertLessEqual(b["compression_ratio"], 1.1, name)
+
+    def test_crc32c_extend_choice_is_measured_or_forced(self) -> None:
+        """crc32c::Extend's kernel per size class: measured by default (with the rates), forced
+        by KVBENCH_CRC32C, and an unknown kernel refused with the list (docs/micro.md)."""
+        flags = ("--benchmark_filter=^crc32c/extend/", "--benchmark_min_time=0.001",
+                 "--block_sizes=64,4096")
+        doc = run_json(*flags)
+        ctx = doc["context"]
+        self.assertRegex(ctx["crc32c_extend_chosen_by"],
+                         r"^(measured: best of \d+ timings|only one)")
+        self.assertRegex(ctx["crc32c_extend_uses"], r"^0-127 B [a-z0-9_]+, 128-511 B ")
+        if ctx["crc32c_extend_chosen_by"].startswith("measured"):
+            self.assertRegex(ctx["crc32c_extend_rates.0-127 B"], r" GB/s at 64 B$")
+        for b in doc["benchmarks"]:
+            self.assertRegex(b["label"],
+                             r"^crc32c::Extend -> crc32c/[a-z0-9_]+ \((measured|only one)")
+        forced = run_json(*flags, env={"KVBENCH_CRC32C": "table"})
+        fctx = forced["context"]
+        self.assertEqual("forced by KVBENCH_CRC32C=table", fctx["crc32c_extend_chosen_by"])
+        self.assertEqual("table for every length", fctx["crc32c_extend_uses"])
+        for b in forced["benchmarks"]:
+            self.assertRegex(b["label"], r"^crc32c::Extend -> crc32c/table \(forced, class ")
+        proc = run(*flags, env={"KVBENCH_CRC32C": "no_such_kernel"})
+        self.assertEqual(2, proc.returncode, proc.stderr)
+        self.assertIn("KVBENCH_CRC32C=no_such_kernel: no such crc32c kernel (kvbench has table, "
+                      "hw_1way, hw_3way", proc.stderr)
 
     def test_names_are_the_documented_ones(self) -> None:
         proc = run("--benchmark_list_tests=true")

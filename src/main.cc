@@ -13,6 +13,7 @@
 #include "cli/memory_flags.h"
 #include "cli/run_config.h"
 #include "common/build_info.h"
+#include "crc32c/crc32c.h"
 #include "env/environment.h"
 #include "kv/registry.h"
 #include "report/console_reporter.h"
@@ -60,6 +61,15 @@ void PrintVersion() {
   }
   // AArch64: kvbench itself (and every library linked statically into it).
   if (!env.atomics.empty()) std::printf("atomics:    kvbench %s\n", env.atomics.c_str());
+  // crc32c::Extend's kernel per size class on this host, and the rates it was chosen from.
+  std::printf("crc32c:     %s (%s)\n", kvbench::crc32c::DescribeChoice(env.crc32c).c_str(),
+              kvbench::crc32c::DescribeHow(env.crc32c).c_str());
+  for (size_t c = 0; c < kvbench::crc32c::kSizeClassCount; ++c) {
+    const std::string rates = kvbench::crc32c::DescribeRates(env.crc32c, c);
+    if (!rates.empty()) {
+      std::printf("  %-12s %s\n", kvbench::crc32c::SizeClassName(c).c_str(), rates.c_str());
+    }
+  }
 }
 
 // One compiled-in engine per line, "name<TAB>storage" or "name<TAB>reference", for scripts.
@@ -86,6 +96,10 @@ void PrintHelp(const std::vector<kvbench::Flag>& flags) {
   std::printf("\nFlags (--flag=value, --flag value, --flag / --noflag for booleans):\n");
   kvbench::PrintFlags(stdout, flags);
   std::printf("  --help, --version, --list-engines\n");
+  std::printf(
+      "\nEnvironment: KVBENCH_CRC32C=<kernel> forces the crc32c kernel that --version and the "
+      "JSON\n"
+      "record (default: the fastest per size class, measured at start; docs/micro.md).\n");
 }
 
 bool WasSet(const std::vector<kvbench::Flag>& flags, const std::string& name) {
@@ -105,6 +119,11 @@ int main(int argc, char** argv) {
       table, {"help", "h", "helpfull", "version", "list-engines", "list_engines"}, argc, argv,
       kvbench::UnknownFlags::kError, &action);
   if (!s.ok()) return Usage(s);
+  // KVBENCH_CRC32C naming a kernel this CPU or build cannot run is a usage error, like a bad flag.
+  if (action.empty() || action == "version") {
+    const std::string& error = kvbench::crc32c::CurrentChoice().error;
+    if (!error.empty()) return Usage(Status::InvalidArgument(error));
+  }
   if (action == "version") {
     PrintVersion();
     return 0;

@@ -1,5 +1,6 @@
-// crc32c: the implementation table, CPU detection and dispatch. The kernels are in
-// crc32c_table.cc, crc32c_x86.cc, crc32c_x86_fold.cc, crc32c_arm.cc and crc32c_arm_fold.cc.
+// crc32c: the implementation table, CPU detection and the checked way to a kernel (Resolve).
+// Extend()'s choice is crc32c_dispatch.cc's; the kernels are in crc32c_table.cc, crc32c_x86.cc,
+// crc32c_x86_fold.cc, crc32c_arm.cc and crc32c_arm_fold.cc.
 #include "crc32c/crc32c.h"
 
 #include "common/build_info.h"
@@ -74,6 +75,7 @@ constexpr Implementation kImplementations[] = {
 #endif
 
 constexpr size_t kCount = sizeof(kImplementations) / sizeof(kImplementations[0]);
+static_assert(kCount <= kMaxImplementations, "raise kMaxImplementations");
 
 CpuFeatures Detect() {
   CpuFeatures f;
@@ -109,16 +111,6 @@ CpuFeatures Detect() {
 unsigned Lacking(const Implementation& impl, const CpuFeatures& cpu) {
   const unsigned missing = impl.needs & ~cpu.has;
   return missing & (~missing + 1);  // lowest set bit
-}
-
-// The last (fastest) implementation that is compiled and runs on this CPU.
-const Implementation& Choose() {
-  const CpuFeatures& cpu = DetectCpu();
-  for (size_t i = kCount; i-- > 0;) {
-    const Implementation& impl = kImplementations[i];
-    if (impl.extend != nullptr && Lacking(impl, cpu) == 0) return impl;
-  }
-  return kImplementations[0];
 }
 
 }  // namespace
@@ -206,16 +198,6 @@ ExtendFn Resolve(const Implementation& impl, const CpuFeatures& cpu, std::string
     return nullptr;
   }
   return impl.extend;
-}
-
-const Implementation& Selected() {
-  static const Implementation& selected = Choose();
-  return selected;
-}
-
-uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
-  static const ExtendFn fn = Selected().extend;
-  return fn(init_crc, data, n);
 }
 
 }  // namespace crc32c

@@ -2,9 +2,10 @@
 // own implementations, so that it can show what the compiler and the CPU do to a checksum loop.
 // The KV workloads do not checksum anything themselves; the engines use their own crc32c.
 //
-// Extend() and Value() use the fastest implementation this build and this CPU support. The rest
-// of this header lists every implementation so that kvbench_micro and the tests can run each one
-// by name:
+// Extend() and Value() use, for each size class of input, the implementation that measured
+// fastest on this CPU when the process first needed one (or the one KVBENCH_CRC32C names): see
+// "How Extend() chooses" below. The rest of this header lists every implementation so that
+// kvbench_micro and the tests can run each one by name:
 //
 //   table       portable slicing-by-8 tables; compiled with the preset's flags, runs anywhere.
 //   hw_1way     the CPU's CRC32C instruction in one dependent stream
@@ -33,6 +34,8 @@
 // Thread-safety: every function here may be called from any thread.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,14 +44,35 @@ namespace kvbench {
 namespace crc32c {
 
 // Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
-// Uses the fastest implementation this build and CPU support.
-uint32_t Extend(uint32_t init_crc, const char* data, size_t n);
+// Same contract as Extend().
+using ExtendFn = uint32_t (*)(uint32_t init_crc, const char* data, size_t n);
+
+namespace internal {
+// Extend()'s table (crc32c_dispatch.cc): entry z holds the kernel for the lengths n with z
+// leading zero bits (all of them in one size class; entry 64 is n = 0). Until the first call fills
+// it, every entry holds ExtendFirst. Relaxed atomics: an entry holds one function or another, and
+// code needs no publishing.
+extern std::array<std::atomic<ExtendFn>, 65> extend_by_leading_zeros;
+// The first call: makes the choice (CurrentChoice()), fills the table, then computes.
+uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
+}  // namespace internal
+
+// Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
+// Calls the kernel CurrentChoice() chose for n's size class. The first call makes the choice
+// (about 2 ms); later calls add a table lookup to the kernel's own cost, inline at the call site
+// (two instructions, no extra call). If KVBENCH_CRC32C names a kernel that cannot run here,
+// the first call prints why to stderr and exits with status 2 (programs call CurrentChoice()
+// first to say it their own way).
+inline uint32_t Extend(uint32_t init_crc, const char* data, size_t n) {
+  static_assert(sizeof(unsigned long long) == 8 && sizeof(size_t) <= 8, "64-bit lengths");
+  // One lzcnt where the target has it (which defines the count of 0 as 64).
+  const int zeros = n == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(n));
+  return internal::extend_by_leading_zeros[zeros].load(std::memory_order_relaxed)(init_crc, data,
+                                                                                  n);
+}
 
 // The crc32c of data[0,n-1].
 inline uint32_t Value(const char* data, size_t n) { return Extend(0, data, n); }
-
-// Same contract as Extend().
-using ExtendFn = uint32_t (*)(uint32_t init_crc, const char* data, size_t n);
 
 // The CPU features a kernel may need, as bits of CpuFeatures::has and Implementation::needs.
 enum Feature : unsigned {
@@ -107,8 +131,97 @@ inline ExtendFn Resolve(const Implementation& impl, std::string* why) {
 std::string NotCompiledReason(const std::string& arch_flags, const char* extension,
                               const char* insn);
 
-// The implementation Extend() dispatches to on this CPU.
-const Implementation& Selected();
+// ---- How Extend() chooses (crc32c_dispatch.cc; docs/micro.md has the design) ----
+//
+// Lengths fall into size classes and each class has its own kernel: which kernel is fastest
+// depends on the CPU and on the length (short inputs favour a kernel with little set-up, long
+// ones the widest folding), and no fixed rule encodes that for every CPU. So the first time the
+// process needs a choice it times every kernel this CPU runs at one probe length per class,
+// interleaved, the best of several repeats, within kCalibrationBudgetSeconds of CPU time, and
+// takes the fastest per class. KVBENCH_CRC32C=<kernel> forces one kernel for every class.
+
+// A size class holds the lengths from min_bytes up to the next class's min_bytes - 1 (the last:
+// up to any length). The bounds are powers of two, so Extend() finds a length's class from its
+// bit width.
+struct SizeClass {
+  size_t min_bytes;
+  size_t probe_bytes;  // the length the calibration times for the class
+};
+constexpr size_t kSizeClassCount = 5;
+inline constexpr std::array<SizeClass, kSizeClassCount> kSizeClasses = {
+    {{0, 64}, {128, 256}, {512, 1024}, {2048, 4096}, {16384, 65536}}};
+
+// The index in kSizeClasses of the class holding length n.
+size_t SizeClassOf(size_t n);
+
+// "0-127 B", "128-511 B", ..., "16384+ B": the lengths of class `c`.
+std::string SizeClassName(size_t c);
+
+// The environment variable that forces a kernel, and the calibration's CPU-time budget.
+constexpr char kForceVariable[] = "KVBENCH_CRC32C";
+constexpr double kCalibrationBudgetSeconds = 0.002;
+
+// The most implementations any architecture has (Implementations()' count is at most this).
+constexpr size_t kMaxImplementations = 8;
+
+// Bytes per second of each implementation (by its index in Implementations()) at each size
+// class's probe length; 0 for one that was not measured (this CPU or build cannot run it).
+using Rates = std::array<std::array<double, kMaxImplementations>, kSizeClassCount>;
+
+enum class ChosenBy {
+  kMeasured,  // the fastest per class, by `rates`
+  kForced,    // KVBENCH_CRC32C named it
+  kOnlyOne,   // nothing to choose: one implementation runs here (`table`, on old CPUs)
+};
+
+// "measured", "forced" or "only one runs here".
+const char* ChosenByName(ChosenBy how);
+
+struct Choice {
+  ChosenBy chosen_by = ChosenBy::kMeasured;
+  std::array<const Implementation*, kSizeClassCount> kernel{};  // the kernel of each size class
+  Rates rates{};    // kMeasured: the best of `repeats` timings per kernel and class
+  int repeats = 0;  // timings of each kernel per class (2 for one left behind by 2x, below)
+  double calibration_seconds = 0;       // this thread's CPU time spent measuring
+  double calibration_wall_seconds = 0;  // and the wall time it took (longer under load)
+  // Set when KVBENCH_CRC32C names an unknown kernel or one this CPU or build cannot run: why,
+  // and the kernels that do run. `kernel` is then not to be used.
+  std::string error;
+};
+
+// Per size class, the implementation with the highest rate among those with a rate above 0; a
+// tie goes to the one listed first. REQUIRES: every class has a rate above 0.
+std::array<const Implementation*, kSizeClassCount> FastestByRates(const Rates& rates);
+
+// Times every implementation that `cpu` runs at each class's probe length and chooses by
+// FastestByRates. Each round times every kernel once per class, in an order that rotates
+// between rounds; a timing is the best of the round's few calls' total, and a kernel's rate is its
+// best timing (the minimum is the least noisy estimate: noise only ever adds time). After two
+// rounds a kernel more than 2x slower than a class's best stops being timed for that class.
+// Rounds continue until `budget_seconds` of this thread's CPU time (or 50x that in wall time,
+// under load) is spent; the first round always completes. Only reads `cpu`; thread-safe.
+Choice Calibrate(const CpuFeatures& cpu, double budget_seconds);
+
+// The choice KVBENCH_CRC32C=`name` makes: that kernel for every class, or `error` saying why not
+// (unknown, not compiled, or the CPU lacks an instruction) and listing the kernels that run.
+Choice Force(const std::string& name, const CpuFeatures& cpu);
+
+// The choice Extend() uses, made once per process on the first call of either: Force() when
+// KVBENCH_CRC32C is set and not empty, else Calibrate(DetectCpu(), kCalibrationBudgetSeconds).
+// Thread-safe; later calls return the same object.
+const Choice& CurrentChoice();
+
+// The kernel of each class: "0-127 B hw_1way, 128-511 B fold_512, ...", or "hw_1way for every
+// length" (forced, or the only one), or the error.
+std::string DescribeChoice(const Choice& choice);
+
+// How the choice was made: "measured: best of 159 timings per kernel and size class, 2.01 ms of
+// CPU in 8.10 ms", "forced by KVBENCH_CRC32C=hw_1way" or "only one runs here".
+std::string DescribeHow(const Choice& choice);
+
+// Class `c`'s measured rates, fastest first: "fusion_512 78.8, fold_512 61.9, ... GB/s at 4096 B";
+// "" unless the choice was measured.
+std::string DescribeRates(const Choice& choice, size_t c);
 
 }  // namespace crc32c
 }  // namespace kvbench

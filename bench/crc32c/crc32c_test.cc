@@ -1,7 +1,9 @@
 // crc32c correctness: the RFC 3720 test vectors; every implementation (plus crc32c::Extend and,
 // when found, RocksDB's and ISA-L's) against the table implementation for every length 0..4096 at
 // random alignments and initial values; the folding constants against two independent
-// derivations; and dispatch: a kernel is refused, with its reason, on a CPU without what it needs.
+// derivations; dispatch: a kernel is refused, with its reason, on a CPU without what it needs; and
+// Extend()'s choice: the fastest per size class by measured rates, or the kernel KVBENCH_CRC32C
+// forces, refused with the list when unknown or unrunnable.
 // An implementation this CPU or build cannot run is skipped with the reason Resolve() gives.
 #include "crc32c/crc32c.h"
 
@@ -271,16 +273,167 @@ TEST(Crc32cDispatchTest, NotCompiledReasonNeverRecommendsAFlagTheBuildHas) {
   EXPECT_NE(std::string::npos, none.find("the compiler's default target")) << none;
 }
 
-// crc32c::Extend uses the fastest implementation that runs here, and never a refused one.
-TEST(Crc32cDispatchTest, SelectedIsTheFastestUsable) {
+// The choice logic (crc32c.h, "How Extend() chooses"): given measured rates, each size class gets
+// its fastest kernel; unmeasured kernels (rate 0) never win; a tie goes to the one listed first.
+TEST(Crc32cChoiceTest, FastestByRatesTakesTheFastestOfEachClass) {
   size_t count = 0;
   const crc32c::Implementation* impls = crc32c::Implementations(&count);
-  const crc32c::Implementation* fastest = &impls[0];
+  ASSERT_GE(count, 3u);
+  crc32c::Rates rates{};
+  // Class c: implementation (c % count) is the fastest; the others are slower, some unmeasured.
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    for (size_t i = 0; i < count; ++i) rates[c][i] = (i % 2 == 0) ? 1e9 * (1 + i) : 0;
+    rates[c][c % count] = 1e12;
+  }
+  const auto chosen = crc32c::FastestByRates(rates);
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    EXPECT_EQ(&impls[c % count], chosen[c]) << crc32c::SizeClassName(c);
+  }
+  crc32c::Rates tie{};
+  for (auto& row : tie) row[1] = row[2] = 5e9;
+  for (const crc32c::Implementation* impl : crc32c::FastestByRates(tie)) EXPECT_EQ(&impls[1], impl);
+}
+
+// The classes cover every length, in order, and a length's class is the one whose range holds it.
+TEST(Crc32cChoiceTest, SizeClassesCoverEveryLength) {
+  EXPECT_EQ(0u, crc32c::SizeClassOf(0));
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    const size_t low = crc32c::kSizeClasses[c].min_bytes;
+    EXPECT_EQ(c, crc32c::SizeClassOf(low));
+    EXPECT_EQ(c, crc32c::SizeClassOf(crc32c::kSizeClasses[c].probe_bytes)) << "probe in class";
+    if (low > 0) {
+      EXPECT_EQ(c - 1, crc32c::SizeClassOf(low - 1));
+    }
+  }
+  EXPECT_EQ(crc32c::kSizeClassCount - 1, crc32c::SizeClassOf(size_t{1} << 40));
+  EXPECT_EQ("0-127 B", crc32c::SizeClassName(0));
+  EXPECT_EQ("16384+ B", crc32c::SizeClassName(crc32c::kSizeClassCount - 1));
+}
+
+// KVBENCH_CRC32C=<kernel>: honoured for every class and recorded as forced.
+TEST(Crc32cChoiceTest, ForcedKernelIsHonoured) {
+  crc32c::CpuFeatures all;
+  all.has = ~0u;
+  size_t count = 0;
+  const crc32c::Implementation* impls = crc32c::Implementations(&count);
+  for (size_t i = 0; i < count; ++i) {
+    if (impls[i].extend == nullptr) continue;  // not in this build: refused, below
+    const crc32c::Choice choice = crc32c::Force(impls[i].name, all);
+    EXPECT_EQ("", choice.error);
+    EXPECT_EQ(crc32c::ChosenBy::kForced, choice.chosen_by);
+    for (const crc32c::Implementation* impl : choice.kernel) EXPECT_EQ(&impls[i], impl);
+    EXPECT_EQ(std::string(impls[i].name) + " for every length", crc32c::DescribeChoice(choice));
+    EXPECT_EQ(std::string("forced by KVBENCH_CRC32C=") + impls[i].name,
+              crc32c::DescribeHow(choice));
+  }
+}
+
+// An unknown kernel, or one the CPU lacks an instruction for, is refused with the reason and the
+// list of kernels, never run.
+TEST(Crc32cChoiceTest, UnknownOrUnrunnableKernelIsRefusedWithTheList) {
+  crc32c::CpuFeatures none;  // runs `table` only
+  const crc32c::Choice unknown = crc32c::Force("fold_1024", none);
+  EXPECT_EQ(crc32c::ChosenBy::kForced, unknown.chosen_by);
+  EXPECT_NE(std::string::npos,
+            unknown.error.find("KVBENCH_CRC32C=fold_1024: no such crc32c kernel"))
+      << unknown.error;
+  EXPECT_NE(std::string::npos, unknown.error.find("table, hw_1way, hw_3way")) << unknown.error;
+  EXPECT_NE(std::string::npos, unknown.error.find("the kernels this build and CPU run: table"))
+      << unknown.error;
+  const crc32c::Choice lacking = crc32c::Force("hw_1way", none);
+  EXPECT_NE(std::string::npos, lacking.error.find("KVBENCH_CRC32C=hw_1way refused: crc32c/hw_1way"))
+      << lacking.error;
+  EXPECT_NE(std::string::npos, lacking.error.find("run: table")) << lacking.error;
+  EXPECT_EQ(lacking.error, crc32c::DescribeChoice(lacking));
+}
+
+// The calibration on this CPU: every class gets a kernel this CPU runs, the fastest by the rates
+// it recorded, and every kernel it could run was measured (and no other).
+void ExpectMeasuredChoice(const crc32c::CpuFeatures& cpu) {
+  const crc32c::Choice choice = crc32c::Calibrate(cpu, crc32c::kCalibrationBudgetSeconds);
+  EXPECT_EQ("", choice.error);
+  size_t count = 0;
+  const crc32c::Implementation* impls = crc32c::Implementations(&count);
+  size_t runnable = 0;
   for (size_t i = 0; i < count; ++i) {
     std::string why;
-    if (crc32c::Resolve(impls[i], &why) != nullptr) fastest = &impls[i];
+    const bool runs = crc32c::Resolve(impls[i], cpu, &why) != nullptr;
+    runnable += runs ? 1 : 0;
+    if (choice.chosen_by != crc32c::ChosenBy::kMeasured) continue;
+    for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+      EXPECT_EQ(runs, choice.rates[c][i] > 0) << impls[i].name << " " << crc32c::SizeClassName(c);
+    }
   }
-  EXPECT_EQ(fastest, &crc32c::Selected());
+  for (const crc32c::Implementation* impl : choice.kernel) {
+    ASSERT_NE(nullptr, impl);
+    std::string why;
+    EXPECT_NE(nullptr, crc32c::Resolve(*impl, cpu, &why)) << why;
+  }
+  if (runnable == 1) {
+    EXPECT_EQ(crc32c::ChosenBy::kOnlyOne, choice.chosen_by);
+    return;
+  }
+  EXPECT_EQ(crc32c::ChosenBy::kMeasured, choice.chosen_by);
+  EXPECT_GE(choice.repeats, 1);
+  EXPECT_EQ(crc32c::FastestByRates(choice.rates), choice.kernel);
+  EXPECT_EQ(0u, crc32c::DescribeChoice(choice).find("0-127 B "));
+  EXPECT_EQ(0u, crc32c::DescribeHow(choice).find("measured: best of "));
+  EXPECT_NE(std::string::npos, crc32c::DescribeRates(choice, 0).find(" GB/s at 64 B"));
+}
+
+TEST(Crc32cChoiceTest, CalibrationChoosesAmongTheKernelsThisCpuRuns) {
+  ExpectMeasuredChoice(crc32c::DetectCpu());
+}
+
+// The same on a CPU with fewer features than this one: the kernels it lacks are never timed.
+TEST(Crc32cChoiceTest, CalibrationNeverTimesAKernelTheCpuLacks) {
+  crc32c::CpuFeatures older = crc32c::DetectCpu();
+  older.has &= crc32c::kCrc32cInsn | crc32c::kClmul;  // x86: Westmere; ARM: no EOR3
+  ExpectMeasuredChoice(older);
+  crc32c::CpuFeatures none;
+  const crc32c::Choice only = crc32c::Calibrate(none, crc32c::kCalibrationBudgetSeconds);
+  EXPECT_EQ(crc32c::ChosenBy::kOnlyOne, only.chosen_by);
+  for (const crc32c::Implementation* impl : only.kernel) EXPECT_EQ(crc32c::Find("table"), impl);
+}
+
+// Extend() uses the process's choice: KVBENCH_CRC32C when set (micro_smoke_test runs the binary
+// with it), else measured here, and never a kernel that is refused here.
+TEST(Crc32cChoiceTest, CurrentChoiceIsForcedOrMeasured) {
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  ASSERT_EQ("", choice.error);
+  const char* forced = std::getenv(crc32c::kForceVariable);
+  if (forced != nullptr && *forced != '\0') {
+    EXPECT_EQ(crc32c::ChosenBy::kForced, choice.chosen_by);
+    EXPECT_EQ(crc32c::Find(forced), choice.kernel[0]);
+  } else {
+    EXPECT_NE(crc32c::ChosenBy::kForced, choice.chosen_by);
+  }
+  for (const crc32c::Implementation* impl : choice.kernel) {
+    std::string why;
+    EXPECT_NE(nullptr, crc32c::Resolve(*impl, &why)) << why;
+  }
+  EXPECT_EQ(&choice, &crc32c::CurrentChoice()) << "made once";
+}
+
+// Extend()'s table sends every length to the kernel chosen for its size class: each length
+// 0..4096, every power of two and its neighbours up to 2^63.
+TEST(Crc32cChoiceTest, ExtendCallsTheKernelOfEachLengthsClass) {
+  const crc32c::Choice& choice = crc32c::CurrentChoice();
+  ASSERT_EQ("", choice.error);
+  EXPECT_EQ(0u, crc32c::Extend(0, "", 0));  // the first call fills the table
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 4096; ++n) lengths.push_back(n);
+  for (int b = 12; b < 64; ++b) {
+    for (size_t n : {(size_t{1} << b) - 1, size_t{1} << b, (size_t{1} << b) + 1}) {
+      lengths.push_back(n);
+    }
+  }
+  for (size_t n : lengths) {
+    const int zeros = n == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(n));
+    ASSERT_EQ(choice.kernel[crc32c::SizeClassOf(n)]->extend,
+              crc32c::internal::extend_by_leading_zeros[zeros].load())
+        << "length " << n;
+  }
 }
 
 // Where the CPU is known in advance (the arm64 cross tests run on a qemu CPU model named in

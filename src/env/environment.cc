@@ -55,6 +55,7 @@ Environment Environment::Collect(const LibraryFactsFn& facts, const std::string&
   e.cpu_caches = Caches();
   e.memory_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
   e.clock = Clock::Description();
+  e.crc32c = crc32c::CurrentChoice();
   e.libraries = LinkedLibraries(facts);
   for (auto& lib : e.libraries) {
     if (lib.path.empty()) continue;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/build_info.h"
+#include "crc32c/crc32c.h"
 #include "env/host_audit.h"
 #include "env/noise.h"
 
@@ -57,6 +58,10 @@ struct Environment {
   std::string clock;  // Clock::Description()
   std::vector<LibraryInfo> libraries;
   std::string atomics;  // AArch64 only: kvbench's own executable (arm_atomics.h); "" elsewhere
+  // crc32c::Extend's kernel per size class on this host and how it was chosen (measured rates,
+  // or KVBENCH_CRC32C): kvbench checksums nothing itself, but kvbench_micro's crc32c/extend and
+  // any comparison of hosts read it. `error` set: KVBENCH_CRC32C was refused (main() exits).
+  crc32c::Choice crc32c;
   std::vector<std::string> warnings;  // about kvbench's own build (see RunWarnings)
   // The environment audit (host_audit.h), of the host and of the filesystem holding the database;
   // its warnings are among RunWarnings'.

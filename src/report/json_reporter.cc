@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
@@ -82,6 +84,40 @@ void WriteWorkload(JsonWriter& j, const RunConfig& config) {
   j.EndObject();
 }
 
+// crc32c::Extend's choice on this host (bench/crc32c/crc32c.h): per size class, the kernel and,
+// when measured, every kernel's rate at the class's probe length, fastest first.
+void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
+  j.BeginObject("crc32c");
+  j.Str("chosen_by", crc32c::ChosenByName(choice.chosen_by))
+      .Str("how", crc32c::DescribeHow(choice));
+  j.Int("repeats", static_cast<uint64_t>(choice.repeats));
+  j.Num("calibration_cpu_seconds", choice.calibration_seconds);
+  j.Num("calibration_wall_seconds", choice.calibration_wall_seconds);
+  size_t count = 0;
+  const crc32c::Implementation* impls = crc32c::Implementations(&count);
+  j.BeginArray("classes");
+  for (size_t c = 0; c < crc32c::kSizeClassCount; ++c) {
+    j.BeginObject().Int("min_bytes", crc32c::kSizeClasses[c].min_bytes);
+    j.Int("probe_bytes", crc32c::kSizeClasses[c].probe_bytes);
+    j.Str("kernel", choice.kernel[c] != nullptr ? choice.kernel[c]->name : "");
+    j.BeginArray("measured");
+    std::vector<size_t> order;
+    for (size_t i = 0; i < count; ++i) {
+      if (choice.rates[c][i] > 0) order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return choice.rates[c][a] > choice.rates[c][b]; });
+    for (size_t i : order) {
+      j.BeginObject().Str("kernel", impls[i].name).Num("bytes_per_sec", choice.rates[c][i]);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
 // The environment audit (env/host_audit.h) and, once the run has ended, its noise (env/noise.h).
 void WriteEnvironment(JsonWriter& j, const HostAudit& audit, const NoiseReport* noise) {
   j.BeginObject("environment");
@@ -124,6 +160,7 @@ void WriteContext(JsonWriter& j, const RunContext& c, const std::vector<Benchmar
   j.Str("cpu_caches", env.cpu_caches).Int("memory_bytes", env.memory_bytes);
   j.Str("clock", env.clock).Str("command_line", c.config->command_line);
   WriteBuild(j, env);
+  WriteCrc32c(j, env.crc32c);
   WriteEnvironment(j, env.audit, c.noise);
   WriteLibraries(j, env.libraries);
   WriteWarnings(j, c.warnings, results);
