@@ -16,7 +16,8 @@ from typing import Any
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import crashtest, manifest  # noqa: E402
+from kvbtools.core import manifest  # noqa: E402
+from kvbtools.commands import crashtest  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 

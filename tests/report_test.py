@@ -436,7 +436,8 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertTrue(any("control in grey" in t for t in texts))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
-        from kvbtools import compare, results, samples
+        from kvbtools.core import results, samples
+        from kvbtools.commands import compare
         files = self.micro_runs()
         d = os.path.join(TMP, "matrix-x")
         os.makedirs(d)
@@ -453,7 +454,7 @@ class ComparisonPagesTest(unittest.TestCase):
         results.write_json(os.path.join(d, "matrix.json"), doc)
         # The hook at the end of kvb matrix, in the interpreter kvb uses (matplotlib).
         p = subprocess.run([PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "from kvbtools.result_pages import write_report; "
+                            "from kvbtools.pages.result_pages import write_report; "
                             "print(write_report(sys.argv[2]))", SCRIPTS, d],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)

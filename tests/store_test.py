@@ -35,7 +35,8 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import edivisive, history, metrics, store, store_schema  # noqa: E402
+from kvbtools.core import edivisive, metrics, store, store_schema  # noqa: E402
+from kvbtools.commands import history  # noqa: E402
 
 ARGS = argparse.Namespace(backend="sqlite", kvbench="", micro="")
 SKIP = 77

@@ -18,7 +18,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from kvbtools import study  # noqa: E402
+from kvbtools.measure import study  # noqa: E402
 import kvbtest  # noqa: E402
 from kvbtest import ARGS  # noqa: E402
 
