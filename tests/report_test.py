@@ -433,8 +433,7 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertTrue(any("control in grey" in t for t in texts))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
-        from kvbtools.core import results, samples
-        from kvbtools.commands import compare
+        from kvbtools.core import comparison, results, samples
         files = self.micro_runs()
         d = os.path.join(TMP, "matrix-x")
         os.makedirs(d)
@@ -443,8 +442,8 @@ class ComparisonPagesTest(unittest.TestCase):
             dst = os.path.join(d, f"{label}.r1.json")
             shutil.copy(f, dst)
             sides.append(samples.load_side(label, [dst]))
-        c = compare.build(sides, threshold=0.05, alpha=0.05)
-        doc = compare.to_json(c)
+        c = comparison.build(sides, threshold=0.05, alpha=0.05)
+        doc = comparison.to_json(c)
         doc.update(command="matrix", presets=["x86-gcc-native", "x86-clang-native"],
                    repeats=1, build_seconds={"x86-gcc-native": 60.0}, failed_builds=[],
                    library_version_mismatches=[])

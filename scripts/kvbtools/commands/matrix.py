@@ -18,7 +18,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, host, manifest, results, store
+from kvbtools.core import command, comparison, host, manifest, results, store
 from kvbtools.measure import callgrind, rounds, runner, sources, study
 from kvbtools.commands import compare
 from kvbtools.core.errors import RunError, UsageError
@@ -142,7 +142,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                                            f" same within {args.threshold * 100:g}%"
                                            if d.word == "same" else "")
              for k, d in decisions.items()}
-    text = compare.format_comparison(c, control="" if args.no_control else "control",
+    text = comparison.format_comparison(c, control="" if args.no_control else "control",
                                      extra=extra if args.until_resolved or plan.instructions
                                      else None)
     if plan.instructions:
@@ -155,7 +155,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     print(times)
     with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
         f.write(text + "\n" + times + "\n")
-    doc = compare.to_json(c)
+    doc = comparison.to_json(c)
     if args.until_resolved:
         for row, cell in zip(doc["rows"], c.cells):
             d = decisions[(cell.metric.key, cell.bench, cell.side)]
@@ -187,7 +187,7 @@ Key = tuple[str, str, str]
 
 def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
                   budget: rounds.Budget, outdir: str
-                  ) -> tuple[compare.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
+                  ) -> tuple[comparison.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
     """Measures budget.first rounds, then (--until-resolved) more until every row is resolved
     or the budget is spent. Returns the comparison of all runs, how the rounds ended and each
     row's decision (metric, benchmark, side) -> Decision."""
@@ -196,9 +196,9 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
         else f"/{budget.first}"
     latest: list[Any] = [None, {}]
 
-    def judge() -> tuple[compare.Comparison, dict[Key, rounds.Decision]]:
+    def judge() -> tuple[comparison.Comparison, dict[Key, rounds.Decision]]:
         sides = [load_side(s.label, files[s.label]) for s in series]
-        c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
+        c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
                           metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
         decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
             x.base, x.other, higher_is_better=x.metric.higher_is_better,
