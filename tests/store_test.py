@@ -36,7 +36,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.core import edivisive, metrics, store, store_schema  # noqa: E402
-from kvbtools.commands import history  # noqa: E402
+from kvbtools.core import series as series_mod  # noqa: E402
 
 ARGS = argparse.Namespace(backend="sqlite", kvbench="", micro="")
 SKIP = 77
@@ -271,11 +271,11 @@ class StoreTest(unittest.TestCase):
         files.append(write(self.path("num.json"), synthetic(4, [50.0, 51, 49], num=12345)))
         self.add(*files)
         with store.open_store(self.loc) as st:
-            series = history.load(st, filters=[("engine", "memory")])
+            series = series_mod.load(st, filters=[("engine", "memory")])
         self.assertEqual(len(series), 2, [s.key for s in series])
         main = next(s for s in series if s.key["workload.num"] != "12345")
         self.assertEqual(len(main.points), 4)
-        self.assertEqual(history.changed(main.points[1], main.points[2]),
+        self.assertEqual(series_mod.changed(main.points[1], main.points[2]),
                          {"lib.rocksdb.version": ("7.8.3", "7.10.2")})
         self.assertEqual(main.points[3].attributes["microcode"], "0xa0011d1")
         self.assertEqual(main.points[3].attributes["context.environment.governor"],
@@ -423,7 +423,7 @@ class StoreTest(unittest.TestCase):
         run_micro(gb)
         self.add(*files, gb)
         with store.open_store(self.loc) as st:
-            series = history.load(st, metrics=["all"])
+            series = series_mod.load(st, metrics=["all"])
         out = os.path.join(self.dir, "csv")
         p = kvb("export", "csv", "--store", self.loc, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -231,7 +231,9 @@ def tally_table(tallies: list[Tally], sync: bool) -> str:
     return "\n".join(table.render(rows, header=head, left=(0, -1), rule=True))
 
 
-def run(args: argparse.Namespace) -> int:
+def checked_flags(args: argparse.Namespace) -> tuple[list[str], float, float]:
+    """The engines to test (--engines, or every storage engine of the binary) and the range of
+    --kill-after; refuses bad flags before any trial."""
     if args.trials < 1:
         raise UsageError(f"--trials must be at least 1, got {args.trials}")
     if args.threads < 1 or args.threads > 1024:
@@ -253,10 +255,15 @@ def run(args: argparse.Namespace) -> int:
                              f"(it has: {', '.join(available)})")
     if len(set(engines)) != len(engines):
         raise UsageError(f"--engines '{args.engines}' names an engine twice")
-
     if args.dir and os.path.isdir(args.dir) and os.listdir(args.dir):
         raise UsageError(f"--dir {args.dir} is not empty; give a new or empty directory")
+    return engines, low, high
 
+
+def run_trials(args: argparse.Namespace, engines: list[str], low: float,
+               high: float) -> tuple[list[Trial], list[Tally]]:
+    """Every trial of every engine, in a directory of its own under --dir (or a temporary one);
+    a trial that passed is removed unless --keep."""
     rng = random.Random(args.seed)
     root = args.dir or tempfile.mkdtemp(prefix="kvb-crashtest-")
     os.makedirs(root, exist_ok=True)
@@ -282,7 +289,12 @@ def run(args: argparse.Namespace) -> int:
         tallies.append(tally)
     if not args.dir and not any(t.dir for t in trials):
         shutil.rmtree(root, ignore_errors=True)
+    return trials, tallies
 
+
+def run(args: argparse.Namespace) -> int:
+    engines, low, high = checked_flags(args)
+    trials, tallies = run_trials(args, engines, low, high)
     failed = any(a.failed(args.sync) for a in tallies)
     print(f"crashtest: {args.benchmark}, {'--sync' if args.sync else 'no --sync'}, "
           f"--threads={args.threads}, --num={args.num}, SIGKILL {low:g}..{high:g} s after the "

@@ -18,8 +18,10 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, comparison, host, manifest, results, store
+from kvbtools.core import command, comparison, host, manifest, output, results, store
 from kvbtools.measure import callgrind, rounds, runner, sources, study
+from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.pages import result_pages
 from kvbtools.commands import compare
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Build, BuildError, Plan, Series, progress
@@ -86,7 +88,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     """Builds every distinct build, measures interleaved, prints and saves the tables."""
     budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
     if plan.instructions:
-        presets = runner.load_presets()
+        presets = load_presets()
         callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
                                  for s in series if s.build.preset in presets])
     if not args.no_control and series:
@@ -153,8 +155,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
     print(text)
     print(times)
-    with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
-        f.write(text + "\n" + times + "\n")
+    output.write_text(os.path.join(outdir, "table.txt"), text + "\n" + times + "\n")
     doc = comparison.to_json(c)
     if args.until_resolved:
         for row, cell in zip(doc["rows"], c.cells):
@@ -171,8 +172,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     doc["failed_builds"] = failed
     doc["library_version_mismatches"] = mismatches
     results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
-    from kvbtools.pages.result_pages import write_report  # report.html (docs/report.md)
-    write_report(outdir)
+    result_pages.write_report(outdir)  # report.html (docs/report.md)
     runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds} round(s)"
                          + (f", {rounds_line(outcome, decisions, args.threshold)}"
                             if args.until_resolved else "") + "; the tables are in table.txt")
@@ -323,7 +323,7 @@ def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, 
     names = [n for n in args.presets.split(",") if n]
     if not names:
         raise UsageError("--presets is empty")
-    presets, skipped = runner.select_presets(names)
+    presets, skipped = select_presets(names)
     for name, why in skipped:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
@@ -353,7 +353,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
         plan = make_plan(args, False, "")
-        return study.run(args, study_builds(args), plan, plan.engines)
+        return study.run(args, study_builds(args), plan, plan.engines,
+                         result_pages.write_report)
     presets, skipped, builds, suffix, versions = preset_builds(args)
     plan = make_plan(args, args.micro, "/4096$")
     series = [Series(b.label, b) for b in builds]

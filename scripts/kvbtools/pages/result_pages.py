@@ -16,6 +16,7 @@ from kvbtools.core.comparison import Comparison
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.pages.report_html import add_micro_figures
+from kvbtools.pages.study_figures import study_page
 
 KINDS = ("matrix", "versions", "bisect", "study")
 
@@ -79,7 +80,6 @@ def page_for_dir(directory: str) -> Page:
     if kind == "bisect":
         return bisect_page(directory)
     if kind == "study":
-        from kvbtools.pages.study_figures import study_page
         return study_page(directory)
     doc = results.read_json(os.path.join(directory, f"{kind}.json"))
     if not isinstance(doc, dict) or doc.get("schema") != "kvb-comparison":
