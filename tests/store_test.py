@@ -17,6 +17,7 @@ import argparse
 import copy
 import csv
 import glob
+import importlib.util
 import json
 import os
 import random
@@ -76,11 +77,9 @@ class PostgresCluster:
         if not bins:
             raise unittest.SkipTest("PostgreSQL is not installed (apt-get install postgresql; "
                                     "scripts/install-deps.sh does it)")
-        try:
-            import psycopg  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("psycopg") is None:
             raise unittest.SkipTest(f"psycopg 3 is not importable by {sys.executable} "
-                                    "(apt-get install python3-psycopg)") from None
+                                    "(apt-get install python3-psycopg)")
         self.bin = os.path.dirname(bins[-1])
         self.dir = tempfile.mkdtemp(prefix="kvb-pg.")
         self.data = os.path.join(self.dir, "data")
@@ -568,9 +567,7 @@ class SqliteOnlyTest(unittest.TestCase):
             i, [100 * (1 + 0.02 * rng.gauss(0, 1)) * (0.8 if i >= 8 else 1) for _ in range(3)]))
             for i in range(14)]
         self.assertEqual(kvb("store", "add", "--store", loc, *files).returncode, 0)
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:
             self.skipTest(f"matplotlib is not importable by {sys.executable}")
         a, b = os.path.join(self.dir, "a.html"), os.path.join(self.dir, "b.html")
         for out in (a, b):
