@@ -25,7 +25,7 @@ import kvbtest  # tests/kvbtest.py, beside this file
 KVBENCH = ""
 ENGINES: list[str] = []
 LIBRARY_ROOT = ""
-STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+STORAGE = kvbtest.storage_engines()
 
 
 def emulator(kvbench: str) -> str:

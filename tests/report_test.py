@@ -29,7 +29,7 @@ from kvbtest import ARGS, load_json, write_json  # noqa: E402
 # The interpreter scripts/kvb runs under (Debian's, which has python3-matplotlib).
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 SUITE = "fillseq,settle,readrandom,overwrite,settle,fwdrangewhilewriting"
-ENGINES = ("rocksdb", "wiredtiger", "lmdb")
+ENGINES = tuple(kvbtest.storage_engines())
 TMP = ""
 RUNS: dict[str, str] = {}      # engine -> its JSON
 MICRO = ""                     # a kvbench_micro JSON with repetitions
