@@ -24,6 +24,15 @@ std::string DirectoryOf(const std::string& path) {
 
 bool UnderProc(const std::string& path) { return path.rfind("/proc/", 0) == 0; }
 
+// Where the link `link` points when its text is `text` (relative to the link's directory).
+std::string LinkTarget(const std::string& link, const std::string& text) {
+  if (!text.empty() && text[0] == '/') return text;
+  std::string out = DirectoryOf(link);
+  out += '/';
+  out += text;
+  return out;
+}
+
 // The descriptor a path names through its links (/dev/stdout -> /proc/self/fd/1: 1), or -1.
 int DescriptorOf(const std::string& path) {
   std::string p = path;
@@ -38,8 +47,7 @@ int DescriptorOf(const std::string& path) {
     char buf[PATH_MAX];
     const ssize_t n = readlink(p.c_str(), buf, sizeof(buf) - 1);
     if (n < 0) return -1;
-    std::string next(buf, static_cast<size_t>(n));
-    p = next[0] == '/' ? next : DirectoryOf(p) + "/" + next;
+    p = LinkTarget(p, std::string(buf, static_cast<size_t>(n)));
   }
   return -1;
 }
@@ -109,13 +117,17 @@ Status ResolveOutput(const std::string& path, OutputTarget* target) {
     const ssize_t n = readlink(p.c_str(), buf, sizeof(buf) - 1);
     if (n < 0) {
       if (errno != EINVAL && errno != ENOENT && errno != ENOTDIR) {
-        return Status::IOError("cannot write " + path + ": " + p + ": " + Reason(errno));
+        std::string msg = "cannot write " + path;
+        msg += ": ";
+        msg += p;
+        msg += ": ";
+        msg += Reason(errno);
+        return Status::IOError(msg);
       }
       *target = OutputTarget{p, false, -1};
       return Status::OK();
     }
-    std::string next(buf, static_cast<size_t>(n));
-    if (next.empty() || next[0] != '/') next = DirectoryOf(p) + "/" + next;
+    const std::string next = LinkTarget(p, std::string(buf, static_cast<size_t>(n)));
     if (UnderProc(next)) {  // a file of /proc: written as it is, never replaced
       *target = OutputTarget{path, true, -1};
       return Status::OK();
