@@ -1,8 +1,8 @@
 """kvb history: the series in the results store and their points (docs/history.md).
 
 A series is one benchmark row (kvbench: engine, benchmark and role; kvbench_micro: the benchmark
-name) x one metric x one fingerprint (the key fields of scripts/kvbtools/core/fingerprint.py: host,
-build configuration, workload). A point is one stored run: the median of its repeats, a 95%
+name) x one metric x one fingerprint (the key fields of scripts/kvbtools/core/fingerprint.py:
+host, build configuration, workload). A point is one stored run: the median of its repeats, a 95%
 interval and n. The columns after the interval show what changed at that point: the attributes
 (kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
 the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps

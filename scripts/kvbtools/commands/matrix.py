@@ -1,8 +1,9 @@
 """kvb matrix: the same benchmarks across presets, engines, thread counts or configurations.
 
 With --presets alone: the same benchmarks built with several presets, interleaved, one table per
-metric (below). With --threads, --configs, or without --presets: a study (kvbtools/measure/study.py):
-every combination of the axes, the first the base, tables relative to it, QPS@N per thread count.
+metric (below). With --threads, --configs, or without --presets: a study
+(kvbtools/measure/study.py): every combination of the axes, the first the base, tables relative
+to it, QPS@N per thread count.
 
 Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off.
 The runs interleave: round 1 runs every preset once, round 2 again, and so on, so drift hits

@@ -1,8 +1,8 @@
 """kvb trend: where each series in the results store changed, and what to bisect (docs/history.md).
 
 Each series' points (the median of each run) go through E-divisive means with Hunter's changes
-(scripts/kvbtools/core/edivisive.py): windowed, a Student t-test for significance, weak change points
-re-tested against their neighbours. A slide along the whole series is reported as a drift
+(scripts/kvbtools/core/edivisive.py): windowed, a Student t-test for significance, weak change
+points re-tested against their neighbours. A slide along the whole series is reported as a drift
 rather than as a staircase of steps. For each change: the series, the point before and the
 point after (time, commit, library versions), the magnitude with its 95% interval, what the
 store records as different between the two points and, when that is exactly one library's

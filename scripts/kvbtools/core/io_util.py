@@ -1,4 +1,5 @@
-"""Debian's Python modules (python3-psycopg, python3-matplotlib), imported when a command needs one."""
+"""Debian's Python modules (python3-psycopg, python3-matplotlib), imported when a command needs
+one."""
 from __future__ import annotations
 
 import importlib

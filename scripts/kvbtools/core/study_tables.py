@@ -134,11 +134,13 @@ def qps_tables(labels: list[str], where: dict[str, dict[str, Any]],
             for g in groups:
                 by_t = {where[s]["threads"]: s for s in labels if s in where
                         and where[s]["group"] == g}
-                cells = [median_or_none(sides[by_t[n]].get((col, "ops_per_sec"))) if n in by_t else None
-                         for n in threads]
+                cells = [median_or_none(sides[by_t[n]].get((col, "ops_per_sec")))
+                         if n in by_t else None for n in threads]
                 last = by_t.get(top)
-                kb = median_or_none(sides[last].get((col, "storage_read_kb_per_op"))) if last else None
-                cs = median_or_none(sides[last].get((col, "cs_per_op"))) if last else None
+                kb = cs = None
+                if last:
+                    kb = median_or_none(sides[last].get((col, "storage_read_kb_per_op")))
+                    cs = median_or_none(sides[last].get((col, "cs_per_op")))
                 rows.append([g] + ["-" if v is None else f"{v:,.0f}" for v in cells]
                             + ["-" if kb is None else f"{kb:.3f}",
                                "-" if cs is None else f"{cs:.3f}"])

@@ -162,7 +162,8 @@ class Output:
                 if not d:
                     continue
                 path = os.path.join(d, f"{figure.name}.{ext}")
-                output.write_bytes(path, blob if blob is not None else render(fig, figure.name, "png"))
+                output.write_bytes(path, blob if blob is not None
+                                   else render(fig, figure.name, "png"))
                 self.written.append(path)
         finally:
             plt.close(fig)
