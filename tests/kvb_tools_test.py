@@ -452,7 +452,7 @@ class CompareTest(kvbtest.TempDirTest):
         p = kvb("compare", path, path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("not comparable:", p.stdout)
-        self.assertRegex(p.stdout, rf"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
+        self.assertRegex(p.stdout, r"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
         doc["context"]["environment"]["cpu_model"] = "Some Other CPU 9000"
         other = write_json(self.path("other-cpu.json"), doc)
         p = kvb("compare", path, other)

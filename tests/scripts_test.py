@@ -28,7 +28,7 @@ from kvbtools.core import manifest  # noqa: E402
 from kvbtools.commands import dbbench_instructions, dbbench_parity  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
-from kvbtools.commands import report  # noqa: E402
+from kvbtools.core import summary  # noqa: E402
 from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -57,7 +57,7 @@ class ReportTest(unittest.TestCase):
             self.assertEqual([r.label for r in rows],
                              ["fillseq", "readrandom", "readwhilewriting[reader]",
                               "readwhilewriting[writer]"])
-            text = report.summary(rows)
+            text = summary.summary(rows)
             self.assertIn("2000/2000 found", text)
             self.assertIn("reference engine", text)
             self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")

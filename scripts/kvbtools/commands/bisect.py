@@ -43,8 +43,10 @@ import os
 import sys
 from typing import Any
 
-from kvbtools.core import command, host, manifest, results, store
+from kvbtools.core import command, host, manifest, output, results, store
 from kvbtools.measure import callgrind, rounds, runner
+from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.pages import result_pages
 from kvbtools.commands import compare
 from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, step_line
 from kvbtools.measure.bisect_trees import git
@@ -134,7 +136,7 @@ def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
         return
     lib = manifest.check_buildable(args.dep)
     preset = args.preset or host.native_preset()
-    _, skipped = runner.select_presets([preset])
+    _, skipped = select_presets([preset])
     if skipped:
         raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
     micro = args.micro is not None
@@ -145,7 +147,7 @@ def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
         if not micro:
             raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
         callgrind.require_valgrind()
-        callgrind.check_presets([(preset, runner.load_presets()[preset].cache)])
+        callgrind.check_presets([(preset, load_presets()[preset].cache)])
         state["metric"] = state["metric"] or "instructions_per_byte"
     plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
                 min_time=args.min_time, engines=[engine], workloads=args.bench or "",
@@ -225,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
             "bisect", f"{os.path.basename(repo)}-{state['old'][:8]}..{state['new'][:8]}",
             args.results_dir)
         results.write_json(os.path.join(state["dir"], "state.json"), state)
-        open(os.path.join(state["dir"], "steps.jsonl"), "w").close()
+        output.write_text(os.path.join(state["dir"], "steps.jsonl"), "")
     outdir = state["dir"]
     search = Search(state, records)
     try:
@@ -275,8 +277,7 @@ def _search(search: Search, args: argparse.Namespace) -> int:
     text = report(search, ending, conf)
     print(text)
     outdir = search.dir
-    with open(os.path.join(outdir, "bisect.txt"), "w", encoding="utf-8") as f:
-        f.write(text + "\n")
+    output.write_text(os.path.join(outdir, "bisect.txt"), text + "\n")
     st = search.st
     results.write_json(os.path.join(outdir, "bisect.json"), {
         "schema": "kvb-bisect", "schema_version": 2, "repo": st["repo"], "old": st["old"],
@@ -287,8 +288,7 @@ def _search(search: Search, args: argparse.Namespace) -> int:
         "compiled": st.get("compiled"), "records": search.records,
         "values_by_commit": values_by_commit(search.records, st["old"], st["new"])})
     runner.write_summary(outdir, ending.summary)
-    from kvbtools.pages.result_pages import write_report  # report.html (docs/report.md)
-    write_report(outdir)
+    result_pages.write_report(outdir)  # report.html (docs/report.md)
     print(f"results: {runner.shown(outdir)}/")
     _store_runs(st, args)
     return ending.code

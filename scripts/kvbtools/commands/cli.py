@@ -6,9 +6,8 @@ import argparse
 import os
 import sys
 
-from kvbtools.core import store
 from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
-                               report, selfcheck, trend, validate, versions)
+                               report, selfcheck, store, trend, validate, versions)
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
 

@@ -30,11 +30,10 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command
+from kvbtools.core import command, hgrm, output
 from kvbtools.commands import history
-from kvbtools.core.errors import RunError, UsageError
-from kvbtools.core.io_util import write_text
-from kvbtools.commands.history import Point, Series, shown_attributes
+from kvbtools.core.errors import UsageError
+from kvbtools.core.series import Point, Series, shown_attributes
 
 
 def tests(series: list[Series]) -> dict[tuple[str, str], list[Series]]:
@@ -92,7 +91,6 @@ def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
 
 def cmd(args: argparse.Namespace) -> int:
     if args.format == "hgrm":
-        from kvbtools.core import hgrm
         return hgrm.export_files(args.files, args.out or ".")
     if args.files:
         raise UsageError(f"export {args.format} reads the store, not files (hgrm reads files)")
@@ -109,7 +107,7 @@ def cmd(args: argparse.Namespace) -> int:
             raise UsageError(f"no stored run's hash starts with {args.document!r}")
         text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
         if args.out:
-            write_text(args.out, text)
+            output.write_text(args.out, text)
         else:
             sys.stdout.write(text)
         return 0
@@ -120,12 +118,9 @@ def cmd(args: argparse.Namespace) -> int:
                              "with --filter, or write one CSV each with --out DIR")
         sys.stdout.write(csv_text(next(iter(groups.values()))))
         return 0
-    try:
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as e:
-        raise RunError(f"cannot create {args.out}: {e.strerror}") from None
+    output.make_dirs(args.out)
     for (row, fp), group in groups.items():
-        write_text(os.path.join(args.out, test_name(row, fp) + ".csv"), csv_text(group))
+        output.write_text(os.path.join(args.out, test_name(row, fp) + ".csv"), csv_text(group))
     print(f"wrote {len(groups)} CSV file(s) to {args.out}", file=sys.stderr)
     return 0
 

@@ -1,8 +1,9 @@
 """kvb matrix: the same benchmarks across presets, engines, thread counts or configurations.
 
 With --presets alone: the same benchmarks built with several presets, interleaved, one table per
-metric (below). With --threads, --configs, or without --presets: a study (kvbtools/measure/study.py):
-every combination of the axes, the first the base, tables relative to it, QPS@N per thread count.
+metric (below). With --threads, --configs, or without --presets: a study
+(kvbtools/measure/study.py): every combination of the axes, the first the base, tables relative
+to it, QPS@N per thread count.
 
 Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off.
 The runs interleave: round 1 runs every preset once, round 2 again, and so on, so drift hits
@@ -18,8 +19,10 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, host, manifest, results, store
+from kvbtools.core import command, comparison, host, manifest, output, results, store
 from kvbtools.measure import callgrind, rounds, runner, sources, study
+from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.pages import result_pages
 from kvbtools.commands import compare
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Build, BuildError, Plan, Series, progress
@@ -86,7 +89,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
     """Builds every distinct build, measures interleaved, prints and saves the tables."""
     budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
     if plan.instructions:
-        presets = runner.load_presets()
+        presets = load_presets()
         callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
                                  for s in series if s.build.preset in presets])
     if not args.no_control and series:
@@ -142,7 +145,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                                            f" same within {args.threshold * 100:g}%"
                                            if d.word == "same" else "")
              for k, d in decisions.items()}
-    text = compare.format_comparison(c, control="" if args.no_control else "control",
+    text = comparison.format_comparison(c, control="" if args.no_control else "control",
                                      extra=extra if args.until_resolved or plan.instructions
                                      else None)
     if plan.instructions:
@@ -153,9 +156,8 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
     print(text)
     print(times)
-    with open(os.path.join(outdir, "table.txt"), "w", encoding="utf-8") as f:
-        f.write(text + "\n" + times + "\n")
-    doc = compare.to_json(c)
+    output.write_text(os.path.join(outdir, "table.txt"), text + "\n" + times + "\n")
+    doc = comparison.to_json(c)
     if args.until_resolved:
         for row, cell in zip(doc["rows"], c.cells):
             d = decisions[(cell.metric.key, cell.bench, cell.side)]
@@ -171,8 +173,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     doc["failed_builds"] = failed
     doc["library_version_mismatches"] = mismatches
     results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
-    from kvbtools.pages.result_pages import write_report  # report.html (docs/report.md)
-    write_report(outdir)
+    result_pages.write_report(outdir)  # report.html (docs/report.md)
     runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds} round(s)"
                          + (f", {rounds_line(outcome, decisions, args.threshold)}"
                             if args.until_resolved else "") + "; the tables are in table.txt")
@@ -187,7 +188,7 @@ Key = tuple[str, str, str]
 
 def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
                   budget: rounds.Budget, outdir: str
-                  ) -> tuple[compare.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
+                  ) -> tuple[comparison.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
     """Measures budget.first rounds, then (--until-resolved) more until every row is resolved
     or the budget is spent. Returns the comparison of all runs, how the rounds ended and each
     row's decision (metric, benchmark, side) -> Decision."""
@@ -196,9 +197,9 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
         else f"/{budget.first}"
     latest: list[Any] = [None, {}]
 
-    def judge() -> tuple[compare.Comparison, dict[Key, rounds.Decision]]:
+    def judge() -> tuple[comparison.Comparison, dict[Key, rounds.Decision]]:
         sides = [load_side(s.label, files[s.label]) for s in series]
-        c = compare.build(sides, threshold=args.threshold, alpha=args.alpha,
+        c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
                           metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
         decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
             x.base, x.other, higher_is_better=x.metric.higher_is_better,
@@ -323,7 +324,7 @@ def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, 
     names = [n for n in args.presets.split(",") if n]
     if not names:
         raise UsageError("--presets is empty")
-    presets, skipped = runner.select_presets(names)
+    presets, skipped = select_presets(names)
     for name, why in skipped:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
@@ -353,7 +354,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
         plan = make_plan(args, False, "")
-        return study.run(args, study_builds(args), plan, plan.engines)
+        return study.run(args, study_builds(args), plan, plan.engines,
+                         result_pages.write_report)
     presets, skipped, builds, suffix, versions = preset_builds(args)
     plan = make_plan(args, args.micro, "/4096$")
     series = [Series(b.label, b) for b in builds]

@@ -21,7 +21,7 @@ import tempfile
 from typing import Any
 
 from kvbtools.core import command, host, results, table
-from kvbtools.commands.compare import INPUT_KEYS
+from kvbtools.core.comparison import INPUT_KEYS
 from kvbtools.core.errors import RunError, UsageError
 
 

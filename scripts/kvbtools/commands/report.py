@@ -20,15 +20,15 @@ run that did not complete is reported with a warning (and in the page, with what
 from __future__ import annotations
 
 import argparse
-from typing import Any, Iterable
+import os
+from typing import Any
 
 from kvbtools.core import command, results, table
-from kvbtools.core.table import fmt_value
+from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import value
-from kvbtools.core.results import Row
-
-COLUMNS = ["engine", "benchmark", "ops/s", "MB/s", "p50 us", "p99 us", "p99.9 us", "cpu us/op",
-           "wKB/op", "db MB", "notes"]
+from kvbtools.core.summary import summary
+from kvbtools.core.table import fmt_value
+from kvbtools.pages import figures, report_html, result_pages
 
 
 def register(sub: Any) -> None:
@@ -39,38 +39,6 @@ def register(sub: Any) -> None:
     p.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML report")
     p.add_argument("--svg", metavar="DIR", help="write every figure as DIR/<name>.svg")
     p.add_argument("--png", metavar="DIR", help="write every figure as DIR/<name>.png")
-
-
-def _fmt(v: float, digits: int = 1) -> str:
-    return f"{v:,.{digits}f}"
-
-
-def cells(row: Row) -> list[str]:
-    d: dict[str, Any] = row.data
-    lat = d["latency_ns"]
-    cost = d["cost"]
-    notes = []
-    if row.role == "reader":
-        notes.append(f"{d['found']}/{d['found'] + d['not_found']} found")
-    if "pacing" in d:
-        p = d["pacing"]
-        if p["target_bytes_per_sec"] > 0:
-            notes.append("sustained" if p["sustained"] else "NOT sustained")
-        else:
-            notes.append("unpaced")
-    if row.reference:
-        notes.append("reference engine")
-    cpu = cost["cpu_user_us_per_op"] + cost["cpu_sys_us_per_op"]
-    wkb = cost.get("storage_write_kb_per_op")
-    return [row.engine, row.label, _fmt(d["ops_per_sec"], 0), _fmt(d["mb_per_sec"]),
-            _fmt(lat["p50"] / 1e3, 2), _fmt(lat["p99"] / 1e3, 2), _fmt(lat["p99_9"] / 1e3, 2),
-            _fmt(cpu, 2), "-" if not isinstance(wkb, (int, float)) else _fmt(wkb, 3),
-            _fmt(d["_result"]["db_size_bytes"] / 1048576.0), ", ".join(notes)]
-
-
-def summary(rows: Iterable[Row]) -> str:
-    return "\n".join(table.render([cells(r) for r in rows], header=COLUMNS, left=(0, 1, -1),
-                                  rule=True))
 
 
 def metric_lines(docs: list[results.Document]) -> str:
@@ -89,8 +57,7 @@ def metric_lines(docs: list[results.Document]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.html or args.svg or args.png:
-        from kvbtools.pages import report_html  # matplotlib and the figures: only when asked
-        return report_html.run(args)
+        return write_pages(args)
     docs = results.load_all(args.files, [results.KVBENCH])
 
     for d in docs:
@@ -101,3 +68,25 @@ def run(args: argparse.Namespace) -> int:
         print(summary(r for d in docs for r in results.rows(d.doc)))
     return 0
 
+
+def write_pages(args: argparse.Namespace) -> int:
+    """kvb report --html/--svg/--png: files, or one results directory of matrix, versions or
+    bisect."""
+    figures.pyplot("kvb report --html/--svg/--png")  # exit 2 naming the package, before work
+    out = figures.Output(args.svg, args.png)
+    dirs = [f for f in args.files if os.path.isdir(f)]
+    if dirs:
+        if len(args.files) != 1:
+            raise UsageError("give one results directory, or result files, not both")
+        page = result_pages.page_for_dir(dirs[0])
+    else:
+        docs = results.load_all(args.files)
+        for d in docs:
+            results.warn_incomplete(d)
+        page = report_html.build(docs)
+    n = page.write(args.html, out)
+    if args.html:
+        print(f"report: {args.html} ({n} figures)")
+    for path in out.written:
+        print(path)
+    return 0

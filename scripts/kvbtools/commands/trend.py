@@ -1,8 +1,8 @@
 """kvb trend: where each series in the results store changed, and what to bisect (docs/history.md).
 
 Each series' points (the median of each run) go through E-divisive means with Hunter's changes
-(scripts/kvbtools/core/edivisive.py): windowed, a Student t-test for significance, weak change points
-re-tested against their neighbours. A slide along the whole series is reported as a drift
+(scripts/kvbtools/core/edivisive.py): windowed, a Student t-test for significance, weak change
+points re-tested against their neighbours. A slide along the whole series is reported as a drift
 rather than as a staircase of steps. For each change: the series, the point before and the
 point after (time, commit, library versions), the magnitude with its 95% interval, what the
 store records as different between the two points and, when that is exactly one library's
@@ -16,42 +16,17 @@ import math
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from kvbtools.core import command, edivisive, manifest
 from kvbtools.commands import compare, history
 from kvbtools.core.errors import UsageError
-from kvbtools.commands.history import Point, Series, changed, fmt
+from kvbtools.core.changes import Analysis, Params, analyse
+from kvbtools.core.series import Point, Series, changed
+from kvbtools.core.table import fmt_value as fmt
 
 # A library version becomes a git tag by this pattern (upstream's v1.2.3 habit).
 TAG = "v{version}"
-
-
-@dataclass
-class Params:
-    window: int = 50
-    max_pvalue: float = 0.001
-    min_magnitude: float = 0.0
-    min_size: int = 3
-
-
-@dataclass
-class Analysis:
-    series: Series
-    changes: list[edivisive.Change] = field(default_factory=list)
-    drift: edivisive.Drift | None = None
-
-
-def analyse(s: Series, params: Params) -> Analysis:
-    xs = s.values()
-    changes = edivisive.hunter(xs, window=params.window, max_pvalue=params.max_pvalue,
-                               min_magnitude=params.min_magnitude, min_size=params.min_size)
-    d = edivisive.drift(xs, changes, params.max_pvalue)
-    if d is not None and d.start_value and \
-            abs(d.end_value / d.start_value - 1.0) < params.min_magnitude:
-        return Analysis(s, [], None)  # a slope, but less than --min-magnitude end to end
-    return Analysis(s, [] if d else changes, d)
 
 
 # ---- what differs, and the bisect line ----------------------------------------------------------

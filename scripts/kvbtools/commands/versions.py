@@ -16,6 +16,7 @@ from typing import Any
 
 from kvbtools.core import command, host, manifest
 from kvbtools.measure import runner, sources
+from kvbtools.measure.presets import select_presets
 from kvbtools.commands import matrix
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.runner import Build, Series
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if not dirs:
         raise UsageError("give the versions with --source DIR..., --prefix DIR... or "
                          "--fetch VERSION...")
-    presets, skipped = runner.select_presets([args.preset])
+    presets, skipped = select_presets([args.preset])
     if skipped:
         raise UsageError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
     if args.bench and args.micro is not None:

@@ -4,7 +4,8 @@
         p = command.add(subparsers, "name", __doc__, run)
         p.add_argument(...)
 
-and raises kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli) catches them.
+and raises kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli)
+catches them.
 """
 from __future__ import annotations
 

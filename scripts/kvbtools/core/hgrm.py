@@ -19,6 +19,7 @@ import math
 import os
 from typing import Any
 
+from kvbtools.core import output, results
 from kvbtools.core.errors import UsageError
 
 # kvbench's reported percentiles (latency_ns keys), in percent.
@@ -156,7 +157,6 @@ def file_stem(benchmark: str, occurrence: int, repeat: int, repeats: int, role: 
 def export(doc: dict[str, Any], prefix: str) -> list[str]:
     """Writes PREFIX.<stem>.hgrm for every role of every result of a kvbench document; UsageError
     when the document has no buckets (written before kvbench kept them)."""
-    from kvbtools.core import results  # a leaf module otherwise
     written, missing = [], []
     for occ, result, role in results.occurrences(doc):
         lat = role["latency_ns"]
@@ -168,12 +168,7 @@ def export(doc: dict[str, Any], prefix: str) -> list[str]:
             missing.append(stem)
             continue
         path = f"{prefix}.{stem}.hgrm"
-        try:
-            with open(path + ".tmp", "w", encoding="utf-8") as f:
-                f.write(text(lat))
-            os.replace(path + ".tmp", path)
-        except OSError as e:
-            raise UsageError(f"{path}: cannot write: {e.strerror}") from None
+        output.write_text(path, text(lat))
         written.append(path)
     if missing:
         raise UsageError(f"no latency buckets for {', '.join(missing)}: the document was written "
@@ -183,15 +178,11 @@ def export(doc: dict[str, Any], prefix: str) -> list[str]:
 
 def export_files(paths: list[str], out_dir: str) -> int:
     """kvb export hgrm: every role of every kvbench file, as DIR/<file>.<stem>.hgrm."""
-    from kvbtools.core import results
     if not paths:
         raise UsageError("export hgrm: give kvbench result files, right after `hgrm` "
                          "(kvb export hgrm FILE.json... --out DIR)")
     docs = results.load_all(paths, [results.KVBENCH])
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"{out_dir}: cannot create the directory: {e.strerror}") from None
+    output.make_dirs(out_dir)
     for d in docs:
         results.warn_incomplete(d)
         name = os.path.splitext(os.path.basename(d.path))[0]

@@ -1,4 +1,5 @@
-"""Small helpers shared by the store's commands: atomic text files, Debian's Python modules."""
+"""Debian's Python modules (python3-psycopg, python3-matplotlib), imported when a command needs
+one."""
 from __future__ import annotations
 
 import importlib
@@ -6,18 +7,7 @@ import os
 import sys
 from typing import Any
 
-from kvbtools.core.errors import RunError, UsageError
-
-
-def write_text(path: str, text: str) -> None:
-    """Writes PATH.tmp and renames it, so a reader never sees half a file."""
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise RunError(f"cannot write {path}: {e.strerror}") from None
+from kvbtools.core.errors import UsageError
 
 
 def import_debian(module: str, package: str, purpose: str) -> Any:

@@ -7,12 +7,11 @@ A file that cannot be used is a UsageError that lists every problem of the file,
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from kvbtools.core import metrics, schema
+from kvbtools.core import metrics, output, schema
 from kvbtools.core.errors import UsageError
 
 KVBENCH, GBENCH = "kvbench", "gbench"
@@ -164,12 +163,5 @@ def occurrences(doc: dict[str, Any]) -> list[tuple[int, dict[str, Any], dict[str
 
 
 def write_json(path: str, doc: Any) -> None:
-    """Writes `doc` to PATH.tmp, then renames it to PATH: a reader never sees half a file."""
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise UsageError(f"{path}: cannot write: {e.strerror or e}") from None
+    """Writes `doc` to `path` through core/output.py: a reader never sees half a file."""
+    output.write_text(path, json.dumps(doc, indent=1) + "\n")

@@ -1,15 +1,8 @@
-"""kvb store: keep every kvbench and kvbench_micro result in one place (docs/history.md).
-
-  kvb store add FILE.json...   store documents: every measurement, its series key, its
-                               attributes and the document itself (adding one again adds nothing)
-  kvb store info               what the store holds
-  kvb store get HASH           print a stored document as it was added
-
-Where: --store PATH (an SQLite file) or --store postgresql://... (a PostgreSQL database shared by
-several machines, through Debian's python3-psycopg), else $KVBENCH_STORE, else
-results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` is one transaction: two
-processes adding at once both get everything in, and a failure stores nothing.
-"""
+"""The results store (docs/history.md): every kvbench and kvbench_micro result in one place,
+an SQLite file or a PostgreSQL database shared by several machines (Debian's python3-psycopg).
+Store opens one, adds documents in one transaction each, and answers queries; kvb store
+(commands/store.py) is its command, matrix, versions and bisect add their runs through
+auto_store, history, trend and export read series from it (core/series.py)."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +15,7 @@ import sys
 import time
 from typing import Any, Iterable, Sequence
 
-from kvbtools.core import command, results, store_schema
+from kvbtools.core import results, store_schema
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.io_util import import_debian
 from kvbtools.core.fingerprint import Extracted, Measurement, canonical, extract
@@ -397,51 +390,3 @@ def add_store_arguments(p: argparse.ArgumentParser, auto: bool = False) -> None:
     if auto:
         p.add_argument("--no-store", action="store_true",
                        help="do not add the runs to the results store")
-
-
-# ---- the command --------------------------------------------------------------------------------
-
-def cmd_add(args: argparse.Namespace) -> int:
-    add_files(args.files, args.store, parse_pairs(args.attr, "--attr"))
-    return 0
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    with open_store(args.store) as st:
-        n = {t: st.q(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
-            "documents", "fingerprints", "series", "measurements")}
-        span = st.q("SELECT MIN(run_utc), MAX(run_utc) FROM documents").fetchone()
-        hosts = [r[0] for r in st.q("SELECT DISTINCT host FROM documents ORDER BY host")]
-        print(f"store: {shown(st.loc)} ({st.dialect}, schema version {st.version()})")
-        print(f"documents: {n['documents']}" + (f", {span[0]} .. {span[1]}" if span[0] else ""))
-        print(f"hosts: {', '.join(hosts) or '-'}")
-        print(f"fingerprints: {n['fingerprints']}, series: {n['series']}, "
-              f"measurements: {n['measurements']}")
-    return 0
-
-
-def cmd_get(args: argparse.Namespace) -> int:
-    with open_store(args.store) as st:
-        digest, raw = st.document(args.hash)
-    sys.stdout.buffer.write(raw)
-    sys.stdout.flush()
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "store", __doc__, None)
-    sub = p.add_subparsers(dest="store_command", required=True)
-    a = sub.add_parser("add", help="store kvbench / kvbench_micro JSON documents")
-    a.add_argument("files", nargs="+", metavar="FILE.json")
-    a.add_argument("--attr", action="append", metavar="NAME=VALUE",
-                   help="one more attribute of these runs (repeat), e.g. "
-                        "lib.rocksdb.commit=SHA or ci.job=1234")
-    add_store_arguments(a)
-    a.set_defaults(func=cmd_add)
-    i = sub.add_parser("info", help="what the store holds")
-    add_store_arguments(i)
-    i.set_defaults(func=cmd_info)
-    g = sub.add_parser("get", help="print a stored document as it was added")
-    g.add_argument("hash", help="the document's hash, or its first characters")
-    add_store_arguments(g)
-    g.set_defaults(func=cmd_get)

@@ -1,8 +1,8 @@
 """kvb bisect's search: the endpoints, the steps, the confirmation, each recorded as it ends.
 
 Every series is measured in interleaved rounds (every commit of the series once per round, the
-order rotating) and grows through kvbtools.measure.rounds until its judgement (bisect_judge) is made or
-the budget is spent. Each finished series is one line of steps.jsonl with all its values, so
+order rotating) and grows through kvbtools.measure.rounds until its judgement (bisect_judge) is
+made or the budget is spent. Each finished series is one line of steps.jsonl with all its values, so
 --resume replays the finished ones (their verdicts narrow the range again) without measuring
 them again.
 """

@@ -16,6 +16,8 @@ commit is skipped for it.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -25,7 +27,7 @@ import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from kvbtools.measure import runner
 from kvbtools.core.errors import UsageError
@@ -43,6 +45,18 @@ def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProces
     if check and p.returncode != 0:
         raise UsageError(f"git {' '.join(args)}: {p.stderr.strip()}")
     return p
+
+
+@contextlib.contextmanager
+def worktrees_locked(repo: str) -> Iterator[None]:
+    """Holds the repository's lock on its worktrees. Two kvb bisects of one repository add and
+    prune worktrees side by side, and git's own bookkeeping of them (.git/worktrees) is not safe
+    against that: one reads the other's half-made entry and fails ("failed to read
+    .git/worktrees/X/commondir")."""
+    common = git(repo, "rev-parse", "--git-common-dir").stdout.strip()
+    with open(os.path.join(repo, common, "kvb-worktrees.lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def interrupted(returncode: int) -> bool:
@@ -177,7 +191,8 @@ class Workspace:
     def tree(self, sha: str) -> str:
         if sha not in self.trees:
             path = os.path.join(self.tmp, "trees", sha[:12])
-            git(self.repo, "worktree", "add", "--detach", path, sha)
+            with worktrees_locked(self.repo):
+                git(self.repo, "worktree", "add", "--detach", path, sha)
             self.trees[sha] = path
         return self.trees[sha]
 
@@ -244,7 +259,8 @@ class Workspace:
     def cleanup(self) -> None:
         """Removes the worktrees and the directory; then prunes, which also forgets a worktree
         whose `git worktree add` was interrupted before it was listed here."""
-        for path in self.trees.values():
-            git(self.repo, "worktree", "remove", "--force", path, check=False)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        git(self.repo, "worktree", "prune", check=False)
+        with worktrees_locked(self.repo):
+            for path in self.trees.values():
+                git(self.repo, "worktree", "remove", "--force", path, check=False)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            git(self.repo, "worktree", "prune", check=False)

@@ -23,8 +23,10 @@ import signal
 import subprocess
 from typing import Any
 
+from kvbtools.core import results
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import host_arch
+from kvbtools.measure import presets
 
 TOTALS = re.compile(r"^(?:totals|summary):\s+(\d+)", re.MULTILINE)
 DESC = re.compile(r"^desc: Trigger: Client Request: kvbench_micro iterations=(\d+)$", re.MULTILINE)
@@ -49,8 +51,7 @@ def host_has_avx512() -> bool:
 
 def portable_presets() -> list[str]:
     """The visible portable configure presets of this host's architecture."""
-    from kvbtools.measure import runner  # runner imports this module's users; import late
-    return [n for n, p in runner.load_presets().items()
+    return [n for n, p in presets.load_presets().items()
             if n.endswith("-portable") and p.arch == host_arch()]
 
 
@@ -159,7 +160,6 @@ def without_debug_info(binary: str, copy: str) -> str:
 def micro_instructions(cmd: list[str], out_json: str, label: str) -> None:
     """Runs kvbench_micro (`cmd`, writing Google Benchmark JSON to `out_json`) under callgrind
     and adds instructions_per_iteration and instructions_per_byte to each benchmark row."""
-    from kvbtools.core import results
     cg = out_json + ".callgrind"
     try:
         run([without_debug_info(cmd[0], cg + ".bin"), *cmd[1:]], cg, label, marked_only=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kvbtools.core import stats
 from kvbtools.pages import figures
-from kvbtools.commands.compare import Cell, Comparison
+from kvbtools.core.comparison import Cell, Comparison
 from kvbtools.pages.figures import ALERT, BAND, GOOD, MUTED, Colours, Figure
 
 CONTROL = "control"

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from kvbtools.core.errors import UsageError
+from kvbtools.core import output
 from kvbtools.core.io_util import import_debian
 
 PACKAGE = "python3-matplotlib"
@@ -66,7 +66,7 @@ def pyplot(purpose: str = "--html") -> Any:
     rc["legend.fontsize"] = 8
     rc["legend.frameon"] = False
     rc["figure.max_open_warning"] = 0
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional and slow to load: only when a figure is drawn
     _plt = plt
     return plt
 
@@ -103,7 +103,7 @@ def new(plt: Any, height: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> t
 
 def render(fig: Any, name: str, fmt: str) -> bytes:
     """The figure as SVG or PNG bytes, deterministic; ids salted with the figure's name."""
-    import matplotlib
+    import matplotlib  # loaded by pyplot() already; optional, so never at module level
     matplotlib.rcParams["svg.hashsalt"] = "kvbench-" + name
     buf = io.BytesIO()
     if fmt == "svg":
@@ -149,10 +149,7 @@ class Output:
         self.written: list[str] = []
         for d in (svg_dir, png_dir):
             if d:
-                try:
-                    os.makedirs(d, exist_ok=True)
-                except OSError as e:
-                    raise UsageError(f"{d}: cannot create the directory: {e.strerror}") from None
+                output.make_dirs(d)
 
     def draw(self, figure: Figure) -> str:
         """Draws one figure, writes its files, returns its inline SVG."""
@@ -165,21 +162,12 @@ class Output:
                 if not d:
                     continue
                 path = os.path.join(d, f"{figure.name}.{ext}")
-                _write(path, blob if blob is not None else render(fig, figure.name, "png"))
+                output.write_bytes(path, blob if blob is not None
+                                   else render(fig, figure.name, "png"))
                 self.written.append(path)
         finally:
             plt.close(fig)
         return inline(data.decode("utf-8"), safe_name(figure.name))
-
-
-def _write(path: str, data: bytes) -> None:
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise UsageError(f"{path}: cannot write: {e.strerror}") from None
 
 
 def unique_names(figures: list[Figure]) -> None:

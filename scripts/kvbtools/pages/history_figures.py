@@ -54,7 +54,7 @@ def series_figure(name: str, times: Sequence[str], medians: Sequence[float],
 
 def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any],
                        where: str) -> None:
-    """`kvb history --html`: one figure per series (history.Series, trend.Analysis)."""
+    """`kvb history --html`: one figure per series (core/series.Series, core/changes.Analysis)."""
     figures.pyplot("--html")  # fail before any work when matplotlib is missing
     page = htmlpage.Page("kvbench history")
     page.para(f"{len(series)} series from {where}. Each point is one run: its median and 95% "

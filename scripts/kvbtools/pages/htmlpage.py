@@ -11,7 +11,7 @@ from typing import Sequence
 
 from kvbtools.pages import figures
 from kvbtools.pages.figures import Figure
-from kvbtools.core.io_util import write_text
+from kvbtools.core import output
 
 STYLE = """
 :root{--fg:#1d1d1f;--muted:#5f6368;--rule:#dadce0;--zebra:#f6f7f9;--warn:#fff4d6;
@@ -113,5 +113,5 @@ class Page:
                    f"<title>{esc(self.title)}</title><style>{STYLE}</style></head><body>",
                    f"<h1>{esc(self.title)}</h1>",
                    f"<nav>{nav}</nav>" if nav else "", *body, "</body></html>"]
-            write_text(path, "\n".join(doc) + "\n")
+            output.write_text(path, "\n".join(doc) + "\n")
         return len(figs)

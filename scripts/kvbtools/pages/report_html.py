@@ -9,10 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools.core import results, samples
+from kvbtools.core import hgrm, results, samples, summary
 from kvbtools.pages import figures, htmlpage, micro_figures, run_figures
-from kvbtools.commands import report
-from kvbtools.core.errors import UsageError
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.core.results import Document
 from kvbtools.pages.run_figures import Group, Run
@@ -42,7 +40,6 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
 
 def _problems(kv: list[Document]) -> list[str]:
     out = []
-    from kvbtools.core import hgrm
     old = [os.path.basename(d.path) for d in kv
            if any(int(role["latency_ns"].get("count", 0)) > 0
                   and not hgrm.has_buckets(role["latency_ns"])
@@ -70,11 +67,11 @@ def _kv_sections(page: Page, kv: list[Document]) -> None:
     page.heading(2, "Summary", "summary")
     # By benchmark, then run: the engines' lines of one benchmark next to each other.
     order = {(g.step.split("-")[0], g.role): i for i, g in enumerate(gs)}
-    rows = [report.cells(r) for r in sorted(
+    rows = [summary.cells(r) for r in sorted(
         (r for d in kv for r in results.rows(d.doc)),
         key=lambda r: order.get((r.benchmark, r.role), len(order)))]
     if rows:
-        page.html(htmlpage.table(rows, report.COLUMNS, numeric=range(2, 10)))
+        page.html(htmlpage.table(rows, summary.COLUMNS, numeric=range(2, 10)))
     else:
         page.para("No benchmark results in these files.")
     ov = run_figures.overview(gs, colours)
@@ -232,27 +229,3 @@ def add_micro_figures(page: Page, sides: list[samples.Side]) -> None:
         page.para("No benchmark with a rate (bytes_per_second) to draw.")
     for f in figs:
         page.figure(f)
-
-
-def run(args: Any) -> int:
-    """kvb report --html/--svg/--png: files, or one results directory of matrix, versions or
-    bisect."""
-    figures.pyplot("kvb report --html/--svg/--png")  # exit 2 naming the package, before work
-    out = figures.Output(args.svg, args.png)
-    dirs = [f for f in args.files if os.path.isdir(f)]
-    if dirs:
-        if len(args.files) != 1:
-            raise UsageError("give one results directory, or result files, not both")
-        from kvbtools.pages import result_pages
-        page = result_pages.page_for_dir(dirs[0])
-    else:
-        docs = results.load_all(args.files)
-        for d in docs:
-            results.warn_incomplete(d)
-        page = build(docs)
-    n = page.write(args.html, out)
-    if args.html:
-        print(f"report: {args.html} ({n} figures)")
-    for path in out.written:
-        print(path)
-    return 0

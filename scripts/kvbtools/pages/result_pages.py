@@ -10,13 +10,13 @@ import subprocess
 import sys
 from typing import Any
 
-from kvbtools.core import metrics, results, samples
+from kvbtools.core import comparison, metrics, results, samples
 from kvbtools.pages import compare_figures, figures, htmlpage
-from kvbtools.commands import compare
-from kvbtools.commands.compare import Comparison
+from kvbtools.core.comparison import Comparison
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.pages.report_html import add_micro_figures
+from kvbtools.pages.study_figures import study_page
 
 KINDS = ("matrix", "versions", "bisect", "study")
 
@@ -45,7 +45,7 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
         page.heading(2, "GB/s by block size", "gbps")
         add_micro_figures(page, [s for s in c.sides if s.label != control])
     page.heading(2, "Tables", "tables")
-    page.html(f"<pre>{esc(compare.format_comparison(c, control=control))}</pre>")
+    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control))}</pre>")
     return page
 
 
@@ -80,7 +80,6 @@ def page_for_dir(directory: str) -> Page:
     if kind == "bisect":
         return bisect_page(directory)
     if kind == "study":
-        from kvbtools.pages.study_figures import study_page
         return study_page(directory)
     doc = results.read_json(os.path.join(directory, f"{kind}.json"))
     if not isinstance(doc, dict) or doc.get("schema") != "kvb-comparison":
@@ -88,7 +87,7 @@ def page_for_dir(directory: str) -> Page:
     sides = [samples.load_side(s["label"], [_file(directory, f) for f in s["files"]])
              for s in doc["sides"]]
     wanted = {(r["metric"], r["benchmark"]) for r in doc.get("rows", [])}
-    c = compare.build(sides, threshold=doc["threshold"], alpha=doc["alpha"],
+    c = comparison.build(sides, threshold=doc["threshold"], alpha=doc["alpha"],
                       metric_keys=sorted({m for m, _ in wanted}) or None)
     if wanted:  # the rows the command kept (its --filter)
         c.benches = {m: [b for b in names if (m, b) in wanted] for m, names in c.benches.items()}

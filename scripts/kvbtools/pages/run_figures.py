@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kvbtools.core import hgrm, manifest, results
+from kvbtools.core.metrics import value
 from kvbtools.pages import figures
 from kvbtools.pages.figures import ALERT, Colours, Figure
 from kvbtools.core.results import Document
@@ -117,7 +118,7 @@ def short(v: float) -> str:
 
 
 def _formatter(fn: Callable[[float], str]) -> Any:
-    import matplotlib.ticker as ticker
+    import matplotlib.ticker as ticker  # matplotlib loads only when a figure is drawn
     return ticker.FuncFormatter(lambda v, _pos: fn(v))
 
 
@@ -310,7 +311,6 @@ COST_PANELS: list[tuple[str, list[tuple[str, str]], float]] = [
 
 
 def _value(e: Entry, path: str) -> float | None:
-    from kvbtools.core.metrics import value
     return value(e.role, e.result, path)
 
 

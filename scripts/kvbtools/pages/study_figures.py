@@ -13,7 +13,7 @@ from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
 from kvbtools.pages.figures import MUTED, Colours, Figure
 from kvbtools.pages.htmlpage import Page
-from kvbtools.measure.study import STUDY_METRICS, relative_rows
+from kvbtools.core.study_tables import STUDY_METRICS, relative_rows
 from kvbtools.core.table import fmt_value
 
 
