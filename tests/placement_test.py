@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "scripts"))
 
 from kvbtools import bisect_judge as judge  # noqa: E402
+from kvbtools import bisect_witness  # noqa: E402
 from kvbtools import placement, rounds  # noqa: E402
 
 
@@ -123,6 +124,27 @@ class JudgementsTest(unittest.TestCase):
         self.assertEqual(judge.check_change(old, new, sign=1, threshold=0.05).state,
                          judge.ESTABLISHED)
         self.assertEqual(judge.classify(old, new, old).verdict, judge.OLD)
+
+
+class WitnessTest(unittest.TestCase):
+    def test_same_counts_are_a_placement_effect_and_a_real_change_is_not(self) -> None:
+        # lz4's compression path per 4 KiB before and after 59273b71 (docs/placement.md).
+        real = bisect_witness.Witness(60238 / 4096, 46501 / 4096, "x86-gcc-portable")
+        self.assertFalse(real.same)
+        self.assertAlmostEqual(real.ratio, 1.295, places=3)
+        self.assertIn("1.295x fewer in this commit", real.text())
+        moved = bisect_witness.Witness(14.706, 14.71, "x86-gcc-portable")
+        self.assertTrue(moved.same)
+        self.assertIn(": the same", moved.text())
+
+    def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
+        st = {"mode": "kvbench", "plan": {"micro": True}, "repo": "/src/lz4", "old": "a" * 40,
+              "new": "b" * 40, "dep": "lz4", "bench_key": "lz4/compress/4096",
+              "find": "faster", "preset": "x86-gcc-portable"}
+        cmd = bisect_witness.instructions_command(st)
+        self.assertIn("--micro lz4/compress/4096 --find faster", cmd)
+        self.assertIn("--instructions", cmd)
+        self.assertEqual(bisect_witness.instructions_command({"mode": "generic"}), "")
 
 
 if __name__ == "__main__":

@@ -399,7 +399,10 @@ def report(search: Search, ending: Ending, conf: dict[str, Any] | None) -> str:
     if st.get("compiled_note"):
         lines.append(f"note: {st['compiled_note']}")
     t = st["totals"]
-    lines.append(f"cost: {t.get('builds', 0)} build(s), {t.get('rounds', 0)} round(s) of "
+    how = ("compiled once, relinked" if st["mode"] == "kvbench" else
+           "the build command ran once per KVB_LAYOUT_SEED")
+    links = f" ({search.layouts()} links each: {how})" if search.layouts() > 1 else ""
+    lines.append(f"cost: {t.get('builds', 0)} build(s){links}, {t.get('rounds', 0)} round(s) of "
                  f"{t.get('runs', 0)} run(s), {t.get('measure_seconds', 0.0):.1f} s measuring; "
                  f"this invocation {search.elapsed()}")
     return "\n".join(lines)
