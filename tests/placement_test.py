@@ -8,10 +8,12 @@ spread printed is the one generated, and one placement falls back to the rounds'
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import random
 import sys
+import types
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from kvbtools import bisect_judge as judge  # noqa: E402
 from kvbtools import bisect_witness  # noqa: E402
-from kvbtools import placement, rounds  # noqa: E402
+from kvbtools import compare, matrix, metrics, placement, rounds, stats  # noqa: E402
 
 
 def build(rng: random.Random, speed: float, spread: float, k: int, n: int,
@@ -124,6 +126,36 @@ class JudgementsTest(unittest.TestCase):
         self.assertEqual(judge.check_change(old, new, sign=1, threshold=0.05).state,
                          judge.ESTABLISHED)
         self.assertEqual(judge.classify(old, new, old).verdict, judge.OLD)
+
+
+class MatrixLayoutsTest(unittest.TestCase):
+    """kvb matrix --layouts K: verdicts on placements, and the spread line per benchmark."""
+
+    def comparison(self, base: list[float], other: list[float]) -> compare.Comparison:
+        m = metrics.Metric("bytes_per_second", "B/s", "higher")
+        cell = compare.Cell(m, "lz4/compress/4096", "b", base, other,
+                            stats.verdict(base, other, higher_is_better=True, threshold=0.05,
+                                          alpha=0.05))
+        sides = [types.SimpleNamespace(label=label, values={("lz4/compress/4096", m.key): v})
+                 for label, v in (("a", base), ("b", other))]
+        return compare.Comparison(sides, {m.key: m}, {m.key: ["lz4/compress/4096"]},  # type: ignore[arg-type]
+                                  [cell], 0.05, 0.05)
+
+    def test_a_placement_effect_is_no_verdict_with_layouts(self) -> None:
+        # 4 links, 3 rounds each (round r on seed (r-1) % 4): the other build is 25% slower on
+        # two seeds of four, a placement effect as large as lz4's compressor's here. Rounds as
+        # units call it slower; placements as units do not.
+        base = [1.0 + 0.005 * (i % 3) for i in range(12)]
+        other = [(0.75 if i % 4 >= 2 else 1.0) + 0.005 * (i % 3) for i in range(12)]
+        c = self.comparison(base, other)
+        self.assertEqual(c.cells[0].verdict.word, "slower")
+        args = argparse.Namespace(threshold=0.05, alpha=0.05, layouts=4)
+        decisions = matrix.placement_judgements(c, args)
+        self.assertEqual(c.cells[0].verdict.word, stats.NO_CHANGE)
+        self.assertFalse(next(iter(decisions.values())).resolved)
+        line = matrix.placement_lines(c, 4)[0]
+        self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
+                               r"over 4 links$")
 
 
 class WitnessTest(unittest.TestCase):
