@@ -393,6 +393,9 @@ def run(args: argparse.Namespace) -> int:
         if args.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
+        if args.layouts > 1:
+            raise UsageError("--layouts compares builds (--presets, kvb versions); a study's "
+                             "series share one build")
         plan = make_plan(args, False, "")
         return study.run(args, study_builds(args), plan, plan.engines)
     presets, skipped, builds, suffix, versions = preset_builds(args)
