@@ -435,7 +435,7 @@ class Search:
                          "left)" + self.placement_caveat(a, b))
 
     def placement_caveat(self, a: str, b: str) -> str:
-        """Item 5 of docs/placement.md, honest ranges: a range bounded by verdicts measured on
+        """Honest ranges (docs/placement.md): a range bounded by verdicts measured on
         one link per commit holds the change only if those verdicts were not placement effects.
         Names them and the range that holds the change either way (old or new in their place).
         Verdicts taken by content hash, and those made over several links, are not sensitive."""
