@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "scripts"))
 
 from kvbtools import bisect_judge as judge  # noqa: E402
-from kvbtools import bisect_witness  # noqa: E402
+from kvbtools import bisect_search, bisect_witness  # noqa: E402
 from kvbtools import compare, matrix, metrics, placement, rounds, stats  # noqa: E402
 
 
@@ -168,6 +168,22 @@ class WitnessTest(unittest.TestCase):
         moved = bisect_witness.Witness(14.706, 14.71, "x86-gcc-portable")
         self.assertTrue(moved.same)
         self.assertIn(": the same", moved.text())
+
+    def test_a_timed_change_with_the_same_instructions_is_a_placement_effect(self) -> None:
+        fake = types.SimpleNamespace(st={"mode": "kvbench", "plan": {"micro": True}},
+                                     ws=types.SimpleNamespace(trees={}), say=lambda m: None)
+        real = bisect_witness.witness
+        try:
+            for counts, effect in (((14.71, 14.70), True), ((16.37, 12.85), False)):
+                bisect_witness.witness = lambda *a, c=counts: (  # type: ignore[assignment]
+                    bisect_witness.Witness(c[0], c[1], "x86-gcc-portable"), "")
+                rec: dict = {"reasons": []}
+                bisect_search.Search.witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
+                self.assertEqual(bool(rec.get("placement_effect")), effect)
+                self.assertEqual(bool(rec["reasons"]), effect)
+                self.assertIn("parent", rec["instructions"]["text"])
+        finally:
+            bisect_witness.witness = real  # type: ignore[assignment]
 
     def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
         st = {"mode": "kvbench", "plan": {"micro": True}, "repo": "/src/lz4", "old": "a" * 40,
