@@ -242,6 +242,7 @@ def placement_judgements(c: compare.Comparison, args: argparse.Namespace
                          ) -> dict[Key, rounds.Decision]:
     """--layouts K: every cell's verdict and decision with placements as the units
     (kvbtools.placement), in place of the rounds' U test."""
+    c.test = f"t test on per-placement medians ({args.layouts} links a build),"
     decisions = {}
     for x in c.cells:
         words = dict(higher_is_better=x.metric.higher_is_better, threshold=args.threshold,
