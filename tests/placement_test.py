@@ -158,6 +158,26 @@ class MatrixLayoutsTest(unittest.TestCase):
                                r"over 4 links$")
 
 
+class HonestRangeTest(unittest.TestCase):
+    def caveat(self, layouts: int, how_a: str, how_b: str) -> str:
+        steps = [{"kind": "step", "step": 2, "commit": "a" * 40, "verdict": "old", "how": how_a},
+                 {"kind": "step", "step": 3, "commit": "b" * 40, "verdict": "new", "how": how_b}]
+        fake = types.SimpleNamespace(layouts=lambda: layouts, st={"old": "0" * 40, "new": "f" * 40},
+                                     recorded=lambda kind: [r for r in steps if r["kind"] == kind])
+        return bisect_search.Search.placement_caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
+
+    def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
+        text = self.caveat(1, "measured", "same sources")
+        self.assertIn("placement-sensitive: step 2 (aaaaaaaaaaaa like old)", text)
+        self.assertIn("the first new commit is in 000000000000..bbbbbbbbbbbb", text)
+        both = self.caveat(1, "measured", "measured")
+        self.assertIn("in 000000000000..ffffffffffff", both)
+
+    def test_verdicts_over_several_links_or_by_content_hash_leave_it(self) -> None:
+        self.assertEqual(self.caveat(3, "measured", "measured"), "")
+        self.assertEqual(self.caveat(1, "same sources", "same sources"), "")
+
+
 class WitnessTest(unittest.TestCase):
     def test_same_counts_are_a_placement_effect_and_a_real_change_is_not(self) -> None:
         # lz4's compression path per 4 KiB before and after 59273b71 (docs/placement.md).
