@@ -88,7 +88,8 @@ class PlacementStatisticsTest(unittest.TestCase):
         x, k = placement.spread(samples)
         self.assertEqual(k, 8)
         self.assertAlmostEqual(x, 0.1 / math.sqrt(3), delta=0.015)  # U(-a, a): sd a/sqrt(3)
-        self.assertRegex(placement.spread_text(samples), r"^placement: \u00b1[56]\.\d% over 8 links$")
+        self.assertRegex(placement.spread_text(samples),
+                         r"^placement: \u00b1[56]\.\d% over 8 links$")
         self.assertIn("not sampled", placement.spread_text([[1.0, 2.0]]))
 
     def test_one_placement_is_the_rounds_interval(self) -> None:
@@ -138,7 +139,8 @@ class MatrixLayoutsTest(unittest.TestCase):
                                           alpha=0.05))
         sides = [types.SimpleNamespace(label=label, values={("lz4/compress/4096", m.key): v})
                  for label, v in (("a", base), ("b", other))]
-        return compare.Comparison(sides, {m.key: m}, {m.key: ["lz4/compress/4096"]},  # type: ignore[arg-type]
+        return compare.Comparison(sides,  # type: ignore[arg-type]
+                                  {m.key: m}, {m.key: ["lz4/compress/4096"]},
                                   [cell], 0.05, 0.05)
 
     def test_a_placement_effect_is_no_verdict_with_layouts(self) -> None:
@@ -164,7 +166,8 @@ class HonestRangeTest(unittest.TestCase):
                  {"kind": "step", "step": 3, "commit": "b" * 40, "verdict": "new", "how": how_b}]
         fake = types.SimpleNamespace(layouts=lambda: layouts, st={"old": "0" * 40, "new": "f" * 40},
                                      recorded=lambda kind: [r for r in steps if r["kind"] == kind])
-        return bisect_search.Search.placement_caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
+        caveat = bisect_search.Search.placement_caveat
+        return caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
 
     def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
         text = self.caveat(1, "measured", "same sources")
@@ -198,7 +201,8 @@ class WitnessTest(unittest.TestCase):
                 bisect_witness.witness = lambda *a, c=counts: (  # type: ignore[assignment]
                     bisect_witness.Witness(c[0], c[1], "x86-gcc-portable"), "")
                 rec: dict = {"reasons": []}
-                bisect_search.Search.witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
+                witness = bisect_search.Search.witness
+                witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
                 self.assertEqual(bool(rec.get("placement_effect")), effect)
                 self.assertEqual(bool(rec["reasons"]), effect)
                 self.assertIn("parent", rec["instructions"]["text"])
