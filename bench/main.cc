@@ -13,9 +13,13 @@
 #include <string>
 #include <vector>
 
+#include <lz4.h>
+#include <zstd.h>
+
 #include "cli/flags.h"
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
+#include "common/layout.h"
 #include "crc32c/crc32c.h"
 #include "env/arm_atomics.h"
 #include "env/host_audit.h"
@@ -173,6 +177,27 @@ void AddEnvironmentContext() {
                               "benchmark (kvb compare does)");
 }
 
+// Where this link put the hot code (common/layout.h, docs/placement.md): the seed, and the offsets
+// of the library entry points and crc32c kernels the benchmarks call, so two binaries' placements
+// of the same code can be told apart in their JSON.
+void AddLayoutContext() {
+  benchmark::AddCustomContext("kvbench_layout", LayoutText());
+  std::string symbols = "LZ4_compress_fast_continue=" +
+                        CodeOffset(reinterpret_cast<const void*>(&LZ4_compress_fast_continue)) +
+                        " LZ4_decompress_safe=" +
+                        CodeOffset(reinterpret_cast<const void*>(&LZ4_decompress_safe)) +
+                        " ZSTD_compressCCtx=" +
+                        CodeOffset(reinterpret_cast<const void*>(&ZSTD_compressCCtx));
+  size_t n = 0;
+  const crc32c::Implementation* impls = crc32c::Implementations(&n);
+  for (size_t i = 0; i < n; ++i) {
+    if (impls[i].extend == nullptr) continue;
+    symbols += std::string(" crc32c_") + impls[i].name + "=" +
+               CodeOffset(reinterpret_cast<const void*>(impls[i].extend));
+  }
+  benchmark::AddCustomContext("kvbench_layout_symbols", symbols);
+}
+
 void AddContext(const Options& o) {
   const BuildInfo& b = GetBuildInfo();
   benchmark::AddCustomContext("kvbench_version", b.kvbench_version);
@@ -216,6 +241,7 @@ void AddContext(const Options& o) {
                                                 "build was configured (install valgrind)");
   AddCrc32cContext();
   AddXxhashContext();
+  AddLayoutContext();
   AddLz4Context();
   AddZstdContext();
   char ratio[32];

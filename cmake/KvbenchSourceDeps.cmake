@@ -48,6 +48,11 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
   string(APPEND KVBENCH_DEPS_C_FLAGS " -mno-omit-leaf-frame-pointer")
 endif()
 string(APPEND KVBENCH_DEPS_C_FLAGS " ${KVBENCH_ARCH_FLAGS}")
+# Every function its own section, so that a layout seed (KvbenchLayout.cmake) can move it; the
+# seed itself is a link flag and never part of the library's build key.
+if(KVBENCH_LAYOUT_ON)
+  string(APPEND KVBENCH_DEPS_C_FLAGS " -ffunction-sections")
+endif()
 set(KVBENCH_DEPS_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${KVBENCH_DEPS_C_FLAGS}")
 set(KVBENCH_DEPS_C_FLAGS "${CMAKE_C_FLAGS} ${KVBENCH_DEPS_C_FLAGS}")
 set(KVBENCH_DEPS_RELEASE_FLAGS "-O2 -DNDEBUG")

@@ -14,6 +14,7 @@
 #include "cli/run_config.h"
 #include "common/build_info.h"
 #include "common/file_output.h"
+#include "common/layout.h"
 #include "crc32c/crc32c.h"
 #include "env/environment.h"
 #include "kv/registry.h"
@@ -38,10 +39,10 @@ void PrintVersion() {
   const kvbench::BuildInfo& b = kvbench::GetBuildInfo();
   std::printf(
       "kvbench %s (git %s)\npreset: %s\ncompiler: %s %s\nbuild type: %s\nflags: %s\n"
-      "target: %s (cpu %s)%s%s\nassertions: %s\nengines:",
+      "target: %s (cpu %s)%s%s\nassertions: %s\nlayout: %s\nengines:",
       b.kvbench_version, b.git_revision, b.preset, b.compiler_id, b.compiler_version, b.build_type,
       b.cxx_flags, b.target_arch, b.target_cpu, *b.emulator ? ", emulated by " : "", b.emulator,
-      b.assertions ? "on" : "off");
+      b.assertions ? "on" : "off", kvbench::LayoutText().c_str());
   for (const auto& e : kvbench::AllEngines()) {
     std::printf(" %s%s", e.name, e.compiled_in ? "" : "(not compiled in)");
   }

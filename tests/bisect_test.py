@@ -162,9 +162,11 @@ class BisectTest(kvbtest.TempDirTest):
                     KVB_TEST_RUNS=runs or self.runs, **extra)
 
     def args(self, repo: Repo, *extra: str) -> list[str]:
+        # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has).
+        layouts = [] if "--layouts" in extra or "--resume" in extra else ["--layouts", "1"]
         return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
                 "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
-                "--no-store", *extra]
+                "--no-store", *layouts, *extra]
 
     def bisect(self, repo: Repo, noise: str, *extra: str, seed: int = 1
                ) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,9 @@
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
 #include "common/file_output.h"
+#include "common/layout.h"
 #include "report/json_writer.h"
+#include "workload/workload.h"
 
 namespace kvbench {
 
@@ -25,6 +27,11 @@ void WriteBuild(JsonWriter& j, const Environment& env) {
   j.Str("target_arch", b.target_arch).Str("target_cpu", b.target_cpu);
   j.Str("emulator", b.emulator).Bool("assertions", b.assertions);
   j.Str("atomics", env.atomics);  // AArch64 only, else ""
+  // The link's code placement (common/layout.h) and where two hot workloads landed in it.
+  j.Str("layout", LayoutText());
+  j.Str("layout_symbols",
+        "ReadRandom=" + CodeOffset(reinterpret_cast<const void*>(&ReadRandom)) +
+            " FillRandom=" + CodeOffset(reinterpret_cast<const void*>(&FillRandom)));
   j.EndObject();
 }
 

@@ -44,11 +44,11 @@ import sys
 from typing import Any
 
 from kvbtools.core import command, host, manifest, output, results, store
-from kvbtools.measure import callgrind, rounds, runner
+from kvbtools.measure import bisect_witness, callgrind, placement, rounds, runner
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
 from kvbtools.commands import compare
-from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, step_line
+from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, record_samples, step_line
 from kvbtools.measure.bisect_trees import git
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Plan
@@ -56,7 +56,9 @@ from kvbtools.core.table import fmt_value
 
 # The options --resume takes from state.json instead.
 SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
-                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions")
+                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
+                  "layouts")
+DEFAULT_LAYOUTS = 3
 
 
 def register(sub: Any) -> None:
@@ -80,7 +82,14 @@ def register(sub: Any) -> None:
     p.add_argument("--alpha", type=compare.parse_alpha, default=0.05,
                    help="significance level of the confirmation (default 0.05)")
     p.add_argument("--repeats", type=int, default=5,
-                   help="rounds every series starts with (default 5)")
+                   help="rounds every series starts with (default 5; with --layouts K, whole "
+                        "cycles of the K seeds and at least 2K)")
+    p.add_argument("--layouts", type=rounds.positive_int, metavar="K",
+                   help=f"link every commit K times with different code placement (seeds "
+                        f"0..K-1; kvbench mode: lld --shuffle-sections, relinks only; generic "
+                        f"mode: KVB_LAYOUT_SEED in the build's and the measure command's "
+                        f"environment) and judge with placement as a random effect (default "
+                        f"{DEFAULT_LAYOUTS}; 1 with --instructions; docs/placement.md)")
     rounds.add_arguments(p, flag=False, scope=" of each series (old and new, a step)")
     p.add_argument("--no-skip-identical", action="store_true",
                    help="measure a commit even when the files its build compiles are identical "
@@ -185,6 +194,10 @@ def new_state(args: argparse.Namespace) -> dict[str, Any]:
         "metric": args.metric, "unit": None, "better": None, "kind": "", "compiled": None,
         "compiled_note": "", "totals": {}}
     _mode(args, state)
+    state["layouts"] = args.layouts or (1 if args.instructions else DEFAULT_LAYOUTS)
+    if args.instructions and state["layouts"] > 1:
+        raise UsageError("--instructions counts instructions, which do not depend on where the "
+                         "linker puts the code: leave out --layouts")
     return state
 
 
@@ -268,7 +281,10 @@ def _search(search: Search, args: argparse.Namespace) -> int:
         else:
             blamed = found
     conf = search.confirmation(blamed) if blamed else None
-    if conf is not None:
+    if conf is not None and conf.get("placement_effect"):
+        ending = Ending(1, f"not confirmed: a code-placement effect: {blamed[:12]} times "
+                           "differently from its parent but executes the same instructions")
+    elif conf is not None:
         ending = Ending(0 if not conf["reasons"] else 1,
                         f"{'confirmed' if not conf['reasons'] else 'not confirmed'}: "
                         f"{blamed[:12]} is the first new commit"
@@ -344,36 +360,67 @@ def report(search: Search, ending: Ending, conf: dict[str, Any] | None) -> str:
             word = _direction_word(search, conf["ratio"][0], conf["p"])
             lines.append(f"confirmation: against its parent {p[:12]}, {conf['rounds']} "
                          f"interleaved rounds with old and new (n={n}):")
+            test = ("Mann-Whitney U, two-sided" if search.layouts() < 2 else
+                    f"t test on {search.layouts()} placements' medians, two-sided")
             lines.append(f"  this/parent {iv_text(conf['ratio'])}, p={conf['p']:.3g} "
-                         f"(Mann-Whitney U, two-sided): {word}")
+                         f"({test}): {word}")
             ex = conf.get("explained")
             lines.append(f"  new/old in the same rounds {iv_text(conf['change'])}; this commit "
                          f"explains {ex * 100:.0f}% of it" if ex is not None else
                          f"  new/old in the same rounds {iv_text(conf['change'])}")
+        if conf.get("instructions"):
+            lines.append(f"  {conf['instructions']['text']}")
+        elif conf.get("instructions_note"):
+            lines.append(f"  instructions not counted: {conf['instructions_note']}")
         lines.append("confirmed" if not conf["reasons"] else
                      "not confirmed: " + "; ".join(conf["reasons"]))
     else:
         lines.append(ending.summary)
+    hint = bisect_witness.instructions_hint(st) if ending.code != 0 else ""
+    if hint:
+        lines.append(hint)
     lines.append("")
     if m is not None:
         lines.append(f"search: old {st['old'][:12]} .. new {st['new'][:12]}, --find "
                      f"{st['find']}; {st['bench_key']} {m.path} [{m.shown_unit}], "
                      f"{'higher' if m.higher_is_better else 'lower'} is better; threshold "
-                     f"{st['threshold'] * 100:g}%; 95% Hodges-Lehmann intervals")
+                     f"{st['threshold'] * 100:g}%; 95% "
+                     + ("Hodges-Lehmann intervals" if search.layouts() < 2 else
+                        f"intervals over {search.layouts()} links a commit, placement a random "
+                        "effect (docs/placement.md)"))
     for r in search.recorded("endpoints"):
         n = min(len(v) for v in r["values"].values())
         med = {k: fmt_value(_median(v) * (m.scale if m else 1)) for k, v in r["values"].items()}
         lines.append(f"old -> new: new/old {iv_text(r['change'])} (n={n}; medians old "
                      f"{med['old']}, new {med['new']})")
+    if search.layouts() > 1:
+        lines.append(placement_line(search))
     for r in search.recorded("step"):
         lines.append(step_line(r))
     if st.get("compiled_note"):
         lines.append(f"note: {st['compiled_note']}")
     t = st["totals"]
-    lines.append(f"cost: {t.get('builds', 0)} build(s), {t.get('rounds', 0)} round(s) of "
+    how = ("compiled once, relinked" if st["mode"] == "kvbench" else
+           "the build command ran once per KVB_LAYOUT_SEED")
+    links = f" ({search.layouts()} links each: {how})" if search.layouts() > 1 else ""
+    lines.append(f"cost: {t.get('builds', 0)} build(s){links}, {t.get('rounds', 0)} round(s) of "
                  f"{t.get('runs', 0)} run(s), {t.get('measure_seconds', 0.0):.1f} s measuring; "
                  f"this invocation {search.elapsed()}")
     return "\n".join(lines)
+
+
+def placement_line(search: Search) -> str:
+    """'placement: +-4.1% over 3 links', pooled over every commit of every series, beside the
+    drift of old (its medians from series to series)."""
+    samples, olds = [], []
+    for r in search.records:
+        got = record_samples(r)
+        samples += got.values()
+        if "old" in got:
+            olds.append(_median(list(got["old"].values)))
+    drift = (f"; drift of old between series: {(max(olds) / min(olds) - 1) * 100:.1f}%"
+             if len(olds) > 1 and min(olds) > 0 else "")
+    return placement.spread_text(samples) + drift
 
 
 def _median(v: list[float]) -> float:

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from kvbtools.core import command, comparison, host, manifest, output, results, store
-from kvbtools.measure import callgrind, rounds, runner, sources, study
+from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
 from kvbtools.commands import compare
@@ -62,6 +62,11 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                    help="do not measure the first series twice")
     p.add_argument("--dry-run", action="store_true",
                    help="print the builds and the run order, build and run nothing")
+    p.add_argument("--layouts", type=rounds.positive_int, default=1, metavar="K",
+                   help="link every build K times with different code placement (lld "
+                        "--shuffle-sections seeds 0..K-1, relinks only; round r runs seed "
+                        "(r-1) mod K) and judge with placements as the units: their spread is "
+                        "printed per benchmark (default 1; docs/placement.md)")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
     store.add_store_arguments(p, auto=True)
@@ -73,6 +78,9 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.instructions and not micro:
         raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); for "
                          "kvbench's engines, kvb dbbench instructions counts rocksdb per op")
+    if args.instructions and args.layouts > 1:
+        raise UsageError("--instructions counts instructions, which do not depend on where the "
+                         "linker puts the code: leave out --layouts")
     if args.instructions:
         callgrind.require_valgrind()
         args.metric = args.metric or ["instructions_per_byte"]
@@ -92,6 +100,8 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan,
         presets = load_presets()
         callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
                                  for s in series if s.build.preset in presets])
+    for s in series:
+        s.build.layouts = 1 if s.build.prebuilt else args.layouts
     if not args.no_control and series:
         first = series[0]
         series = series + [Series("control", first.build)]
@@ -147,11 +157,15 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
              for k, d in decisions.items()}
     text = comparison.format_comparison(c, control="" if args.no_control else "control",
                                      extra=extra if args.until_resolved or plan.instructions
-                                     else None)
+                                     or args.layouts > 1 else None)
     if plan.instructions:
         text += f"\n[lo, hi]: each ratio's 95% interval; {callgrind.CAVEAT}"
     if args.until_resolved:
         text += "\n" + rounds_line(outcome, decisions, args.threshold)
+    if args.layouts > 1:
+        text += ("\nverdicts: t tests on per-placement medians, placement a random effect "
+                 "(docs/placement.md); the control row is the same build measured again\n"
+                 + "\n".join(placement_lines(c, args.layouts)))
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
     print(text)
@@ -201,6 +215,8 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
         sides = [load_side(s.label, files[s.label]) for s in series]
         c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
                           metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
+        if args.layouts > 1:
+            return c, placement_judgements(c, args)
         decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
             x.base, x.other, higher_is_better=x.metric.higher_is_better,
             threshold=args.threshold, alpha=args.alpha, better_word=x.metric.better_word,
@@ -222,6 +238,33 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
     except BuildError as e:
         raise RunError(f"a run failed: {e}") from None
     return latest[0], outcome, latest[1]
+
+
+def placement_judgements(c: comparison.Comparison, args: argparse.Namespace
+                         ) -> dict[Key, rounds.Decision]:
+    """--layouts K: every cell's verdict and decision with placements as the units
+    (kvbtools.placement), in place of the rounds' U test."""
+    c.test = f"t test on per-placement medians ({args.layouts} links a build),"
+    decisions = {}
+    for x in c.cells:
+        words = dict(higher_is_better=x.metric.higher_is_better, threshold=args.threshold,
+                     alpha=args.alpha, better_word=x.metric.better_word,
+                     worse_word=x.metric.worse_word)
+        x.verdict = placement.verdict(x.base, x.other, layouts=args.layouts, **words)
+        decisions[(x.metric.key, x.bench, x.side)] = placement.decide(
+            x.base, x.other, layouts=args.layouts, **words)
+    return decisions
+
+
+def placement_lines(c: comparison.Comparison, layouts: int) -> list[str]:
+    """'<benchmark> <metric>: placement: +-x% over K links', pooled over the sides."""
+    out = []
+    for mkey, names in c.benches.items():
+        for bench in names:
+            vals = [s.values[(bench, mkey)] for s in c.sides if (bench, mkey) in s.values]
+            out.append(f"{bench} {c.metrics[mkey].path}: "
+                       + placement.spread_text([placement.by_rounds(v, layouts) for v in vals]))
+    return out
 
 
 def rounds_line(outcome: rounds.Outcome, decisions: dict[Key, rounds.Decision],
@@ -353,6 +396,9 @@ def run(args: argparse.Namespace) -> int:
         if args.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
+        if args.layouts > 1:
+            raise UsageError("--layouts compares builds (--presets, kvb versions); a study's "
+                             "series share one build")
         plan = make_plan(args, False, "")
         return study.run(args, study_builds(args), plan, plan.engines,
                          result_pages.write_report)

@@ -39,6 +39,7 @@ class Comparison:
     threshold: float
     alpha: float
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
+    test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: placement.py)
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
@@ -169,7 +170,7 @@ def _heading(c: Comparison, control: str) -> list[str]:
     if c.described:
         lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
                      f"{c.described} the files describe; --metric NAME: chosen ones)")
-    lines.append(f"verdict: Mann-Whitney U two-sided, alpha {c.alpha:g}, threshold "
+    lines.append(f"verdict: {c.test} two-sided, alpha {c.alpha:g}, threshold "
                  f"{c.threshold * 100:g}% (smaller changes are no significant change)"
                  + ("; a ratio with no word after it is no significant change" if wide else ""))
     return lines

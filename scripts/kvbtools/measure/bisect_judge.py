@@ -1,7 +1,10 @@
 """kvb bisect's three judgements, on values measured in the same interleaved rounds.
 
-Every judgement works on the Hodges-Lehmann ratio intervals of kvbtools.rounds, in log space so
-that "halfway between old and new" means the geometric middle. `sign` is +1 when the change the
+Every judgement works on ratio intervals in log space, so that "halfway between old and new"
+means the geometric middle: with one link per commit the Hodges-Lehmann intervals of
+kvbtools.rounds on the rounds; with several links (--layouts K) the intervals of
+kvbtools.placement, whose unit is a placement, so that where the linker put the code is noise and
+not a change (docs/placement.md). `sign` is +1 when the change the
 bisect looks for (--find slower|faster, in the metric's better direction) makes log(new/old)
 positive, -1 when it makes it negative.
 
@@ -13,10 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
 
-from kvbtools.core import stats
-from kvbtools.measure.rounds import Interval, ratio_interval
+from kvbtools.measure import placement
+from kvbtools.measure.placement import Values
+from kvbtools.measure.rounds import Interval
 
 # check_change states
 ESTABLISHED, SAME, OPPOSITE, UNDECIDED = "established", "same", "opposite", "undecided"
@@ -42,14 +45,13 @@ class ChangeCheck:
     interval: Interval   # new / old
 
 
-def check_change(old: Sequence[float], new: Sequence[float], *, sign: int,
-                 threshold: float) -> ChangeCheck:
+def check_change(old: Values, new: Values, *, sign: int, threshold: float) -> ChangeCheck:
     """ESTABLISHED: the whole 95% interval of new/old lies beyond the threshold on the side
     looked for (at most 1 - threshold for a fall, at least 1 + threshold for a rise, as the
     tables' verdicts count a change). OPPOSITE: the interval excludes 1 on the other side.
     SAME: it lies within 1 +- threshold, a change smaller than the threshold. UNDECIDED:
     otherwise (more rounds may tell)."""
-    iv = ratio_interval(old, new)
+    iv = placement.ratio_interval(old, new)
     if not iv.finite:
         return ChangeCheck(UNDECIDED, iv)
     if (iv.hi <= 1.0 - threshold) if sign < 0 else (iv.lo >= 1.0 + threshold):
@@ -82,16 +84,16 @@ class StepCall:
         return self.verdict != UNCERTAIN or self.narrow
 
 
-def classify(old: Sequence[float], new: Sequence[float], this: Sequence[float]) -> StepCall:
+def classify(old: Values, new: Values, this: Values) -> StepCall:
     """Like old when the 95% intervals of this/old and of this/new both lie on old's side of
     the halfway point between old and new (D = log(new/old) measured in the same rounds: this/old
     below D/2 and this/new below -D/2, in the direction of D); like new when both lie on new's
     side; otherwise uncertain. Uncertain with both intervals narrower than half the change is
     'narrow': the commit sits between old and new (a partial change), and more rounds would not
     move it to either side. No verdict while old and new do not differ in these rounds."""
-    change = ratio_interval(old, new)
-    to_old = ratio_interval(old, this)
-    to_new = ratio_interval(new, this)
+    change = placement.ratio_interval(old, new, [this])
+    to_old = placement.ratio_interval(old, this, [new])
+    to_new = placement.ratio_interval(new, this, [old])
     uncertain = StepCall(UNCERTAIN, to_old, to_new, change, False)
     if not (change.finite and to_old.finite and to_new.finite) or change.lo <= 1 <= change.hi:
         return uncertain
@@ -121,15 +123,15 @@ class Confirmation:
         return not self.reasons
 
 
-def confirm(parent: Sequence[float], blamed: Sequence[float], old: Sequence[float],
-            new: Sequence[float], *, sign: int, alpha: float,
-            same_sources: bool) -> Confirmation:
-    """Confirmed when the blamed commit differs from its parent significantly (U test at alpha)
+def confirm(parent: Values, blamed: Values, old: Values, new: Values, *, sign: int,
+            alpha: float, same_sources: bool) -> Confirmation:
+    """Confirmed when the blamed commit differs from its parent significantly (U test at alpha
+    on the rounds with one link each; with several, the t test on placements of placement.compare)
     in the direction looked for, explains at least half of old -> new (in log ratio, both
     measured in the same rounds), and changes something the build compiles."""
-    ratio = ratio_interval(parent, blamed)
-    p = stats.mann_whitney_u(blamed, parent).p
-    change = ratio_interval(old, new)
+    c = placement.compare(parent, blamed, [old, new])
+    ratio, p = c.interval, c.p
+    change = placement.ratio_interval(old, new, [parent, blamed])
     x = sign * math.log(ratio.estimate) if ratio.estimate > 0 else math.nan
     total = sign * math.log(change.estimate) if change.estimate > 0 else math.nan
     explained = x / total if total > 0 else math.nan

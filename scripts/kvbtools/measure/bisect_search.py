@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kvbtools.measure import bisect_judge as judge
+from kvbtools.measure import bisect_witness
 from kvbtools.core import metrics, results
-from kvbtools.measure import rounds
+from kvbtools.measure import placement, rounds
 from kvbtools.measure.bisect_trees import CompiledSet, Workspace, fingerprint, git, learn, tracer
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.rounds import Budget, Interval
@@ -51,6 +52,18 @@ def iv_text(x: list[float | None] | None) -> str:
         return "-"
     est, lo, hi = x
     return f"{est:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None else f"{est:.3f} [unbounded]"
+
+
+def recorded_values(samples: dict[str, placement.Sample]) -> dict[str, Any]:
+    """A record's "values" (role -> values) and "seeds" (role -> each value's layout seed)."""
+    return {"values": {k: list(v.values) for k, v in samples.items()},
+            "seeds": {k: list(v.seeds) for k, v in samples.items()}}
+
+
+def record_samples(rec: dict[str, Any]) -> dict[str, placement.Sample]:
+    """A record's samples by role; values recorded before layouts existed are one placement."""
+    seeds = rec.get("seeds") or {}
+    return {k: placement.sample(v, seeds.get(k)) for k, v in (rec.get("values") or {}).items()}
 
 
 def step_line(rec: dict[str, Any]) -> str:
@@ -110,8 +123,16 @@ class Search:
     def count(self, key: str, n: float) -> None:
         self.st["totals"][key] = self.st["totals"].get(key, 0) + n
 
+    def layouts(self) -> int:
+        return int(self.st.get("layouts", 1))
+
     def budget(self, first: int | None = None) -> Budget:
+        """At least --repeats rounds; with K links a commit, whole cycles of the seeds and at
+        least two rounds on each."""
         first = first or self.st["repeats"]
+        k = self.layouts()
+        if k > 1:
+            first = max(2 * k, -(-first // k) * k)
         most = max(self.st["max_rounds"], first)
         return Budget(first, most, self.st["max_seconds"])
 
@@ -153,34 +174,43 @@ class Search:
         return side.values[key]
 
     def series(self, tag: str, shas: list[str], budget: Budget, settled: Callable[
-            [dict[str, list[float]]], bool], under_test: str = "") -> tuple[
-            dict[str, list[float]], rounds.Outcome]:
-        """Interleaved rounds of `shas` until `settled(values)` or the budget is spent. A run of
-        `under_test` that fails raises CommitCannotRun; of any other commit, RunError."""
+            [dict[str, placement.Sample]], bool], under_test: str = "") -> tuple[
+            dict[str, placement.Sample], rounds.Outcome]:
+        """Interleaved rounds of `shas` until `settled(samples)` or the budget is spent; every
+        commit runs on the same layout seed in a round, the seeds rotating (placement.py). A run
+        of `under_test` that fails raises CommitCannotRun; of any other commit, RunError."""
         shas = list(dict.fromkeys(shas))
         shown = re.sub(r"^step(\d+)$", r"step \1", tag)
         values: dict[str, list[float]] = {s: [] for s in shas}
+        seeds: dict[str, list[int]] = {s: [] for s in shas}
         os.makedirs(os.path.join(self.dir, "runs"), exist_ok=True)
+
+        def samples() -> dict[str, placement.Sample]:
+            return {s: placement.Sample(tuple(values[s]), tuple(seeds[s])) for s in shas}
 
         def one_round(r: int) -> None:
             k = (r - 1) % len(shas)
+            seed = placement.seed_of_round(r, self.layouts())
             for sha in shas[k:] + shas[:k]:
                 out = os.path.join(self.dir, "runs", f"{tag}.{sha[:12]}.r{r}.json")
                 t = time.monotonic()
                 try:
-                    self.ws.run(sha, out)
+                    self.ws.run(sha, out, seed)
                 except BuildError as e:
                     if sha == under_test:
                         raise CommitCannotRun(str(e)) from None
                     raise RunError(f"{sha[:12]} ran before but fails now: {e}") from None
                 self.count("measure_seconds", time.monotonic() - t)
                 self.count("runs", 1)
-                values[sha] += self.pick(out, sha[:12])
+                got = self.pick(out, sha[:12])
+                values[sha] += got
+                seeds[sha] += [seed] * len(got)
             self.count("rounds", 1)
-            self.say(f"{shown}: round {r} done ({len(shas)} runs)")
+            self.say(f"{shown}: round {r} done ({len(shas)} runs"
+                     + (f", layout seed {seed})" if self.layouts() > 1 else ")"))
 
-        outcome = rounds.run(budget, one_round, lambda r: settled(values))
-        return values, outcome
+        outcome = rounds.run(budget, one_round, lambda r: settled(samples()))
+        return samples(), outcome
 
     # ---- what the build compiles -------------------------------------------------------------
 
@@ -248,8 +278,8 @@ class Search:
             check = judge.check_change(values[old], values[new], sign=self.sign(),
                                        threshold=st["threshold"])
             rec = {"kind": "endpoints", "old": old, "new": new, "state": check.state,
-                   "rounds": out.rounds, "stopped_by": out.why, "values": {
-                       "old": values[old], "new": values[new]},
+                   "rounds": out.rounds, "stopped_by": out.why,
+                   **recorded_values({"old": values[old], "new": values[new]}),
                    "change": ivjson(check.interval), "fingerprints": {old: fo, new: fn}}
             self.record(rec)
         for sha, label in ((old, "old"), (new, "new")):
@@ -272,9 +302,14 @@ class Search:
         n = min(len(rec["values"]["old"]), len(rec["values"]["new"]))
         find = self.st["find"]
         if state == judge.UNDECIDED:
+            got = record_samples(rec)
+            spread = placement.spread(list(got.values()))[0]
+            noise = ("the code placement effect" if spread > self.st["threshold"]
+                     else "the noise")
             return Ending(1, f"could not decide between old {rec['old'][:12]} and new "
-                             f"{rec['new'][:12]}: the change is within the noise at n={n} "
-                             f"({shown}); nothing was bisected")
+                             f"{rec['new'][:12]}: the change is within {noise} at n={n} "
+                             f"({shown}; {placement.spread_text(list(got.values()))}); nothing "
+                             "was bisected")
         other = "faster" if find == "slower" else "slower"
         word = m.better_word if find == "slower" else m.worse_word
         if state == judge.OPPOSITE:
@@ -373,7 +408,8 @@ class Search:
         call = judge.classify(values[old], values[new], values[sha])
         rec.update(verdict=call.verdict, how="measured", rounds=out.rounds, stopped_by=out.why,
                    narrow=call.narrow, seconds=round(time.monotonic() - t, 3),
-                   values={"old": values[old], "new": values[new], "this": values[sha]},
+                   **recorded_values({"old": values[old], "new": values[new],
+                                      "this": values[sha]}),
                    to_old=ivjson(call.to_old), to_new=ivjson(call.to_new),
                    change=ivjson(call.change), position=call.position)
         if fp and call.verdict != judge.UNCERTAIN:
@@ -397,7 +433,25 @@ class Search:
                    f"{rec['commit'][:12]}" + (f": {where}" if where else "") + ")")
         return Ending(1, f"could not decide between {a[:12]} and {b[:12]}: {why}; the first new "
                          f"commit is in {a[:12]}..{b[:12]} ({len(self.candidates())} commit(s) "
-                         "left)")
+                         "left)" + self.placement_caveat(a, b))
+
+    def placement_caveat(self, a: str, b: str) -> str:
+        """Honest ranges (docs/placement.md): a range bounded by verdicts measured on
+        one link per commit holds the change only if those verdicts were not placement effects.
+        Names them and the range that holds the change either way (old or new in their place).
+        Verdicts taken by content hash, and those made over several links, are not sensitive."""
+        if self.layouts() > 1:
+            return ""
+        judged = {r["commit"]: r for r in self.recorded("step")}
+        sensitive = [s for s in (a, b) if judged.get(s, {}).get("how") == "measured"]
+        if not sensitive:
+            return ""
+        lo = self.st["old"] if a in sensitive else a
+        hi = self.st["new"] if b in sensitive else b
+        return ("; placement-sensitive: " + ", ".join(
+            f"step {judged[s]['step']} ({s[:12]} like {judged[s]['verdict']})" for s in sensitive)
+            + f" was judged on one link per commit (--layouts 1) and may be a code-placement "
+              f"effect; if so the first new commit is in {lo[:12]}..{hi[:12]}")
 
     def newest_old(self) -> str:
         """Of the commits known to be like old, the one with the most history."""
@@ -437,11 +491,31 @@ class Search:
                                   lambda v: True)
         c = judge.confirm(values[parent], values[blamed], values[old], values[new],
                           sign=self.sign(), alpha=st["alpha"], same_sources=same)
-        rec.update(rounds=out.rounds, values={"parent": values[parent],
-                                              "blamed": values[blamed],
-                                              "old": values[old], "new": values[new]},
+        rec.update(rounds=out.rounds, **recorded_values({"parent": values[parent],
+                                                         "blamed": values[blamed],
+                                                         "old": values[old], "new": values[new]}),
                    ratio=ivjson(c.ratio), p=c.p, change=ivjson(c.change),
                    explained=c.explained if math.isfinite(c.explained) else None,
                    reasons=list(c.reasons))
+        self.witness(rec, parent, blamed)
         self.record(rec)
         return rec
+
+    def witness(self, rec: dict[str, Any], parent: str, blamed: str) -> None:
+        """Instruction counts of parent and blamed (bisect_witness). Time says changed but the
+        instructions are the same: a code-placement effect, not confirmed."""
+        st = self.st
+        if st.get("mode") == "kvbench" and not st["plan"].get("instructions") and \
+                st["plan"].get("micro"):
+            self.say(f"counting instructions of {parent[:12]} and {blamed[:12]} (callgrind)")
+        w, why = bisect_witness.witness(st, self.ws.trees, parent, blamed)
+        if w is None:
+            if why:
+                rec["instructions_note"] = why
+            return
+        rec["instructions"] = {"parent": w.parent, "blamed": w.blamed, "preset": w.preset,
+                               "text": w.text()}
+        if w.same and not rec["reasons"]:
+            rec["placement_effect"] = True
+            rec["reasons"].append(f"a code-placement effect: time differs but the "
+                                  f"{w.text()}")

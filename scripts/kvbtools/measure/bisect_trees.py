@@ -2,8 +2,13 @@
 
 Everything lives in one temporary directory, removed at the end however the bisect ends:
   trees/<sha12>  a detached worktree per commit that is built
-  bin/<sha12>/   kvbench mode: that commit's kvbench or kvbench_micro, copied out of the one
-                 build directory so old, new and the commit under test can run in one round
+  bin/<sha12>/   kvbench mode: that commit's kvbench or kvbench_micro (one per layout seed with
+                 --layouts K: <name>-layout<N>, relinked from the same objects), copied out of
+                 the one build directory so old, new and the commit under test share a round
+
+Layouts in generic mode: the build command runs once per seed 0..K-1 and the measure command
+runs with the seed of its round, both with KVB_LAYOUT_SEED=<seed> in their environment (a build
+that ignores it measures one placement K times; docs/placement.md has recipes).
   deps/          kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled
                  (ccache keeps that cheap) and the trace below sees what it reads
 
@@ -186,6 +191,7 @@ class Workspace:
         self.tmp = tempfile.mkdtemp(prefix="kvb-bisect.")
         self.trees: dict[str, str] = {}
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
+        self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.builds = 0
 
     def tree(self, sha: str) -> str:
@@ -208,22 +214,27 @@ class Workspace:
         self.builds += 1
         st = self.state
         log = os.path.join(st["dir"], "build.log")
+        layouts = int(st.get("layouts", 1))
         if st["mode"] == "generic":
-            with open(log, "a", encoding="utf-8") as f:
-                f.write(f"\n==== {sha} ====\n")
-            self._check(runner.run_logged, ["sh", "-c", st["build_cmd"]], log, cwd=tree,
-                        wrap=wrap, env=env)
+            for seed in range(layouts):  # traced once: every seed compiles the same files
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write(f"\n==== {sha} (KVB_LAYOUT_SEED={seed}) ====\n")
+                self._check(runner.run_logged, ["sh", "-c", st["build_cmd"]], log, cwd=tree,
+                            wrap=wrap if seed == 0 else None,
+                            env=dict(env, KVB_LAYOUT_SEED=str(seed)))
             self.built[sha] = tree
         else:
             micro = Plan(**st["plan"]).micro
             b = Build(f"{st['dep']} at {sha[:12]}", st["preset"],
                       f"bisect-{st['preset']}-{st['dep']}",
                       dict([runner.source_define(st["dep"], tree),
-                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]))
+                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
+                      layouts=layouts)
             self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])
             os.makedirs(dest, exist_ok=True)
-            self.built[sha] = shutil.copy2(b.binary(micro), dest)
+            self.binaries[sha] = [shutil.copy2(p, dest) for p in b.binaries(micro)]
+            self.built[sha] = self.binaries[sha][0]
         return files_read(log_trace, tree) if trace else (set(), set())
 
     @staticmethod
@@ -235,14 +246,15 @@ class Workspace:
                 raise KeyboardInterrupt from None
             raise
 
-    def run(self, sha: str, out: str) -> None:
-        """One measurement of a built commit, its JSON written to `out`. Raises BuildError when
-        it fails."""
+    def run(self, sha: str, out: str, seed: int = 0) -> None:
+        """One measurement of a built commit's link `seed`, its JSON written to `out`. Raises
+        BuildError when it fails."""
         st = self.state
         if st["mode"] == "generic":
             with open(out, "w", encoding="utf-8") as f:
                 p = subprocess.run(command(st["measure_cmd"]), cwd=self.built[sha],
-                                   stdout=f, stderr=subprocess.PIPE, text=True)
+                                   stdout=f, stderr=subprocess.PIPE, text=True,
+                                   env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
             if interrupted(p.returncode):
                 raise KeyboardInterrupt
             if p.returncode != 0:
@@ -250,7 +262,9 @@ class Workspace:
                                  f"{p.stderr.strip()[-500:]}")
         else:
             try:
-                runner.run_once(self.built[sha], Plan(**st["plan"]), out, st["engine"])
+                binary = self.binaries.get(sha, [self.built[sha]])
+                runner.run_once(binary[seed % len(binary)], Plan(**st["plan"]), out,
+                                st["engine"])
             except BuildError as e:
                 if re.search(r"failed \((-2|130)\)", str(e)):
                     raise KeyboardInterrupt from None

@@ -36,6 +36,7 @@ class Build:
     tag: str                                          # build/kvb/<tag>
     defines: dict[str, str] = field(default_factory=dict)
     prebuilt: str = ""          # a kvbench binary to use as it is (kvb matrix --kvbench)
+    layouts: int = 1            # links per build, seeds 0..K-1 (cmake/KvbenchLayout.cmake)
 
     @property
     def dir(self) -> str:
@@ -47,13 +48,22 @@ class Build:
         return os.path.join(self.dir, "bench", "kvbench_micro") if micro else \
             os.path.join(self.dir, "src", "kvbench")
 
+    def binaries(self, micro: bool) -> list[str]:
+        """The binary of each layout seed 0..K-1 (one: the default link, when K is 1)."""
+        if self.prebuilt or self.layouts <= 1:
+            return [self.binary(micro)]
+        return [f"{self.binary(micro)}-layout{s}" for s in range(self.layouts)]
+
     def configure_cmd(self) -> list[str]:
+        seeds = ";".join(str(s) for s in range(self.layouts)) if self.layouts > 1 else ""
         return ["cmake", "--preset", self.preset, "-B", self.dir, "-DKVBENCH_BUILD_TESTS=OFF",
+                f"-DKVBENCH_LAYOUT_SEEDS={seeds}",
                 *(f"-D{k}={v}" for k, v in sorted(self.defines.items()))]
 
     def build_cmd(self, micro: bool) -> list[str]:
+        target = "kvbench_micro" if micro else "kvbench"
         return ["cmake", "--build", self.dir, "-j", str(jobs()), "--target",
-                "kvbench_micro" if micro else "kvbench"]
+                f"{target}-layouts" if self.layouts > 1 else target]
 
 
 def jobs() -> int:
@@ -217,5 +227,6 @@ def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
         out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
         progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
                  + (f", engine {engine}" if engine else ""))
-        run_once(s.build.binary(plan.micro), plan, out, engine, s.args)
+        links = s.build.binaries(plan.micro)   # --layouts K: round r runs seed (r-1) % K
+        run_once(links[(r - 1) % len(links)], plan, out, engine, s.args)
         files[s.label].append(out)

@@ -111,12 +111,21 @@ def page_for_dir(directory: str) -> Page:
 def _history(repo: Any, old: str, new: str, tested: list[compare_figures.Tested]
              ) -> tuple[list[str], str]:
     """The commits from old to new in history order, from the repository when it is still
-    there; else the judged commits in the order they were judged, and why."""
+    there; else the judged commits in the order they were judged, and why.
+
+    The commits are those the bisect chose from (reachable from new, not from old: `git
+    rev-list new --not old`), not only old's descendants (--ancestry-path): when old sits on a
+    release branch merged into new's history, --ancestry-path leaves out every commit of the
+    main line and the figure would show only the two ends. A judged commit the list still lacks
+    is placed before new."""
     if repo and old and new:
-        p = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "--ancestry-path",
-                            f"{old}..{new}"], capture_output=True, text=True)
+        p = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "--topo-order", new,
+                            "--not", old], capture_output=True, text=True)
         if p.returncode == 0:
-            return [old, *p.stdout.split()], ""
+            order = [old, *(c for c in p.stdout.split() if c != new)]
+            seen = set(order)
+            order += [t.commit for t in tested if t.commit not in seen and t.commit != new]
+            return list(dict.fromkeys(order + [new])), ""
     order = [old] if old else []
     order += [t.commit for t in tested if t.commit not in (old, new)]
     return order + ([new] if new else []), (

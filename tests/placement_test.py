@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""kvbtools.placement on generated data: placement as a random effect (run by ctest).
+
+A generated build has K placements, each with its own speed factor (the placement effect), and
+rounds of log-normal noise within each. The tests check what a user relies on: a placement
+effect alone is not called a change, a real change larger than the placement spread is, the
+spread printed is the one generated, and one placement falls back to the rounds' interval.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
+
+from kvbtools.commands import matrix  # noqa: E402
+from kvbtools.core import comparison as compare  # noqa: E402
+from kvbtools.core import metrics, stats  # noqa: E402
+from kvbtools.measure import bisect_judge as judge  # noqa: E402
+from kvbtools.measure import bisect_search, bisect_witness, placement, rounds  # noqa: E402
+
+
+def build(rng: random.Random, speed: float, spread: float, k: int, n: int,
+          noise: float = 0.01) -> placement.Sample:
+    """k placements, each speed * (1 + U(-spread, spread)), n rounds each with noise."""
+    values, seeds = [], []
+    for s in range(k):
+        f = speed * (1 + rng.uniform(-spread, spread))
+        for _ in range(n):
+            values.append(f * math.exp(rng.gauss(0, noise)))
+            seeds.append(s)
+    return placement.Sample(tuple(values), tuple(seeds))
+
+
+class TDistributionTest(unittest.TestCase):
+    def test_known_quantiles_and_tails(self) -> None:
+        for df, q in ((1, 12.7062), (4, 2.7764), (6, 2.4469), (30, 2.0423)):
+            self.assertAlmostEqual(placement.t_quantile(0.95, df), q, places=3)
+            self.assertAlmostEqual(placement.t_sf2(q, df), 0.05, places=4)
+        self.assertAlmostEqual(placement.t_sf2(0.0, 5), 1.0)
+
+
+class PlacementStatisticsTest(unittest.TestCase):
+    def test_a_placement_effect_alone_is_rarely_a_change(self) -> None:
+        # Two builds of identical speed, +-20% placement effect, 3 links each: the 95% interval
+        # holds 1 about 95% of the time, where rounds as units would call most pairs changed.
+        rng = random.Random(7)
+        covered = naive = 0
+        trials = 400
+        for _ in range(trials):
+            a, b = build(rng, 1.0, 0.2, 3, 4), build(rng, 1.0, 0.2, 3, 4)
+            iv = placement.ratio_interval(a, b)
+            covered += iv.lo <= 1.0 <= iv.hi
+            hl = rounds.ratio_interval(list(a.values), list(b.values))
+            naive += hl.lo <= 1.0 <= hl.hi
+        self.assertGreater(covered / trials, 0.92)
+        self.assertLess(naive / trials, 0.7)
+
+    def test_a_real_change_beyond_the_spread_is_found(self) -> None:
+        rng = random.Random(3)
+        found = 0
+        for _ in range(100):
+            a, b = build(rng, 1.0, 0.03, 3, 2), build(rng, 1.25, 0.03, 3, 2)
+            c = placement.compare(a, b)
+            found += c.interval.lo > 1.05 and c.p < 0.05
+            self.assertLessEqual(c.df, 4)
+        self.assertGreater(found, 95)
+
+    def test_pooling_adds_degrees_of_freedom_unless_a_build_is_more_sensitive(self) -> None:
+        def same_spread(speed: float) -> placement.Sample:
+            return placement.Sample(tuple(speed * f for f in (0.95, 1.0, 1.05)), (0, 1, 2))
+        a, b, c = same_spread(1.0), same_spread(1.2), same_spread(1.1)
+        self.assertEqual(placement.compare(a, b).df, 4)
+        self.assertEqual(placement.compare(a, b, [c]).df, 6)
+        # A build whose own spread is larger than the pooled one: its own variance, Welch's df.
+        moved = placement.Sample((1.5, 0.8, 1.2), (0, 1, 2))
+        wide = placement.compare(a, moved, [b, c])
+        self.assertLess(wide.df, 8)
+        self.assertGreater(wide.p, 0.05)
+
+    def test_the_spread_printed_is_the_one_generated(self) -> None:
+        rng = random.Random(11)
+        samples = [build(rng, 1.0, 0.1, 8, 3) for _ in range(20)]
+        x, k = placement.spread(samples)
+        self.assertEqual(k, 8)
+        self.assertAlmostEqual(x, 0.1 / math.sqrt(3), delta=0.015)  # U(-a, a): sd a/sqrt(3)
+        self.assertRegex(placement.spread_text(samples),
+                         r"^placement: \u00b1[56]\.\d% over 8 links$")
+        self.assertIn("not sampled", placement.spread_text([[1.0, 2.0]]))
+
+    def test_one_placement_is_the_rounds_interval(self) -> None:
+        a, b = [1.0, 1.1, 0.9, 1.05, 0.95], [1.3, 1.2, 1.25, 1.35, 1.28]
+        self.assertEqual(placement.ratio_interval(a, b), rounds.ratio_interval(a, b))
+        self.assertEqual(placement.compare(a, b).df, 0)
+
+    def test_seeds_rotate_with_the_rounds(self) -> None:
+        self.assertEqual([placement.seed_of_round(r, 3) for r in range(1, 8)],
+                         [0, 1, 2, 0, 1, 2, 0])
+        self.assertEqual(placement.seed_of_round(4, 1), 0)
+
+
+class JudgementsTest(unittest.TestCase):
+    def test_a_code_move_is_not_confirmed(self) -> None:
+        # The parent has no placement effect; the blamed commit moves code: 1.5x on seed 0 and
+        # +-20% on the others. Rounds as units confirm it; placements as units do not.
+        rng = random.Random(2)
+        misses = 0
+        for _ in range(50):
+            parent = build(rng, 1.0, 0.0, 3, 4)
+            vals, seeds = [], []
+            for s in range(3):
+                f = 1.5 if s == 0 else 1 + rng.uniform(-0.2, 0.2)
+                vals += [f * math.exp(rng.gauss(0, 0.01)) for _ in range(4)]
+                seeds += [s] * 4
+            blamed = placement.Sample(tuple(vals), tuple(seeds))
+            old, new = parent, build(rng, 1.25, 0.03, 3, 4)
+            c = judge.confirm(parent, blamed, old, new, sign=1, alpha=0.05, same_sources=False)
+            misses += c.confirmed
+        self.assertLessEqual(misses, 3)
+
+    def test_plain_values_still_judge_as_before(self) -> None:
+        old, new = [1.0, 1.01, 0.99, 1.0, 1.02], [1.3, 1.31, 1.29, 1.3, 1.32]
+        self.assertEqual(judge.check_change(old, new, sign=1, threshold=0.05).state,
+                         judge.ESTABLISHED)
+        self.assertEqual(judge.classify(old, new, old).verdict, judge.OLD)
+
+
+class MatrixLayoutsTest(unittest.TestCase):
+    """kvb matrix --layouts K: verdicts on placements, and the spread line per benchmark."""
+
+    def comparison(self, base: list[float], other: list[float]) -> compare.Comparison:
+        m = metrics.Metric("bytes_per_second", "B/s", "higher")
+        cell = compare.Cell(m, "lz4/compress/4096", "b", base, other,
+                            stats.verdict(base, other, higher_is_better=True, threshold=0.05,
+                                          alpha=0.05))
+        sides = [types.SimpleNamespace(label=label, values={("lz4/compress/4096", m.key): v})
+                 for label, v in (("a", base), ("b", other))]
+        return compare.Comparison(sides,  # type: ignore[arg-type]
+                                  {m.key: m}, {m.key: ["lz4/compress/4096"]},
+                                  [cell], 0.05, 0.05)
+
+    def test_a_placement_effect_is_no_verdict_with_layouts(self) -> None:
+        # 4 links, 3 rounds each (round r on seed (r-1) % 4): the other build is 25% slower on
+        # two seeds of four, a placement effect as large as lz4's compressor's here. Rounds as
+        # units call it slower; placements as units do not.
+        base = [1.0 + 0.005 * (i % 3) for i in range(12)]
+        other = [(0.75 if i % 4 >= 2 else 1.0) + 0.005 * (i % 3) for i in range(12)]
+        c = self.comparison(base, other)
+        self.assertEqual(c.cells[0].verdict.word, "slower")
+        args = argparse.Namespace(threshold=0.05, alpha=0.05, layouts=4)
+        decisions = matrix.placement_judgements(c, args)
+        self.assertEqual(c.cells[0].verdict.word, stats.NO_CHANGE)
+        self.assertFalse(next(iter(decisions.values())).resolved)
+        line = matrix.placement_lines(c, 4)[0]
+        self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
+                               r"over 4 links$")
+
+
+class HonestRangeTest(unittest.TestCase):
+    def caveat(self, layouts: int, how_a: str, how_b: str) -> str:
+        steps = [{"kind": "step", "step": 2, "commit": "a" * 40, "verdict": "old", "how": how_a},
+                 {"kind": "step", "step": 3, "commit": "b" * 40, "verdict": "new", "how": how_b}]
+        fake = types.SimpleNamespace(layouts=lambda: layouts, st={"old": "0" * 40, "new": "f" * 40},
+                                     recorded=lambda kind: [r for r in steps if r["kind"] == kind])
+        caveat = bisect_search.Search.placement_caveat
+        return caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
+
+    def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
+        text = self.caveat(1, "measured", "same sources")
+        self.assertIn("placement-sensitive: step 2 (aaaaaaaaaaaa like old)", text)
+        self.assertIn("the first new commit is in 000000000000..bbbbbbbbbbbb", text)
+        both = self.caveat(1, "measured", "measured")
+        self.assertIn("in 000000000000..ffffffffffff", both)
+
+    def test_verdicts_over_several_links_or_by_content_hash_leave_it(self) -> None:
+        self.assertEqual(self.caveat(3, "measured", "measured"), "")
+        self.assertEqual(self.caveat(1, "same sources", "same sources"), "")
+
+
+class WitnessTest(unittest.TestCase):
+    def test_same_counts_are_a_placement_effect_and_a_real_change_is_not(self) -> None:
+        # lz4's compression path per 4 KiB before and after 59273b71 (docs/placement.md).
+        real = bisect_witness.Witness(60238 / 4096, 46501 / 4096, "x86-gcc-portable")
+        self.assertFalse(real.same)
+        self.assertAlmostEqual(real.ratio, 1.295, places=3)
+        self.assertIn("1.295x fewer in this commit", real.text())
+        moved = bisect_witness.Witness(14.706, 14.71, "x86-gcc-portable")
+        self.assertTrue(moved.same)
+        self.assertIn(": the same", moved.text())
+
+    def test_a_timed_change_with_the_same_instructions_is_a_placement_effect(self) -> None:
+        fake = types.SimpleNamespace(st={"mode": "kvbench", "plan": {"micro": True}},
+                                     ws=types.SimpleNamespace(trees={}), say=lambda m: None)
+        real = bisect_witness.witness
+        try:
+            for counts, effect in (((14.71, 14.70), True), ((16.37, 12.85), False)):
+                bisect_witness.witness = lambda *a, c=counts: (  # type: ignore[assignment]
+                    bisect_witness.Witness(c[0], c[1], "x86-gcc-portable"), "")
+                rec: dict = {"reasons": []}
+                witness = bisect_search.Search.witness
+                witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
+                self.assertEqual(bool(rec.get("placement_effect")), effect)
+                self.assertEqual(bool(rec["reasons"]), effect)
+                self.assertIn("parent", rec["instructions"]["text"])
+        finally:
+            bisect_witness.witness = real  # type: ignore[assignment]
+
+    def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
+        st = {"mode": "kvbench", "plan": {"micro": True}, "repo": "/src/lz4", "old": "a" * 40,
+              "new": "b" * 40, "dep": "lz4", "bench_key": "lz4/compress/4096",
+              "find": "faster", "preset": "x86-gcc-portable"}
+        cmd = bisect_witness.instructions_command(st)
+        self.assertIn("--micro lz4/compress/4096 --find faster", cmd)
+        self.assertIn("--instructions", cmd)
+        self.assertEqual(bisect_witness.instructions_command({"mode": "generic"}), "")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
