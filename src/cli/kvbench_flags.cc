@@ -141,6 +141,16 @@ std::vector<Flag> EngineAndOutputFlags(KvbenchFlags* f) {
            "cache-misses (hardware: recorded as unavailable, with the reason, where the machine "
            "has no PMU), task-clock, context-switches, cpu-migrations, minor-faults, "
            "major-faults (software)"),
+      Flag("profile", &f->profile, "false",
+           "Sample each role's CPU time during the measured loops (perf_event_open cpu-clock, "
+           "frame-pointer stacks; the engine's own threads as role 'background') and write the "
+           "folded stacks, symbolized, into --json (docs/profile.md). Where perf_event_open is "
+           "refused, says why in one line and runs unprofiled"),
+      Flag("profile_hz", &f->profile_hz, "1000",
+           "--profile's rate: samples per second of each thread's CPU time (1000: under 1% "
+           "overhead here, docs/profile.md)")
+          .Range(1, kMaxProfileHz)
+          .Unit("Hz"),
       Flag("cpu_affinity", &f->cpu_affinity, "",
            "Pin the worker threads round-robin to these CPUs (0,1 or 0-3); the *whilewriting "
            "writer gets a CPU of its own when the list has one more than --threads. Every CPU "

@@ -30,6 +30,7 @@ class ConsoleReporter : public Reporter {
   void AddRole(const BenchmarkResult& r, const RoleResult& role, const std::string& run_label);
   void AddGroupLines(const RoleResult& role);
   void AddBenchmarkLines(const BenchmarkResult& r);
+  void AddProfileLines(const ProfileResult& p);
 
   std::FILE* const out_;
   std::FILE* const err_;
