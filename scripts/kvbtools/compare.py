@@ -8,6 +8,9 @@ default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size;
 every one). matrix, versions and bisect print through here.
 --html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
 its 95% interval (docs/report.md).
+Files of `kvbench --profile` runs also get, per benchmark and role, the functions whose CPU time
+per op moved most (self and total, ns/op), and on the page a differential flame graph of each
+side against the base (docs/profile.md).
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools import command, compare_by, environment, metrics, results, stats, table
+from kvbtools import (command, compare_by, environment, flame_figures, metrics, profiles,
+                      results, stats, table)
 from kvbtools.errors import UsageError
 from kvbtools.metrics import Metric
 from kvbtools.samples import Side, context_preset, side_of
@@ -362,11 +366,17 @@ def run(args: argparse.Namespace) -> int:
                          + " (" + "; ".join(f"{s.label}: {len({b for b, _ in s.order})} "
                                             "benchmark(s)" for s in sides) + ")")
     print(format_comparison(c))
+    side_docs = [[loaded[f] for f in g] for g in groups]
+    moved = profiles.compare_text(side_docs, [s.label for s in sides])  # kvbench --profile
+    if moved:
+        print(moved)
     if args.json:
         results.write_json(args.json, to_json(c))
     if args.html:
         from kvbtools import result_pages  # matplotlib: only when asked
-        n = result_pages.write_comparison(args.html, c)
+        n = result_pages.write_comparison(args.html, c, extra=lambda page: (
+            flame_figures.add_diff_sections(page, [profiles.of_documents(d) for d in side_docs],
+                                            [s.label for s in sides])))
         print(f"report: {args.html} ({n} figures)")
     regressions = c.regressions()
     if regressions:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools import figures, htmlpage, micro_figures, report, results, run_figures, samples
+from kvbtools import (figures, flame_figures, htmlpage, micro_figures, report, results,
+                      run_figures, samples)
 from kvbtools.errors import UsageError
 from kvbtools.htmlpage import Page, esc
 from kvbtools.results import Document
@@ -33,6 +34,7 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
         page.html(htmlpage.box("Missing or failed", problems, bad=True))
     if kv:
         _kv_sections(page, kv)
+        flame_figures.add_profile_sections(page, kv)  # kvbench --profile runs
     if micro:
         _micro_sections(page, micro)
     return page
