@@ -95,6 +95,7 @@ ThreadSampler* Profiler::Attach(const std::string& role) {
     return nullptr;
   }
   ++roles_[r].threads;
+  ++opened_;
   sampled_.push_back({std::move(s), r});
   return sampled_.back().sampler.get();
 }
@@ -175,7 +176,7 @@ ProfileResult Profiler::Result() {
   p.kernel = plan_.kernel;
   p.seconds = (stop_ns_ - start_ns_) / 1e9;
   p.collector_cpu_seconds = collector_cpu_seconds_;
-  p.unavailable = unavailable_;
+  if (opened_ == 0) p.unavailable = unavailable_;
   const uint64_t t0 = NowNanos();
   Symbolizer symbols;
   std::map<std::string, uint64_t> lost;  // by name: the partition below moves the roles

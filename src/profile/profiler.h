@@ -46,6 +46,9 @@ class Profiler {
   // Symbolizes what was sampled: the profile, roles in the order they attached, "background"
   // last. Reads files and allocates: call it outside what is measured. REQUIRES: Stop() called.
   ProfileResult Result();
+  // Why some worker's sampler could not be opened ("reader: ... (EMFILE)"); "" when all were.
+  // When none could, Result() says so as `unavailable` instead.
+  std::string missed() const { return unavailable_; }
 
  private:
   struct Role {
@@ -71,7 +74,7 @@ class Profiler {
   std::vector<Sampled> sampled_;
   std::vector<Role> roles_;
   std::string unavailable_;  // a thread's sampler that could not be opened
-  int attached_ = 0;
+  int attached_ = 0, opened_ = 0;  // workers that attached; those whose sampler opened
   bool stopping_ = false;
   std::thread collector_;
   pid_t collector_tid_ = 0;

@@ -230,7 +230,12 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   const ResourceSnapshot after = ResourceSnapshot::Take();
   const DiskSnapshot disk_after = DiskSnapshot::Take(config_.engine_options.path);
   // Symbolized only now: its file reading is no part of the costs above.
-  if (profiler) result->profile = profiler->Result();
+  if (profiler) {
+    result->profile = profiler->Result();
+    if (!profiler->missed().empty() && result->profile.unavailable.empty()) {
+      result->warnings.push_back("profile: a thread was not sampled: " + profiler->missed());
+    }
+  }
   if (spec.work != nullptr && config_.profile.requested && !config_.profile.enabled) {
     result->profile.requested = true;
     result->profile.unavailable = config_.profile.unavailable;
