@@ -42,6 +42,7 @@ __attribute__((noinline)) uint64_t BackgroundSpin(double seconds) {
 ProfilePlan Plan() {
   ProfilePlan plan;
   plan.requested = true;
+  plan.hz = 1000;  // a round period for the counts below
   ProbeProfiler(&plan);
   return plan;
 }

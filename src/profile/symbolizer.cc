@@ -17,6 +17,10 @@ namespace kvbench {
 
 namespace {
 
+// How far below an address Find looks for a symbol that covers it (.symtab and .dynsym list
+// many symbols twice, sized and unsized).
+constexpr uint64_t kCoverReach = 64ull * 1024;
+
 // Above this, an address is the kernel's (x86-64 and AArch64 alike).
 constexpr uint64_t kKernelStart = 0xffff000000000000ull;
 
@@ -60,14 +64,14 @@ struct Symbolizer::ElfSymbols {
   };
   explicit ElfSymbols(const std::string& path) : file(path) {
     std::string build_id;
-    Load(file.bytes(), &build_id, /*segments=*/true);
+    Load(file.bytes(), &build_id, /*load_segments=*/true);
     // Debian's -dbg/-dbgsym packages: the .symtab a stripped library lost (libc6-dbg's
     // __memcmp_avx2_movbe), in /usr/lib/debug/.build-id/ab/cdef....debug.
     if (build_id.size() > 2) {
       debug = std::make_unique<MappedElf>("/usr/lib/debug/.build-id/" + build_id.substr(0, 2) +
                                           "/" + build_id.substr(2) + ".debug");
       std::string unused;
-      Load(debug->bytes(), &unused, /*segments=*/false);
+      Load(debug->bytes(), &unused, /*load_segments=*/false);
     }
     std::sort(symbols.begin(), symbols.end(),
               [](const Symbol& a, const Symbol& b) { return a.value < b.value; });
@@ -176,7 +180,7 @@ const Symbolizer::ElfSymbols::Symbol* Symbolizer::ElfSymbols::Find(uint64_t vadd
     --it;
     if (it->size > 0 && vaddr < it->value + it->size) return &*it;
     if (it->size == 0) return &*it;
-    if (it->value + 4096 * 16 < vaddr) break;  // far below: not a cover
+    if (it->value + kCoverReach < vaddr) break;  // far below: not a cover
   }
   return nullptr;
 }

@@ -15,8 +15,8 @@ namespace kvbench {
 
 namespace {
 
-// 2^5 data pages (128 KiB with 4 KiB pages) per thread: at 1 kHz a sample of a 30-frame stack is
-// ~260 bytes, so the buffer holds ~0.5 s, and the collector drains it every 20 ms.
+// 2^5 data pages (128 KiB with 4 KiB pages) per thread: a sample of a 30-frame stack is ~260
+// bytes, so at 1 kHz the buffer holds ~0.5 s, and the collector drains it every 20 ms.
 constexpr size_t kDataPages = 32;
 
 // A sample as PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN lays it out after its header.
