@@ -5,8 +5,11 @@ compare of null and memory lists it among the functions that moved; kvb report -
 flame graph), kvb export folded, the schema, and the model's arithmetic on synthetic stacks."""
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import re
+import struct
 import subprocess
 import sys
 import unittest
@@ -35,6 +38,24 @@ def profiled(tmp: str, engine: str, name: str, *extra: str) -> tuple[str, str]:
     if p.returncode != 0:
         raise AssertionError(p.stdout + p.stderr)
     return out, p.stdout
+
+
+PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}.get(platform.machine())
+
+
+def deny_perf_event_open() -> None:
+    """In the child before exec: a seccomp filter that fails perf_event_open with EPERM, as a
+    container's default policy does."""
+    ld, jeq, ret = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K
+    insns = [(ld, 0, 0, 0), (jeq, 0, 1, PERF_EVENT_OPEN), (ret, 0, 0, 0x00050000 | 1),  # EPERM
+             (ret, 0, 0, 0x7fff0000)]  # allow
+    code = b"".join(struct.pack("HBBI", *i) for i in insns)
+    buf = ctypes.create_string_buffer(code)
+    prog = struct.pack("HxxxxxxQ", len(insns), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    if libc.prctl(22, 2, ctypes.c_char_p(prog), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        os._exit(99)
 
 
 def synthetic(stacks: dict[str, int], ops: int, period_ns: int = 1000000) -> dict[str, Any]:
@@ -163,6 +184,27 @@ class ProfiledRunTest(kvbtest.TempDirTest):
         self.assertIn("no CPU profile", p.stderr)
         self.assertEqual(load_json(out)["context"]["workload"]["profile"], "off")
         self.assertNotIn("profile", load_json(out)["results"][0])
+
+    @unittest.skipUnless(PERF_EVENT_OPEN, "seccomp filter written for x86_64 and aarch64 only")
+    def test_refused_perf_event_open_is_one_line_and_the_run_goes_on(self) -> None:
+        out = os.path.join(self.tmp, "refused.json")
+        p = subprocess.run([ARGS.kvbench, "--engine=memory", "--benchmarks=fillseq,readrandom",
+                            "--num=20000", "--profile", f"--json={out}", f"--db={self.tmp}/db",
+                            "--report_interval_seconds=0", "--perf_counters=off"],
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=deny_perf_event_open)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [line for line in p.stdout.splitlines() if "unavailable" in line]
+        self.assertEqual(len(lines), 1, p.stdout)
+        self.assertRegex(lines[0], r"^Profile: +unavailable: cpu-clock sampling: .*EPERM.*; "
+                                   r"running unprofiled$")
+        self.assertIn("readrandom", p.stdout)
+        doc = load_json(out)
+        self.assertEqual(schema.validate(doc), [])
+        self.assertTrue(doc["context"]["workload"]["profile"].startswith("unavailable: "))
+        for result in doc["results"]:
+            self.assertIn("EPERM", result["profile"]["unavailable"])
+            self.assertEqual(result["profile"]["roles"], [])
 
     def test_a_synthetic_document_with_a_profile_validates(self) -> None:
         path, _ = profiled(self.tmp, "null", "null")

@@ -45,8 +45,15 @@ std::unique_ptr<ThreadSampler> ThreadSampler::Open(pid_t tid, uint64_t period_ns
   const int fd = static_cast<int>(
       syscall(SYS_perf_event_open, &attr, tid == 0 ? 0 : tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) {
+    const int err = errno;
+    // perf_event_paranoid does not apply to root: a refusal then comes from a seccomp filter or
+    // a container's policy, and the paranoid level would be the wrong thing to blame.
     *why = "cpu-clock sampling: " +
-           PerfOpenFailure(errno, PerfKind::kSoftware, "cpu-clock", /*first_of_kind=*/true);
+           ((err == EPERM || err == EACCES) && geteuid() == 0
+                ? std::string("refused (") + (err == EPERM ? "EPERM" : "EACCES") +
+                      ") although kvbench runs as root: a seccomp filter or a container's policy "
+                      "forbids perf_event_open"
+                : PerfOpenFailure(err, PerfKind::kSoftware, "cpu-clock", /*first_of_kind=*/true));
     return nullptr;
   }
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

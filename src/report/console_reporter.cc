@@ -76,6 +76,7 @@ std::string StarvedNote(const RoleResult& role) {
 void ConsoleReporter::Begin(const RunContext& c) {
   reference_engine_ = c.reference_engine;
   noise_ = c.noise;
+  profile_unavailable_ = c.config->profile.unavailable;
   const Environment& env = *c.env;
   const RunConfig& config = *c.config;
   const BuildInfo& b = GetBuildInfo();
@@ -178,9 +179,11 @@ void ConsoleReporter::Add(const BenchmarkResult& r) {
 
 // --profile: its rate and cost, then each role's three hottest functions (self time).
 void ConsoleReporter::AddProfileLines(const ProfileResult& p) {
-  if (!p.requested || !p.unavailable.empty()) {
-    if (p.requested) std::fprintf(out_, "    profile: unavailable: %s\n", p.unavailable.c_str());
-    if (!p.requested || p.roles.empty()) return;
+  if (!p.requested || p.roles.empty()) {
+    if (p.requested && p.unavailable != profile_unavailable_) {
+      std::fprintf(out_, "    profile: unavailable: %s\n", p.unavailable.c_str());
+    }
+    return;
   }
   const double sampled_cpu = static_cast<double>(p.samples()) * p.period_ns / 1e9;
   std::string line = "    profile: " +
