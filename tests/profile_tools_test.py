@@ -136,7 +136,7 @@ class ProfiledRunTest(kvbtest.TempDirTest):
         self.assertTrue(any("MemorySession::Get(" in s for s, _ in reader["folded"]))
         self.assertEqual(sum(n for _, n in reader["folded"]), reader["samples"])
         self.assertRegex(stdout, r"profile: \d+ samples/s over [\d.]+ s \(reader 1 thread \d+ "
-                                 r"samples.*collector [\d.]+ ms CPU")
+                                 r"samples.*collector [\d.]+ ms CPU \([\d.]+% of a CPU")
         self.assertRegex(stdout, r"profile reader self: .*MemorySession::Get")
         self.assertEqual(result["profile"]["roles"][-1]["role"], "background")
 

@@ -204,7 +204,8 @@ TEST_F(ReporterTest, ProfileGoesIntoTheJsonAndTwoConsoleLines) {
   const std::string text = out.text();
   EXPECT_TRUE(Contains(text, "Profile:    cpu-clock at 499 Hz"));
   EXPECT_TRUE(Contains(text, "    profile: 8 samples/s over 0.50 s (reader 1 thread 4 samples, "
-                             "background 3 threads 0 samples); collector 1.0 ms CPU"));
+                             "background 3 threads 0 samples); collector 1.0 ms CPU (0.20% "
+                             "of a CPU, "));
   EXPECT_TRUE(Contains(text, "    profile reader self: 75.0% kvbench::Foo::Get, 25.0% "
                              "std::vector<>::push_back\n"));
 

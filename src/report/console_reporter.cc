@@ -229,9 +229,13 @@ void ConsoleReporter::AddProfileLines(const ProfileResult& p) {
             (r.threads == 1 ? "" : "s") + " " + std::to_string(r.samples) + " samples";
     if (r.lost > 0) line += " (" + std::to_string(r.lost) + " LOST)";
   }
-  line += "); collector " + FormatDouble(p.collector_cpu_seconds * 1e3, 1) + " ms CPU = " +
+  // The collector drains every 20 ms whatever the threads do: per CPU second of the run, and
+  // against the CPU time it sampled.
+  line += "); collector " + FormatDouble(p.collector_cpu_seconds * 1e3, 1) + " ms CPU (" +
+          FormatDouble(p.seconds > 0 ? 100 * p.collector_cpu_seconds / p.seconds : 0, 2) +
+          "% of a CPU, " +
           FormatDouble(sampled_cpu > 0 ? 100 * p.collector_cpu_seconds / sampled_cpu : 0, 2) +
-          "% of the sampled CPU";
+          "% of the CPU sampled)";
   std::fprintf(out_, "%s\n", line.c_str());
   for (const RoleProfile& r : p.roles) {
     if (r.samples == 0) continue;
