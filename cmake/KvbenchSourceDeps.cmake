@@ -198,19 +198,13 @@ function(kvbench_dep_build_autotools dir root prefix log args out_rc)
   set(${out_rc} ${rc} PARENT_SCOPE)
 endfunction()
 
-# kvbench_dep_from_source(<DEP>): builds it (or reuses the cached build) and sets
-# KVBENCH_<DEP>_PREFIX and the provenance variables in the caller's scope.
-function(kvbench_dep_from_source dep)
-  set(dir "${KVBENCH_${dep}_SOURCE_DIR}")
-  file(REAL_PATH "${dir}" dir)
-  kvbench_dep_check_tree(${dep} "${dir}" tree)
-  set(marker "${KVBENCH_DEP_${dep}_TREE${tree}_MARKER}")
-  kvbench_dep_version(${dep} "${dir}" ${tree} version)
+# kvbench_dep_build_key(<DEP> <dir> <version> <project> <args> <out-key>): what identifies a
+# build of <dep> from <dir>: the library, its version, the tree, the compilers, every flag, the
+# options and the recipe, one "name=value" line each (the stamp file's text).
+function(kvbench_dep_build_key dep dir version project args out_key)
   kvbench_dep_tree_identity("${dir}" identity)
-  kvbench_dep_recipe(${dep} "${dir}" "${marker}" project args)
-  set(lower ${KVBENCH_DEP_${dep}_NAME})
-  # The recipe: the -D options above, our CMakeLists.txt for the C libraries, and a number to
-  # bump when this file changes how a library is built.
+  # The recipe: the -D options, our CMakeLists.txt for the C libraries, and a number to bump when
+  # this file changes how a library is built.
   set(recipe "kvbench-deps-recipe-1")
   if(project MATCHES "^${PROJECT_SOURCE_DIR}/")
     file(SHA256 "${project}/CMakeLists.txt" _h)
@@ -219,7 +213,7 @@ function(kvbench_dep_from_source dep)
   string(REPLACE ";" " " args_str "${args}")
   string(REPLACE "${dir}" "<source_dir>" args_str "${args_str}")
   set(key
-"library=${lower}
+"library=${KVBENCH_DEP_${dep}_NAME}
 version=${version}
 source_dir=${dir}
 source_identity=${identity}
@@ -235,15 +229,96 @@ recipe=${recipe}
   if(CMAKE_CROSSCOMPILING)
     string(APPEND key "target=${CMAKE_SYSTEM_PROCESSOR} ${CMAKE_C_COMPILER_TARGET} sysroot=${CMAKE_SYSROOT}\n")
   endif()
+  set(${out_key} "${key}" PARENT_SCOPE)
+endfunction()
+
+# kvbench_dep_cmake_build(<project> <root> <prefix> <log> <args> <out-rc>): configures, builds
+# and installs a CMake project with kvbench's compilers, flags and toolchain.
+function(kvbench_dep_cmake_build project root prefix log args out_rc)
+  set(launcher "")
+  if(KVBENCH_CCACHE)
+    set(launcher -DCMAKE_C_COMPILER_LAUNCHER=${KVBENCH_CCACHE}
+                 -DCMAKE_CXX_COMPILER_LAUNCHER=${KVBENCH_CCACHE})
+  endif()
+  execute_process(
+    COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${root}/build" -G "${CMAKE_GENERATOR}"
+      -DCMAKE_BUILD_TYPE=Release
+      "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
+      "-DCMAKE_C_FLAGS=${KVBENCH_DEPS_C_FLAGS}" "-DCMAKE_CXX_FLAGS=${KVBENCH_DEPS_CXX_FLAGS}"
+      "-DCMAKE_ASM_FLAGS=${KVBENCH_DEPS_C_FLAGS}"
+      "-DCMAKE_C_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+      "-DCMAKE_CXX_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+      "-DCMAKE_ASM_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
+      -DCMAKE_POSITION_INDEPENDENT_CODE=ON "-DCMAKE_INSTALL_PREFIX=${prefix}"
+      -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${launcher}
+      ${KVBENCH_DEPS_TOOLCHAIN_ARGS} ${args}
+    OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build "${root}/build" --parallel ${KVBENCH_DEPS_JOBS}
+      OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
+    file(APPEND "${log}.err" "${err}")
+  endif()
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --install "${root}/build"
+      OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+    file(APPEND "${log}.err" "${err}")
+  endif()
+  set(${out_rc} ${rc} PARENT_SCOPE)
+endfunction()
+
+# kvbench_dep_build(<DEP> <dir> <version> <project> <args> <root> <key>): builds <dep> into
+# <root> (its prefix/, logs, and the stamp holding <key> and the build's time), or stops
+# configuration with the last lines of its log.
+function(kvbench_dep_build dep dir version project args root key)
+  set(lower ${KVBENCH_DEP_${dep}_NAME})
+  set(log "${root}/build.log")
+  message(STATUS "kvbench: building ${lower} ${version} from ${dir} into ${root} "
+                 "(log: ${log}; -j${KVBENCH_DEPS_JOBS})")
+  file(REMOVE_RECURSE "${root}")
+  file(MAKE_DIRECTORY "${root}")
+  string(TIMESTAMP t0 "%s")
+  if(project STREQUAL "autotools")
+    kvbench_dep_build_autotools("${dir}" "${root}" "${root}/prefix" "${log}" "${args}" rc)
+  else()
+    kvbench_dep_cmake_build("${project}" "${root}" "${root}/prefix" "${log}" "${args}" rc)
+  endif()
+  if(NOT rc EQUAL 0)
+    file(STRINGS "${log}.err" tail)
+    list(LENGTH tail n)
+    if(n GREATER 30)
+      math(EXPR first "${n} - 30")
+      list(SUBLIST tail ${first} 30 tail)
+    endif()
+    list(JOIN tail "\n" tail)
+    message(FATAL_ERROR "building ${lower} ${version} from ${dir} failed (${rc}); logs: "
+                        "${log}, ${log}.build, ${log}.err. Last lines:\n${tail}")
+  endif()
+  string(TIMESTAMP t1 "%s")
+  math(EXPR seconds "${t1} - ${t0}")
+  # The objects are not needed once installed (ccache keeps what a rebuild would reuse).
+  file(REMOVE_RECURSE "${root}/build")
+  file(WRITE "${root}/kvbench-build.stamp" "${key}build_seconds=${seconds}\n")
+  message(STATUS "kvbench: built ${lower} ${version} in ${seconds} s")
+endfunction()
+
+# kvbench_dep_from_source(<DEP>): builds it (or reuses the cached build) and sets
+# KVBENCH_<DEP>_PREFIX and the provenance variables in the caller's scope.
+function(kvbench_dep_from_source dep)
+  set(dir "${KVBENCH_${dep}_SOURCE_DIR}")
+  file(REAL_PATH "${dir}" dir)
+  kvbench_dep_check_tree(${dep} "${dir}" tree)
+  set(marker "${KVBENCH_DEP_${dep}_TREE${tree}_MARKER}")
+  kvbench_dep_version(${dep} "${dir}" ${tree} version)
+  kvbench_dep_recipe(${dep} "${dir}" "${marker}" project args)
+  set(lower ${KVBENCH_DEP_${dep}_NAME})
+  kvbench_dep_build_key(${dep} "${dir}" "${version}" "${project}" "${args}" key)
   # The source path is not in the hash, so the same tarball unpacked elsewhere reuses the build;
   # a git or plain tree is identified by its path through source_identity anyway.
   string(REGEX REPLACE "source_dir=[^\n]*\n" "" hashed "${key}")
   string(SHA256 hash "${hashed}")
   string(SUBSTRING "${hash}" 0 12 hash)
   set(root "${KVBENCH_DEPS_CACHE}/${lower}-${version}-${hash}")
-  set(prefix "${root}/prefix")
   set(stamp "${root}/kvbench-build.stamp")
-  set(log "${root}/build.log")
   set(reused FALSE)
   if(EXISTS "${stamp}")
     file(READ "${stamp}" old)
@@ -256,66 +331,9 @@ recipe=${recipe}
   if(reused)
     message(STATUS "kvbench: ${lower} ${version} from source: reusing ${root}")
   else()
-    message(STATUS "kvbench: building ${lower} ${version} from ${dir} into ${root} "
-                   "(log: ${log}; -j${KVBENCH_DEPS_JOBS})")
-    file(REMOVE_RECURSE "${root}")
-    file(MAKE_DIRECTORY "${root}")
-    set(launcher "")
-    if(KVBENCH_CCACHE)
-      set(launcher -DCMAKE_C_COMPILER_LAUNCHER=${KVBENCH_CCACHE}
-                   -DCMAKE_CXX_COMPILER_LAUNCHER=${KVBENCH_CCACHE})
-    endif()
-    string(TIMESTAMP t0 "%s")
-    if(project STREQUAL "autotools")
-      kvbench_dep_build_autotools("${dir}" "${root}" "${prefix}" "${log}" "${args}" rc)
-      set(project "")
-    else()
-      set(rc 0)
-    endif()
-    if(rc EQUAL 0 AND project)
-    execute_process(
-      COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${root}/build" -G "${CMAKE_GENERATOR}"
-        -DCMAKE_BUILD_TYPE=Release
-        "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
-        "-DCMAKE_C_FLAGS=${KVBENCH_DEPS_C_FLAGS}" "-DCMAKE_CXX_FLAGS=${KVBENCH_DEPS_CXX_FLAGS}"
-        "-DCMAKE_ASM_FLAGS=${KVBENCH_DEPS_C_FLAGS}"
-        "-DCMAKE_C_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
-        "-DCMAKE_CXX_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
-        "-DCMAKE_ASM_FLAGS_RELEASE=${KVBENCH_DEPS_RELEASE_FLAGS}"
-        -DCMAKE_POSITION_INDEPENDENT_CODE=ON "-DCMAKE_INSTALL_PREFIX=${prefix}"
-        -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_EXPORT_COMPILE_COMMANDS=ON ${launcher}
-        ${KVBENCH_DEPS_TOOLCHAIN_ARGS} ${args}
-      OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
-    if(rc EQUAL 0)
-      execute_process(COMMAND ${CMAKE_COMMAND} --build "${root}/build" --parallel ${KVBENCH_DEPS_JOBS}
-        OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
-      file(APPEND "${log}.err" "${err}")
-    endif()
-    if(rc EQUAL 0)
-      execute_process(COMMAND ${CMAKE_COMMAND} --install "${root}/build"
-        OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
-      file(APPEND "${log}.err" "${err}")
-    endif()
-    endif()
-    if(NOT rc EQUAL 0)
-      file(STRINGS "${log}.err" tail)
-      list(LENGTH tail n)
-      if(n GREATER 30)
-        math(EXPR first "${n} - 30")
-        list(SUBLIST tail ${first} 30 tail)
-      endif()
-      list(JOIN tail "\n" tail)
-      message(FATAL_ERROR "building ${lower} ${version} from ${dir} failed (${rc}); logs: "
-                          "${log}, ${log}.build, ${log}.err. Last lines:\n${tail}")
-    endif()
-    string(TIMESTAMP t1 "%s")
-    math(EXPR seconds "${t1} - ${t0}")
-    # The objects are not needed once installed (ccache keeps what a rebuild would reuse).
-    file(REMOVE_RECURSE "${root}/build")
-    file(WRITE "${stamp}" "${key}build_seconds=${seconds}\n")
-    message(STATUS "kvbench: built ${lower} ${version} in ${seconds} s")
+    kvbench_dep_build(${dep} "${dir}" "${version}" "${project}" "${args}" "${root}" "${key}")
   endif()
-  set(KVBENCH_${dep}_PREFIX "${prefix}" PARENT_SCOPE)
+  set(KVBENCH_${dep}_PREFIX "${root}/prefix" PARENT_SCOPE)
   set(KVBENCH_${dep}_ORIGIN source PARENT_SCOPE)
   set(KVBENCH_${dep}_ORIGIN_VERSION "${version}" PARENT_SCOPE)
   set(KVBENCH_${dep}_ORIGIN_SOURCE_DIR "${dir}" PARENT_SCOPE)

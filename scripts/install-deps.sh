@@ -12,7 +12,8 @@
 #                                           # --build-only: only what builds kvbench and runs its
 #                                           # C++ and crash tests (arm64-root.sh --lean), not the
 #                                           # tools of the kvb tests (PostgreSQL, matplotlib,
-#                                           # Chromium, valgrind, strace, clang-tidy, db_bench)
+#                                           # Chromium, valgrind, strace, clang-tidy, pyflakes,
+#                                           # db_bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,8 @@ packages=(
 )
 tools=(
   ccache clang-format clang-tidy rocksdb-tools valgrind
+  # scripts/lint.sh: pyflakes over the Python of scripts/ and tests/ (clang-tidy does the C++).
+  python3-pyflakes
   # kvb bisect traces which files a library's build compiles (commits that change none skip).
   strace
   # The results store (docs/history.md): PostgreSQL for the store tests' throwaway cluster and

@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (Debian's clang-tidy 14, the checks in .clang-tidy) over every C++ source file of
-# src/ and bench/, with the compile commands of a configured preset, and exits 1 on any finding.
+# Lints kvbench's own code and exits 1 on any finding:
+#  - Python: pyflakes (Debian's python3-pyflakes) over scripts/kvb, scripts/kvbtools and
+#    tests/*.py: no unused import or name, no undefined name. (The import layers and the length
+#    of functions of scripts/kvbtools are tests/kvbtools_layers_test.py's, run by ctest.)
+#  - C++: clang-tidy (Debian's clang-tidy 14, the checks in .clang-tidy) over every C++ source
+#    file of src/ and bench/, with the compile commands of a configured preset.
 #
-#   scripts/lint.sh [--preset PRESET] [--jobs N] [FILE...]
+#   scripts/lint.sh [--preset PRESET] [--jobs N] [--python-only] [FILE...]
 #
 # PRESET defaults to the host's clang preset (scripts/host-preset.sh clang); it is configured if
-# build/PRESET/compile_commands.json is missing. FILEs default to every *.cc of src/ and bench/
-# that the preset compiles (headers are checked through them: .clang-tidy's HeaderFilterRegex).
+# build/PRESET/compile_commands.json is missing. FILEs (C++) default to every *.cc of src/ and
+# bench/ that the preset compiles (headers are checked through them: .clang-tidy's
+# HeaderFilterRegex). --python-only: only pyflakes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=""
 jobs=2
+python_only=0
 files=()
 . scripts/option-value.sh
 while [ $# -gt 0 ]; do
   case "$1" in
     --preset|--preset=*) option_value preset "$@"; shift "$OPTION_WORDS" ;;
     --jobs|--jobs=*) option_value jobs "$@"; shift "$OPTION_WORDS" ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --python-only) python_only=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     -*) echo "lint.sh: unknown argument $1" >&2; exit 2 ;;
     *) files+=("$1"); shift ;;
   esac
 done
+# Debian's interpreter has Debian's pyflakes (a python3 first on PATH may be another build).
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+if ! "$python" -m pyflakes --version >/dev/null 2>&1; then
+  echo "lint.sh: pyflakes not found for $python: apt-get install python3-pyflakes" >&2
+  exit 2
+fi
+mapfile -t py < <(git ls-files 'scripts/kvb' 'scripts/kvbtools/*.py' 'tests/*.py')
+echo "lint.sh: pyflakes ($("$python" -m pyflakes --version | cut -d' ' -f1)) on ${#py[@]} Python files"
+if ! "$python" -m pyflakes "${py[@]}"; then
+  echo "lint.sh: pyflakes findings above" >&2
+  exit 1
+fi
+[ "$python_only" = 0 ] || { echo "lint.sh: no findings"; exit 0; }
+
 [ -n "$preset" ] || preset=$(scripts/host-preset.sh clang)
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 if [ -z "$tidy" ]; then

@@ -13,6 +13,7 @@
 #include "cli/memory_flags.h"
 #include "cli/run_config.h"
 #include "common/build_info.h"
+#include "common/file_output.h"
 #include "crc32c/crc32c.h"
 #include "env/environment.h"
 #include "kv/registry.h"
@@ -144,8 +145,11 @@ int main(int argc, char** argv) {
   kvbench::ReporterList reporters;
   reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));
   if (!config.json_path.empty()) {
-    reporters.Append(
-        std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path), stderr));
+    // A file is replaced at the end, so it can say "incomplete" first; a stream gets one document.
+    kvbench::OutputTarget json;
+    const bool stream = kvbench::ResolveOutput(config.json_path, &json).ok() && json.in_place;
+    reporters.Append(std::make_unique<kvbench::JsonReporter>(
+        kvbench::AtomicFile(config.json_path), stderr, /*placeholder=*/!stream));
   }
   if (!config.hgrm_prefix.empty()) {
     reporters.Append(std::make_unique<kvbench::HgrmReporter>(config.hgrm_prefix, stderr));

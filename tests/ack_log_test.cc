@@ -3,6 +3,8 @@
 #include "workload/ack_log.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -66,6 +68,25 @@ TEST(AckLogTest, CountsAndHeaderSurviveTheWriter) {
   EXPECT_TRUE(read->CheckMatches(o).ok());
   EXPECT_EQ(ReadAll(path).size(), AckLog::kHeaderSize + 3 * 64);
   EXPECT_FALSE(std::ifstream(path + ".tmp").good());
+}
+
+TEST(AckLogTest, ALinkIsFollowedAndKeptAndAFifoIsRefused) {
+  test::TempDir dir;
+  const std::string link = dir.path() + "/acks";
+  ASSERT_EQ(symlink("acks-target", link.c_str()), 0);
+  std::unique_ptr<AckLog> log;
+  ASSERT_TRUE(AckLog::Create(link, AckHeader::For(AckKind::kFillSeq, Options()), &log).ok());
+  struct stat st;
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(ReadAll(dir.path() + "/acks-target").size(), AckLog::kHeaderSize + 3 * 64);
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const Status s = AckLog::Create(fifo, AckHeader::For(AckKind::kFillSeq, Options()), &log);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is not a regular file"), std::string::npos) << s.message();
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
 }
 
 TEST(AckLogTest, AReaderSeesCountsWhileTheWriterRuns) {

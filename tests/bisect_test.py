@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from kvbtools import bisect_judge as judge  # noqa: E402
+from kvbtools.measure import bisect_judge as judge  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 
 LIB = """#include <stddef.h>

@@ -26,7 +26,7 @@ import kvbtest  # tests/kvbtest.py, beside this file
 KVBENCH = ""
 ENGINES: list[str] = []
 LIBRARY_ROOT = ""
-STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+STORAGE = kvbtest.storage_engines()
 
 
 def emulator(kvbench: str) -> str:
@@ -819,6 +819,7 @@ class CliTest(kvbtest.TempDirTest):
         out = os.path.join(self.tmp, "r.json")
         p = run(["--engine=memory", f"--db={self.db}", "--num=10", "--benchmarks=fillseq",
                  f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(load_json(out)["complete"])
         p2 = start(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=1000000000000",
                     "--benchmarks=fillseq,readrandom", f"--json={out}"])

@@ -16,7 +16,8 @@ from typing import Any
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import crashtest, manifest  # noqa: E402
+from kvbtools.core import manifest  # noqa: E402
+from kvbtools.measure import crash_trials  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 
@@ -104,17 +105,17 @@ class CrashTest(kvbtest.TempDirTest):
     def test_outcomes_are_told_apart_by_the_verifyacked_error(self) -> None:
         lost = {"results": [{}], "error": "verifyacked: 3 of 9 acknowledged writes lost (first "
                                           "lost key 4)"}
-        self.assertEqual(crashtest.classify(0, {"results": [{}]}, "")[0], "ok")
-        self.assertEqual(crashtest.classify(1, lost, "")[0], "lost")
-        self.assertEqual(crashtest.classify(1, {"results": [], "error": "verifyacked failed: "
+        self.assertEqual(crash_trials.classify(0, {"results": [{}]}, "")[0], "ok")
+        self.assertEqual(crash_trials.classify(1, lost, "")[0], "lost")
+        self.assertEqual(crash_trials.classify(1, {"results": [], "error": "verifyacked failed: "
                                                 "Corruption: the value of acknowledged key 4"},
                                             "")[0], "corrupt")
-        self.assertEqual(crashtest.classify(1, {"results": [], "error": "cannot open lmdb at "
+        self.assertEqual(crash_trials.classify(1, {"results": [], "error": "cannot open lmdb at "
                                                 "/x: ..."}, "")[0], "reopen_failed")
-        self.assertEqual(crashtest.classify(1, {"results": [], "error": "verifyacked failed: "
+        self.assertEqual(crash_trials.classify(1, {"results": [], "error": "verifyacked failed: "
                                                 "Corruption: --ack_file /a is not a kvbench "
                                                 "ack file"}, "")[0], "error")
-        self.assertEqual(crashtest.classify(134, None, "Aborted")[0], "error")
+        self.assertEqual(crash_trials.classify(134, None, "Aborted")[0], "error")
 
 
 if __name__ == "__main__":

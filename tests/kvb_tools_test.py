@@ -29,8 +29,9 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import callgrind, host, rounds, sources, stats  # noqa: E402
-from kvbtools.errors import RunError, UsageError  # noqa: E402
+from kvbtools.core import host, stats  # noqa: E402
+from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
+from kvbtools.core.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, load_json, write_json  # noqa: E402
 
@@ -451,7 +452,7 @@ class CompareTest(kvbtest.TempDirTest):
         p = kvb("compare", path, path)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("not comparable:", p.stdout)
-        self.assertRegex(p.stdout, rf"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
+        self.assertRegex(p.stdout, r"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
         doc["context"]["environment"]["cpu_model"] = "Some Other CPU 9000"
         other = write_json(self.path("other-cpu.json"), doc)
         p = kvb("compare", path, other)
@@ -677,8 +678,8 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
-        from kvbtools import matrix
-        from kvbtools.samples import Side
+        from kvbtools.commands import matrix
+        from kvbtools.core.samples import Side
         micro = Side("lz4 1.10.0", contexts=[{"lz4_library_version": "1.9.4"}])
         kv = Side("rocksdb 9.10.0", contexts=[{"libraries": [
             {"name": "rocksdb", "version": ""}], "engine": {"name": "rocksdb",

@@ -14,6 +14,15 @@ from typing import Any
 
 # The test's arguments (--kvbench BIN, ...), filled in by main().
 ARGS = argparse.Namespace()
+MANIFEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cmake",
+                        "deps.json")
+
+
+def storage_engines() -> list[str]:
+    """The storage engines of the manifest (cmake/deps.json), in its order: a test that loops
+    over them tests a new engine the moment it is listed there, not when someone edits the test."""
+    with open(MANIFEST, encoding="utf-8") as f:
+        return [d["name"] for d in json.load(f)["deps"] if d["engine"]]
 
 
 def main(*flags: str) -> None:

@@ -66,6 +66,31 @@ class ManifestTest(unittest.TestCase):
                     found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
         self.assertEqual(found, [], "engine names belong in cmake/deps.json and the adapters")
 
+    def test_install_deps_installs_every_manifest_package(self) -> None:
+        # scripts/install-deps.sh keeps its own list; it must hold every library of the manifest
+        # that Debian packages for the architecture.
+        for arch in ("amd64", "arm64"):
+            p = subprocess.run([str(ROOT / "scripts" / "install-deps.sh"), "--print-packages",
+                                f"--arch={arch}"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            printed = set(p.stdout.split())
+            for d in manifest()["deps"]:
+                if d["debian_arches"] and arch not in d["debian_arches"]:
+                    continue
+                with self.subTest(arch=arch, package=d["debian"]):
+                    self.assertIn(d["debian"], printed)
+
+    def test_get_sources_knows_every_library_built_from_source(self) -> None:
+        # scripts/get-sources.sh maps a library to its Debian source package by hand; a library
+        # the manifest builds from source must be one of its cases (wiredtiger: a refusal that
+        # says where its source is).
+        text = (ROOT / "scripts" / "get-sources.sh").read_text(encoding="utf-8")
+        cases = set(re.findall(r"^  ([a-z0-9]+)\)", text, re.M))
+        for d in manifest()["deps"]:
+            if d["source_build"]:
+                with self.subTest(dep=d["name"]):
+                    self.assertIn(d["name"], cases)
+
     def test_every_engine_has_its_adapter(self) -> None:
         for d in engines():
             with self.subTest(engine=d["name"]):

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 
-STORAGE = ["rocksdb", "wiredtiger", "lmdb"]
+STORAGE = kvbtest.storage_engines()
 BUDGET = 256 << 20
 
 

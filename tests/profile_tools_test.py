@@ -19,7 +19,8 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import flame_figures, profiles, schema  # noqa: E402
+from kvbtools.core import profiles, schema  # noqa: E402
+from kvbtools.pages import flame_figures  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, load_json, write_json  # noqa: E402
 

@@ -29,7 +29,7 @@ from kvbtest import ARGS, load_json, write_json  # noqa: E402
 # The interpreter scripts/kvb runs under (Debian's, which has python3-matplotlib).
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 SUITE = "fillseq,settle,readrandom,overwrite,settle,fwdrangewhilewriting"
-ENGINES = ("rocksdb", "wiredtiger", "lmdb")
+ENGINES = tuple(kvbtest.storage_engines())
 TMP = ""
 RUNS: dict[str, str] = {}      # engine -> its JSON
 MICRO = ""                     # a kvbench_micro JSON with repetitions
@@ -436,7 +436,7 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertTrue(any("control in grey" in t for t in texts))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
-        from kvbtools import compare, results, samples
+        from kvbtools.core import comparison, results, samples
         files = self.micro_runs()
         d = os.path.join(TMP, "matrix-x")
         os.makedirs(d)
@@ -445,15 +445,15 @@ class ComparisonPagesTest(unittest.TestCase):
             dst = os.path.join(d, f"{label}.r1.json")
             shutil.copy(f, dst)
             sides.append(samples.load_side(label, [dst]))
-        c = compare.build(sides, threshold=0.05, alpha=0.05)
-        doc = compare.to_json(c)
+        c = comparison.build(sides, threshold=0.05, alpha=0.05)
+        doc = comparison.to_json(c)
         doc.update(command="matrix", presets=["x86-gcc-native", "x86-clang-native"],
                    repeats=1, build_seconds={"x86-gcc-native": 60.0}, failed_builds=[],
                    library_version_mismatches=[])
         results.write_json(os.path.join(d, "matrix.json"), doc)
         # The hook at the end of kvb matrix, in the interpreter kvb uses (matplotlib).
         p = subprocess.run([PYTHON, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-                            "from kvbtools.result_pages import write_report; "
+                            "from kvbtools.pages.result_pages import write_report; "
                             "print(write_report(sys.argv[2]))", SCRIPTS, d],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)

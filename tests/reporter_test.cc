@@ -270,7 +270,7 @@ TEST_F(ReporterTest, UnwritableOutputFailsStart) {
 }
 
 // The .hgrm text: its rows at kvbench's percentiles hold the values Percentile reports, the last
-// row and the footer the max and the count (scripts/kvbtools/hgrm.py writes the same text).
+// row and the footer the max and the count (scripts/kvbtools/core/hgrm.py writes the same text).
 TEST(HgrmTest, RowsAtReportedPercentilesEqualThePercentiles) {
   Histogram h;
   for (uint64_t v = 1; v <= 100000; v += 7) h.Add(v * 3);

@@ -24,10 +24,13 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import dbbench_instructions, dbbench_parity, manifest  # noqa: E402
-from kvbtools import metrics, report, results, schema, sources  # noqa: E402
-from kvbtools.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
-from kvbtools.errors import UsageError  # noqa: E402
+from kvbtools.core import manifest  # noqa: E402
+from kvbtools.commands import dbbench_instructions, dbbench_parity  # noqa: E402
+from kvbtools.core import metrics, results, schema  # noqa: E402
+from kvbtools.measure import sources  # noqa: E402
+from kvbtools.core import summary  # noqa: E402
+from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
+from kvbtools.core.errors import UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, write_json  # noqa: E402
 
@@ -54,7 +57,7 @@ class ReportTest(unittest.TestCase):
             self.assertEqual([r.label for r in rows],
                              ["fillseq", "readrandom", "readwhilewriting[reader]",
                               "readwhilewriting[writer]"])
-            text = report.summary(rows)
+            text = summary.summary(rows)
             self.assertIn("2000/2000 found", text)
             self.assertIn("reference engine", text)
             self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")
@@ -441,8 +444,11 @@ class ManifestTest(unittest.TestCase):
         # The one exception: db_bench is RocksDB's own tool.
         names = list(manifest.deps())
         tools = os.path.join(SCRIPTS, "kvbtools")
-        for module in sorted(os.listdir(tools)):
-            if not module.endswith(".py") or module == "dbbench_args.py":
+        modules = sorted(os.path.relpath(os.path.join(d, f), tools)
+                         for d, _, fs in os.walk(tools) for f in fs if f.endswith(".py"))
+        self.assertGreater(len(modules), 50)
+        for module in modules:
+            if os.path.basename(module) == "dbbench_args.py":
                 continue
             with open(os.path.join(tools, module), encoding="utf-8") as f:
                 text = f.read()

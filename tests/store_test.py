@@ -17,6 +17,7 @@ import argparse
 import copy
 import csv
 import glob
+import importlib.util
 import json
 import os
 import random
@@ -35,7 +36,8 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools import edivisive, history, metrics, store, store_schema  # noqa: E402
+from kvbtools.core import edivisive, metrics, store, store_schema  # noqa: E402
+from kvbtools.core import series as series_mod  # noqa: E402
 
 ARGS = argparse.Namespace(backend="sqlite", kvbench="", micro="")
 SKIP = 77
@@ -75,11 +77,9 @@ class PostgresCluster:
         if not bins:
             raise unittest.SkipTest("PostgreSQL is not installed (apt-get install postgresql; "
                                     "scripts/install-deps.sh does it)")
-        try:
-            import psycopg  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("psycopg") is None:
             raise unittest.SkipTest(f"psycopg 3 is not importable by {sys.executable} "
-                                    "(apt-get install python3-psycopg)") from None
+                                    "(apt-get install python3-psycopg)")
         self.bin = os.path.dirname(bins[-1])
         self.dir = tempfile.mkdtemp(prefix="kvb-pg.")
         self.data = os.path.join(self.dir, "data")
@@ -270,11 +270,11 @@ class StoreTest(unittest.TestCase):
         files.append(write(self.path("num.json"), synthetic(4, [50.0, 51, 49], num=12345)))
         self.add(*files)
         with store.open_store(self.loc) as st:
-            series = history.load(st, filters=[("engine", "memory")])
+            series = series_mod.load(st, filters=[("engine", "memory")])
         self.assertEqual(len(series), 2, [s.key for s in series])
         main = next(s for s in series if s.key["workload.num"] != "12345")
         self.assertEqual(len(main.points), 4)
-        self.assertEqual(history.changed(main.points[1], main.points[2]),
+        self.assertEqual(series_mod.changed(main.points[1], main.points[2]),
                          {"lib.rocksdb.version": ("7.8.3", "7.10.2")})
         self.assertEqual(main.points[3].attributes["microcode"], "0xa0011d1")
         self.assertEqual(main.points[3].attributes["context.environment.governor"],
@@ -422,7 +422,7 @@ class StoreTest(unittest.TestCase):
         run_micro(gb)
         self.add(*files, gb)
         with store.open_store(self.loc) as st:
-            series = history.load(st, metrics=["all"])
+            series = series_mod.load(st, metrics=["all"])
         out = os.path.join(self.dir, "csv")
         p = kvb("export", "csv", "--store", self.loc, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -567,9 +567,7 @@ class SqliteOnlyTest(unittest.TestCase):
             i, [100 * (1 + 0.02 * rng.gauss(0, 1)) * (0.8 if i >= 8 else 1) for _ in range(3)]))
             for i in range(14)]
         self.assertEqual(kvb("store", "add", "--store", loc, *files).returncode, 0)
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:
             self.skipTest(f"matplotlib is not importable by {sys.executable}")
         a, b = os.path.join(self.dir, "a.html"), os.path.join(self.dir, "b.html")
         for out in (a, b):

@@ -18,7 +18,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from kvbtools import study  # noqa: E402
+from kvbtools.core import study_tables  # noqa: E402
 import kvbtest  # noqa: E402
 from kvbtest import ARGS  # noqa: E402
 
@@ -148,7 +148,7 @@ class TablesTest(unittest.TestCase):
         sides = {"a": {("readrandom", "ops_per_sec"): [100.0, 110.0, 90.0]},
                  "b": {("readrandom", "ops_per_sec"): [150.0]},
                  "c": {}}
-        lines = study.metric_tables(["a", "b", "c"], sides, ["readrandom"], ["ops_per_sec"])
+        lines = study_tables.metric_tables(["a", "b", "c"], sides, ["readrandom"], ["ops_per_sec"])
         self.assertRegex(lines[3], r"^a \(base\) +100\.0$")   # the median of the base's runs
         self.assertRegex(lines[4], r"^b +1\.50$")
         self.assertRegex(lines[5], r"^c +-$")                  # not measured: a dash, never 0
@@ -156,7 +156,7 @@ class TablesTest(unittest.TestCase):
     def test_a_metric_zero_everywhere_says_so_instead_of_a_table_of_ratios(self) -> None:
         sides = {"a": {("x", "storage_read_kb_per_op"): [0.0]},
                  "b": {("x", "storage_read_kb_per_op"): [0.0]}}
-        lines = study.metric_tables(["a", "b"], sides, ["x"], ["storage_read_kb_per_op"])
+        lines = study_tables.metric_tables(["a", "b"], sides, ["x"], ["storage_read_kb_per_op"])
         self.assertEqual(lines[0], "storage_read_kb_per_op (KB/op): 0 in every run")
 
 

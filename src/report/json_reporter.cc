@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
+#include "common/file_output.h"
 #include "report/json_writer.h"
 
 namespace kvbench {
@@ -321,28 +320,12 @@ void WriteMetricCatalog(JsonWriter& j, const std::vector<BenchmarkResult>& resul
 }  // namespace
 
 JsonOutput AtomicFile(const std::string& path) {
-  return [path](const std::string& document) {
-    const std::string tmp = path + ".tmp";
-    std::FILE* out = std::fopen(tmp.c_str(), "w");
-    if (out == nullptr) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
-    const bool written = std::fwrite(document.data(), 1, document.size(), out) == document.size();
-    const int write_errno = errno;
-    if (std::fclose(out) != 0 || !written) {
-      const int err = written ? errno : write_errno;
-      std::remove(tmp.c_str());
-      return Status::IOError("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      const int err = errno;
-      std::remove(tmp.c_str());
-      return Status::IOError("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
-    }
-    return Status::OK();
-  };
+  return [path](const std::string& document) { return WriteOutputFile(path, document); };
 }
 
 bool JsonReporter::Start(const RunContext& context) {
   context_ = context;
+  if (!placeholder_) return true;
   return Write(false, "the run did not finish (kvbench pid " + std::to_string(getpid()) +
                           ", started " + context.env->date_utc +
                           "): it is still running, or it was killed");

@@ -17,13 +17,17 @@ namespace kvbench {
 
 // Where a finished document goes; not OK (with the reason) if it could not be written.
 using JsonOutput = std::function<Status(const std::string& document)>;
-// Writes `path`.tmp and renames it to `path`.
+// Writes `path` by common/file_output.h's rule: a regular file (or none) through `path`.tmp renamed
+// over it, a symbolic link's target the same way (the link stays), a device or FIFO in place.
 JsonOutput AtomicFile(const std::string& path);
 
 class JsonReporter : public Reporter {
  public:
-  // Failures to write are reported on `err`.
-  JsonReporter(JsonOutput output, std::FILE* err) : output_(std::move(output)), err_(err) {}
+  // Failures to write are reported on `err`. Without `placeholder` nothing is written at Start:
+  // for an output that cannot be rewritten (a FIFO, standard output), which would otherwise
+  // receive two documents.
+  JsonReporter(JsonOutput output, std::FILE* err, bool placeholder = true)
+      : output_(std::move(output)), err_(err), placeholder_(placeholder) {}
 
   bool Start(const RunContext& context) override;
   void Begin(const RunContext& context) override { context_ = context; }
@@ -40,6 +44,7 @@ class JsonReporter : public Reporter {
 
   JsonOutput output_;
   std::FILE* const err_;
+  const bool placeholder_;
   RunContext context_;
   std::vector<BenchmarkResult> results_;  // measured runs only: warm-ups are not recorded
   std::vector<RoleSummary> summaries_;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_output.h"
 #include "common/limits.h"
 #include "common/random.h"
 #include "env/environment.h"
@@ -326,10 +327,12 @@ int Runner::OpenAndRunAll(RunContext* context) {
     return 1;
   }
   // The database is about to be emptied: an ack file of an earlier fill would claim writes that
-  // are no longer there. (Each fill then creates its own before it empties the database.)
-  if (create && !config_.ack_file.empty() && unlink(config_.ack_file.c_str()) != 0 &&
-      errno != ENOENT) {
-    reporter_.Fail("cannot remove the old --ack_file " + config_.ack_file + ": " + strerror(errno));
+  // are no longer there. (Each fill then creates its own before it empties the database.) A
+  // link's target is removed, not the link; a device or FIFO is left alone (the fill refuses it).
+  OutputTarget acks;
+  if (create && !config_.ack_file.empty() && ResolveOutput(config_.ack_file, &acks).ok() &&
+      !acks.in_place && unlink(acks.path.c_str()) != 0 && errno != ENOENT) {
+    reporter_.Fail("cannot remove the old --ack_file " + acks.path + ": " + strerror(errno));
     return 1;
   }
   // Like db_bench: without --use_existing_db the database starts empty.

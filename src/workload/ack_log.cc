@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/enum_names.h"
+#include "common/file_output.h"
 #include "workload/workload.h"
 
 namespace kvbench {
@@ -98,7 +99,14 @@ AckLog::~AckLog() { munmap(map_, size_); }
 Status AckLog::Create(const std::string& path, const AckHeader& header,
                       std::unique_ptr<AckLog>* log) {
   const size_t size = kHeaderSize + sizeof(AckSlot) * header.threads;
-  const std::string tmp = path + ".tmp";
+  OutputTarget target;
+  Status resolved = ResolveOutput(path, &target);
+  if (!resolved.ok()) return Status::IOError("--ack_file: " + resolved.message());
+  if (target.in_place) {
+    return Status::IOError("--ack_file: " + path + " is not a regular file; the log is mapped "
+                           "and renamed into place, so it needs a file of its own");
+  }
+  const std::string tmp = target.path + ".tmp";
   const int fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError(Errno("--ack_file: cannot create", tmp));
   FileHeader fh{};
@@ -120,8 +128,8 @@ Status AckLog::Create(const std::string& path, const AckHeader& header,
     unlink(tmp.c_str());
     return Status::IOError(Errno("--ack_file: cannot map", tmp));
   }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::IOError(Errno("--ack_file: cannot rename " + tmp + " to", path));
+  if (rename(tmp.c_str(), target.path.c_str()) != 0) {
+    Status s = Status::IOError(Errno("--ack_file: cannot rename " + tmp + " to", target.path));
     munmap(map, size);
     unlink(tmp.c_str());
     return s;

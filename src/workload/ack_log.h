@@ -83,7 +83,9 @@ class AckLog {
 
   // Replaces `path` with a log for `header` whose counts are all 0, and maps it for writing. The
   // new file is written beside `path` and renamed over it, so `path` always holds a whole file:
-  // either the older log or this one, never a header without its slots.
+  // either the older log or this one, never a header without its slots. A symbolic link is
+  // followed and its target replaced (the link stays); a device or FIFO is refused, never
+  // replaced (common/file_output.h).
   // REQUIRES: header.threads >= 1.
   static Status Create(const std::string& path, const AckHeader& header,
                        std::unique_ptr<AckLog>* log);

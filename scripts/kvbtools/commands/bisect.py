@@ -1,0 +1,389 @@
+"""kvb bisect: the commit of a library that made a benchmark slower (or faster), noise and all.
+
+  kvb bisect --repo DIR --old OLD --new NEW [--find slower|faster] (kvbench or generic mode)
+
+OLD must be an ancestor of NEW (--good/--bad are the same options under their git names). Each
+commit is built in a worktree of its own in a temporary directory; the user's checkout never
+moves, no ref is written, and the worktrees are removed however the bisect ends.
+
+1. old and new are built (traced, to learn which files of the repository the build compiles)
+   and measured in interleaved rounds until old -> new is established as a change of at least
+   --threshold in the --find direction (the metric's better direction honoured), or refused.
+2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks commits. A commit
+   whose compiled sources hash like an already judged commit's takes that verdict without a
+   build or a run; one that does not build (or run) is skipped.
+   Any other is measured in interleaved rounds together with old and new, re-measured in the
+   same rounds, and judged like old, like new, or uncertain; uncertain adds rounds until it is
+   decided or --max-rounds/--max-time are spent, and then the bisect stops: "could not decide".
+3. The first new commit is measured against its parent, with old and new, in a final series of
+   twice as many rounds as the longest step took (at least twice --repeats): confirmed when it
+   differs significantly in the direction looked for, explains at least half of old -> new and
+   changes something the build compiles; otherwise "not confirmed" (exit 1).
+
+Two ways to build and measure a commit:
+  kvbench mode:  --dep DEP [--preset P] (--bench WORKLOAD | --micro NAME): the library is built
+                 with the preset's toolchain through -DKVBENCH_<DEP>_SOURCE_DIR=<worktree>, then
+                 kvbench (or kvbench_micro) against it, in build/kvb/bisect-<preset>-<dep>.
+  generic mode:  --build-cmd CMD --measure-cmd CMD: shell commands run in the commit's worktree;
+                 the measure command prints kvbench or Google Benchmark JSON on stdout.
+
+Results: results/bisect-<UTC time>-<repo>-<old>..<new>/ with summary.txt (how it ended),
+bisect.txt (the report), bisect.json, steps.jsonl (every series and its values), state.json,
+build.log and every run's JSON. Ctrl-C stops; --resume DIR continues without measuring the
+finished steps again. Exit status: 0 found and confirmed; 1 not confirmed, could not decide, or
+refused (old -> new is not such a change); 2 bad input; 130 interrupted. See docs/compare.md.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+from typing import Any
+
+from kvbtools.core import command, host, manifest, output, results, store
+from kvbtools.measure import callgrind, rounds, runner
+from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.pages import result_pages
+from kvbtools.commands import compare
+from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, step_line
+from kvbtools.measure.bisect_trees import git
+from kvbtools.core.errors import RunError, UsageError
+from kvbtools.measure.runner import Plan
+from kvbtools.core.table import fmt_value
+
+# The options --resume takes from state.json instead.
+SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
+                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions")
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "bisect", __doc__, run)
+    p.add_argument("--repo", help="git repository of the library (never checked out by kvb)")
+    p.add_argument("--old", "--good", dest="old", metavar="OLD",
+                   help="the older commit, without the change (--good: the same)")
+    p.add_argument("--new", "--bad", dest="new", metavar="NEW",
+                   help="a later commit, with the change; OLD must be its ancestor (--bad: the "
+                        "same)")
+    p.add_argument("--find", choices=("slower", "faster"), default="slower",
+                   help="the change to look for, in the metric's better direction: slower "
+                        "(default) or faster")
+    p.add_argument("--metric", help="metric to watch, as kvb compare --metric names it: kvbench "
+                                    "ops_per_sec (default), p99, ...; Google Benchmark "
+                                    "bytes_per_second (default), items_per_second, cpu_time, "
+                                    "real_time")
+    p.add_argument("--threshold", type=compare.parse_threshold,
+                   default=compare.parse_threshold("5%"),
+                   help="old -> new must differ by at least this much (default 5%%)")
+    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05,
+                   help="significance level of the confirmation (default 0.05)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="rounds every series starts with (default 5)")
+    rounds.add_arguments(p, flag=False, scope=" of each series (old and new, a step)")
+    p.add_argument("--no-skip-identical", action="store_true",
+                   help="measure a commit even when the files its build compiles are identical "
+                        "to a judged commit's (when the measure command reads files the build "
+                        "does not)")
+    p.add_argument("--bench", help="kvbench mode: the workload (e.g. readrandom); generic mode: "
+                                   "the benchmark name in the JSON (optional when there is one)")
+    g = p.add_argument_group("kvbench mode")
+    g.add_argument("--dep", help=f"the library: {', '.join(manifest.buildable())}")
+    g.add_argument("--preset", help="configure preset (default: this host's gcc native)")
+    g.add_argument("--micro", metavar="NAME",
+                   help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
+    g.add_argument("--instructions", action="store_true", default=None,
+                   help="with --micro: count instructions per byte under valgrind's callgrind "
+                        "instead of timing (deterministic; instructions are not time; needs a "
+                        "portable preset on an AVX-512 host: docs/compare.md)")
+    g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
+                                    "else the first engine of cmake/deps.json)")
+    g.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    g.add_argument("--min-time", type=float, default=0.1,
+                   help="kvbench_micro --benchmark_min_time (default 0.1)")
+    g = p.add_argument_group("generic mode")
+    g.add_argument("--build-cmd", help="shell command that builds the commit (cwd: worktree)")
+    g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
+    p.add_argument("--results-dir", help="parent of the results directory (default results/)")
+    p.add_argument("--resume", metavar="DIR",
+                   help="continue the interrupted bisect whose results directory is DIR "
+                        "(no other options but --store/--no-store)")
+    store.add_store_arguments(p, auto=True)
+
+
+# ---- the command line -> the state of a search -----------------------------------------------
+
+def _resolve(repo: str, ref: str, what: str) -> str:
+    p = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    if p.returncode != 0:
+        raise UsageError(f"{what} {ref!r} is not a commit in {repo}")
+    return p.stdout.strip()
+
+
+def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
+    generic = bool(args.build_cmd or args.measure_cmd)
+    if generic and not (args.build_cmd and args.measure_cmd):
+        raise UsageError("generic mode needs both --build-cmd and --measure-cmd")
+    if generic and args.dep:
+        raise UsageError("--dep (kvbench mode) and --build-cmd/--measure-cmd (generic mode) "
+                         "exclude each other")
+    if not generic and not args.dep:
+        raise UsageError("give --dep DEP (kvbench mode) or --build-cmd and --measure-cmd")
+    if generic:
+        state.update(mode="generic", build_cmd=args.build_cmd, measure_cmd=args.measure_cmd,
+                     bench_key=args.bench)
+        return
+    lib = manifest.check_buildable(args.dep)
+    preset = args.preset or host.native_preset()
+    _, skipped = select_presets([preset])
+    if skipped:
+        raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
+    micro = args.micro is not None
+    if not micro and not args.bench:
+        raise UsageError("kvbench mode needs --bench WORKLOAD or --micro NAME")
+    engine = args.engine or (lib.name if lib.engine else manifest.default_engine())
+    if args.instructions:
+        if not micro:
+            raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
+        callgrind.require_valgrind()
+        callgrind.check_presets([(preset, load_presets()[preset].cache)])
+        state["metric"] = state["metric"] or "instructions_per_byte"
+    plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
+                min_time=args.min_time, engines=[engine], workloads=args.bench or "",
+                num=args.num, instructions=bool(args.instructions))
+    state.update(mode="kvbench", dep=lib.name, preset=preset, engine="" if micro else engine,
+                 plan=plan.__dict__, bench_key=args.micro if micro else f"{engine} {args.bench}")
+
+
+def new_state(args: argparse.Namespace) -> dict[str, Any]:
+    """The search's settings from the command line; UsageError for anything wrong, before any
+    directory is made."""
+    for name in ("repo", "old", "new"):
+        if not getattr(args, name):
+            raise UsageError(f"--{name} is required (or --resume DIR)")
+    if args.repeats < 4:
+        raise UsageError("--repeats must be at least 4: a 95% interval needs 4 rounds")
+    budget = rounds.Budget.from_args(args, args.repeats)
+    repo = os.path.abspath(args.repo)
+    if not os.path.isdir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode:
+        raise UsageError(f"{args.repo} is not a git repository")
+    old = _resolve(repo, args.old, "--old")
+    new = _resolve(repo, args.new, "--new")
+    if old == new:
+        raise UsageError("--old and --new are the same commit")
+    if git(repo, "merge-base", "--is-ancestor", old, new, check=False).returncode != 0:
+        if git(repo, "merge-base", "--is-ancestor", new, old, check=False).returncode == 0:
+            raise UsageError(f"--old {args.old} is newer than --new {args.new}: swap them "
+                             "(--find faster looks for a speed-up from old to new)")
+        raise UsageError(f"--old {args.old} is not an ancestor of --new {args.new}")
+    state: dict[str, Any] = {
+        "schema": "kvb-bisect-state", "schema_version": 1, "repo": repo, "old": old, "new": new,
+        "find": args.find, "threshold": args.threshold, "alpha": args.alpha,
+        "repeats": args.repeats, "max_rounds": budget.max_rounds,
+        "max_seconds": budget.max_seconds, "skip_identical": not args.no_skip_identical,
+        "metric": args.metric, "unit": None, "better": None, "kind": "", "compiled": None,
+        "compiled_note": "", "totals": {}}
+    _mode(args, state)
+    return state
+
+
+def load_resume(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    given = [n for n in SEARCH_OPTIONS if getattr(args, n, None) is not None]
+    if given:
+        raise UsageError(f"--resume continues with the options the bisect started with; "
+                         f"leave out --{given[0].replace('_', '-')}")
+    d = os.path.abspath(args.resume)
+    try:
+        with open(os.path.join(d, "state.json"), encoding="utf-8") as f:
+            state = json.load(f)
+        records = []
+        with open(os.path.join(d, "steps.jsonl"), encoding="utf-8") as f:
+            for line in f:
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    break  # a line cut short by the interruption: that series runs again
+    except FileNotFoundError:
+        raise UsageError(f"{args.resume} is not the results directory of a kvb bisect that "
+                         "started measuring (no state.json or steps.jsonl)") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise UsageError(f"{args.resume}: cannot read the bisect's state: {e}") from None
+    if state.get("schema") != "kvb-bisect-state":
+        raise UsageError(f"{args.resume}/state.json is not a kvb bisect state")
+    state["dir"] = d
+    return state, records
+
+
+# ---- running ---------------------------------------------------------------------------------
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume:
+        state, records = load_resume(args)
+    else:
+        state, records = new_state(args), []
+        repo = state["repo"]
+        state["dir"] = runner.new_results_dir(
+            "bisect", f"{os.path.basename(repo)}-{state['old'][:8]}..{state['new'][:8]}",
+            args.results_dir)
+        results.write_json(os.path.join(state["dir"], "state.json"), state)
+        output.write_text(os.path.join(state["dir"], "steps.jsonl"), "")
+    outdir = state["dir"]
+    search = Search(state, records)
+    try:
+        return _search(search, args)
+    except KeyboardInterrupt:
+        n = len(search.recorded("step"))
+        runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
+                                     f"in steps.jsonl; continue with: kvb bisect --resume "
+                                     f"{outdir}")
+        print(f"kvb: interrupted; the {n} finished step(s) are kept: kvb bisect --resume "
+              f"{runner.shown(outdir)} continues", file=sys.stderr, flush=True)
+        return 130
+    except (RunError, UsageError) as e:
+        runner.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
+                             + str(e))
+        _store_runs(state, args)
+        raise
+    finally:
+        search.ws.cleanup()
+
+
+def _store_runs(state: dict[str, Any], args: argparse.Namespace) -> None:
+    """The results store's hook (kvbtools.store): every run so far, in kvbench mode with the
+    library commit it measured (runs/<series>.<commit>.r<round>.json)."""
+    runs = sorted(glob.glob(os.path.join(state["dir"], "runs", "*.json")))
+    attrs = {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(".")[1]}
+             for r in runs} if state["mode"] == "kvbench" else None
+    store.auto_store(runs, args, attrs)
+
+
+def _search(search: Search, args: argparse.Namespace) -> int:
+    ending = search.endpoints() or search.replay()
+    blamed = ""
+    if ending is None:
+        found = search.steps()
+        if isinstance(found, Ending):
+            ending = found
+        else:
+            blamed = found
+    conf = search.confirmation(blamed) if blamed else None
+    if conf is not None:
+        ending = Ending(0 if not conf["reasons"] else 1,
+                        f"{'confirmed' if not conf['reasons'] else 'not confirmed'}: "
+                        f"{blamed[:12]} is the first new commit"
+                        + ("" if not conf["reasons"] else "; " + "; ".join(conf["reasons"])))
+    assert ending is not None
+    text = report(search, ending, conf)
+    print(text)
+    outdir = search.dir
+    output.write_text(os.path.join(outdir, "bisect.txt"), text + "\n")
+    st = search.st
+    results.write_json(os.path.join(outdir, "bisect.json"), {
+        "schema": "kvb-bisect", "schema_version": 2, "repo": st["repo"], "old": st["old"],
+        "new": st["new"], "find": st["find"], "metric": st["metric"],
+        "benchmark": st["bench_key"], "threshold": st["threshold"], "alpha": st["alpha"],
+        "first_new": blamed or None, "confirmed": bool(conf and not conf["reasons"]),
+        "ending": ending.summary, "exit": ending.code, "totals": st["totals"],
+        "compiled": st.get("compiled"), "records": search.records,
+        "values_by_commit": values_by_commit(search.records, st["old"], st["new"])})
+    runner.write_summary(outdir, ending.summary)
+    result_pages.write_report(outdir)  # report.html (docs/report.md)
+    print(f"results: {runner.shown(outdir)}/")
+    _store_runs(st, args)
+    return ending.code
+
+
+# ---- the report ------------------------------------------------------------------------------
+
+def values_by_commit(records: list[dict[str, Any]], old: str, new: str
+                     ) -> dict[str, list[float]]:
+    """Every value measured, by commit, over all series."""
+    out: dict[str, list[float]] = {}
+    for r in records:
+        who = {"old": old, "new": new, "this": r.get("commit"), "parent": r.get("parent"),
+               "blamed": r.get("blamed")}
+        seen: set[str] = set()
+        for role, vals in (r.get("values") or {}).items():
+            sha = who[role] or role
+            if sha not in seen:  # the parent may be old itself, the blamed commit new
+                seen.add(sha)
+                out.setdefault(sha, []).extend(vals)
+    return out
+
+
+def _commit_facts(search: Search, sha: str, parent: str) -> list[str]:
+    repo = search.st["repo"]
+    subject, date = (git(repo, "log", "-1", "--format=%s%n%aI", sha).stdout.split("\n") + [""])[:2]
+    changed = git(repo, "diff-tree", "-r", "--name-only", "--no-commit-id", "-z", parent,
+                  sha).stdout.split("\0")
+    changed = [c for c in changed if c]
+    lines = [f"  {subject}", f"  author date: {date}"]
+    if search.cset is None:
+        lines.append(f"  files it changed (which of them the build compiles is unknown: "
+                     f"{search.st.get('compiled_note', '')}): {', '.join(changed) or 'none'}")
+    else:
+        compiled = [c for c in changed if search.cset.covers(c)]
+        lines.append(f"  files it changed that the build compiles: "
+                     f"{', '.join(compiled) or 'none'}"
+                     + (f" (and {len(changed) - len(compiled)} it does not)"
+                        if len(changed) > len(compiled) else ""))
+    return lines
+
+
+def report(search: Search, ending: Ending, conf: dict[str, Any] | None) -> str:
+    st = search.st
+    m = search.metric() if st.get("unit") else None
+    lines = []
+    if conf is not None:
+        b, p = conf["blamed"], conf["parent"]
+        lines.append(f"first new commit: {b}")
+        lines += _commit_facts(search, b, p)
+        if "ratio" in conf:
+            n = min(len(v) for v in conf["values"].values())
+            word = _direction_word(search, conf["ratio"][0], conf["p"])
+            lines.append(f"confirmation: against its parent {p[:12]}, {conf['rounds']} "
+                         f"interleaved rounds with old and new (n={n}):")
+            lines.append(f"  this/parent {iv_text(conf['ratio'])}, p={conf['p']:.3g} "
+                         f"(Mann-Whitney U, two-sided): {word}")
+            ex = conf.get("explained")
+            lines.append(f"  new/old in the same rounds {iv_text(conf['change'])}; this commit "
+                         f"explains {ex * 100:.0f}% of it" if ex is not None else
+                         f"  new/old in the same rounds {iv_text(conf['change'])}")
+        lines.append("confirmed" if not conf["reasons"] else
+                     "not confirmed: " + "; ".join(conf["reasons"]))
+    else:
+        lines.append(ending.summary)
+    lines.append("")
+    if m is not None:
+        lines.append(f"search: old {st['old'][:12]} .. new {st['new'][:12]}, --find "
+                     f"{st['find']}; {st['bench_key']} {m.path} [{m.shown_unit}], "
+                     f"{'higher' if m.higher_is_better else 'lower'} is better; threshold "
+                     f"{st['threshold'] * 100:g}%; 95% Hodges-Lehmann intervals")
+    for r in search.recorded("endpoints"):
+        n = min(len(v) for v in r["values"].values())
+        med = {k: fmt_value(_median(v) * (m.scale if m else 1)) for k, v in r["values"].items()}
+        lines.append(f"old -> new: new/old {iv_text(r['change'])} (n={n}; medians old "
+                     f"{med['old']}, new {med['new']})")
+    for r in search.recorded("step"):
+        lines.append(step_line(r))
+    if st.get("compiled_note"):
+        lines.append(f"note: {st['compiled_note']}")
+    t = st["totals"]
+    lines.append(f"cost: {t.get('builds', 0)} build(s), {t.get('rounds', 0)} round(s) of "
+                 f"{t.get('runs', 0)} run(s), {t.get('measure_seconds', 0.0):.1f} s measuring; "
+                 f"this invocation {search.elapsed()}")
+    return "\n".join(lines)
+
+
+def _median(v: list[float]) -> float:
+    s = sorted(v)
+    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
+
+
+def _direction_word(search: Search, ratio: float, p: float) -> str:
+    m = search.metric()
+    if not math.isfinite(ratio) or p >= search.st["alpha"]:
+        return "no significant change"
+    better = (ratio > 1) == m.higher_is_better
+    return m.better_word if better else m.worse_word

@@ -1,0 +1,158 @@
+"""kvb compare: values of two or more sides and their ratios to the first, with verdicts.
+
+One table per metric, like the "values relative to ..." tables of the seeds: a row per benchmark,
+the median of each side, then for every side after the first its ratio to the first side, the
+verdict (faster / slower / no significant change, direction aware) and the Mann-Whitney p-value;
+the last row is the geometric mean of the ratios. For kvbench files the headline metrics by
+default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size; --metric all:
+every one). matrix, versions and bisect print through here.
+--html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
+its 95% interval (docs/report.md).
+Files of `kvbench --profile` runs also get, per benchmark and role, the functions whose CPU time
+per op moved most (self and total, ns/op), and on the page a differential flame graph of each
+side against the base (docs/profile.md).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import Any
+
+from kvbtools.core import command, compare_by, comparison, fleet, profiles, results
+from kvbtools.core.errors import UsageError
+from kvbtools.core.samples import context_preset, side_of
+from kvbtools.pages import figures, flame_figures, result_pages
+
+
+def parse_threshold(text: str) -> float:
+    """'5%' -> 0.05; '0.05' -> 0.05; '5' -> 0.05 (a bare number of 1 or more is percent)."""
+    def fraction(t: str) -> float:
+        if t.endswith("%"):
+            return float(t[:-1]) / 100.0
+        v = float(t)
+        return v / 100.0 if v >= 1 else v
+    return command.checked(text.strip(), fraction, f"not a threshold: {text!r} (e.g. 5%)",
+                           lambda v: 0 <= v < 10, f"threshold out of range: {text!r}")
+
+
+def parse_alpha(text: str) -> float:
+    return command.checked(text, float, f"not a number: {text!r}", lambda v: 0 < v < 1,
+                           "alpha must be between 0 and 1")
+
+
+def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str]:
+    """Explicit --label values, else each side's preset when all differ, else file names."""
+    if labels:
+        if len(labels) != len(groups):
+            raise UsageError(f"{len(labels)} --label value(s) for {len(groups)} sides")
+        return labels
+    names = []
+    for g in groups:
+        n = os.path.basename(g[0])
+        names.append(n + (f"+{len(g) - 1}" if len(g) > 1 else ""))
+    if len(set(names)) < len(names):
+        names = [f"{i}:{n}" for i, n in enumerate(names)]
+    return names
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "compare", __doc__, run)
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="BASE OTHER [OTHER...]: one JSON file per side, the first is the base")
+    p.add_argument("--base", nargs="+", metavar="FILE",
+                   help="pool these files as the base side (e.g. several runs of one build)")
+    p.add_argument("--other", nargs="+", action="append", metavar="FILE",
+                   help="pool these files as one other side; repeat for more sides")
+    p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
+    p.add_argument("--threshold", type=parse_threshold, default=parse_threshold("5%"),
+                   help="smallest change that counts, e.g. 5%% (default 5%%)")
+    p.add_argument("--alpha", type=parse_alpha, default=0.05,
+                   help="significance level of the U test (default 0.05)")
+    p.add_argument("--metric", action="append",
+                   help="only these metrics (repeat), by path or its last part: kvbench: those "
+                        "the files describe (e.g. ops_per_sec, p99 for latency_ns.p99, "
+                        "cpu_user_us_per_op; default: the headline ones, ops/s, p50/p99/p99.9, "
+                        "CPU and storage KB per op, the worst interval; 'all': every one); "
+                        "Google Benchmark: bytes_per_second, items_per_second, cpu_time, "
+                        "real_time")
+    p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
+    p.add_argument("--by", metavar="FIELD",
+                   help="compare sides that differ in this context field (engine, build.preset, "
+                        "...): rows keyed on benchmark and role, sides labelled by its value. "
+                        "Automatic for engine when the sides' engines differ")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when any row is a significant regression beyond the threshold")
+    p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON here")
+    p.add_argument("--html", metavar="OUT.html",
+                   help="also write a self-contained HTML page with the ratio figures "
+                        "(docs/report.md; needs python3-matplotlib)")
+    p.add_argument("--store", metavar="PATH|URL",
+                   help="take the sides from the results store: --base and --other are then "
+                        "NAME=VALUE selectors, e.g. --base host=A --other host=B "
+                        "(docs/history.md)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.html:
+        figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
+    if getattr(args, "store", None):
+        with fleet.selected_files(args) as (groups, labels):
+            args.store, args.base, args.other = None, groups[0], groups[1:]
+            args.label = args.label or labels
+            return run(args)
+    groups: list[list[str]] = []
+    if args.base or args.other:
+        if args.files:
+            raise UsageError("give files either positionally or with --base/--other, not both")
+        if not args.base or not args.other:
+            raise UsageError("--base and --other go together")
+        groups = [args.base, *args.other]
+    else:
+        if len(args.files) < 2:
+            raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
+        groups = [[f] for f in args.files]
+    if args.filter:
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            raise UsageError(f"--filter: bad regular expression: {e}") from None
+    labels = unique_labels(groups, args.label)
+    # Every file checked before any is used: all their problems in one message.
+    loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g))}
+    sides = [side_of(label, [loaded[f] for f in g]) for label, g in zip(labels, groups)]
+    if not args.label:
+        presets = [{context_preset(ctx) for ctx in s.contexts} for s in sides]
+        names = [next(iter(p)) for p in presets if len(p) == 1]
+        if len(names) == len(sides) and all(names) and len(set(names)) == len(names):
+            for s, n in zip(sides, names):
+                s.label = n
+    by = args.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
+    if by:
+        compare_by.rekey(sides, by, relabel=not args.label)
+    c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
+                         metric_keys=args.metric, bench_filter=args.filter)
+    if not c.cells:
+        raise UsageError("nothing to compare: no benchmark and metric is in both the base and "
+                         "another side" + (" and matches --filter" if args.filter else "")
+                         + " (" + "; ".join(f"{s.label}: {len({b for b, _ in s.order})} "
+                                            "benchmark(s)" for s in sides) + ")")
+    print(comparison.format_comparison(c))
+    side_docs = [[loaded[f] for f in g] for g in groups]
+    moved = profiles.compare_text(side_docs, [s.label for s in sides])  # kvbench --profile
+    if moved:
+        print(moved)
+    if args.json:
+        results.write_json(args.json, comparison.to_json(c))
+    if args.html:
+        n = result_pages.write_comparison(args.html, c, extra=lambda page: (
+            flame_figures.add_diff_sections(page, [profiles.of_documents(d) for d in side_docs],
+                                            [s.label for s in sides])))
+        print(f"report: {args.html} ({n} figures)")
+    regressions = c.regressions()
+    if regressions:
+        print(f"\n{len(regressions)} significant regression(s) beyond "
+              f"{args.threshold * 100:g}%", file=sys.stderr)
+    return 1 if args.fail_on_regression and regressions else 0
+

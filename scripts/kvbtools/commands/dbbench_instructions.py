@@ -1,0 +1,156 @@
+"""kvb dbbench instructions: instructions per op, kvbench's rocksdb engine against db_bench,
+counted by callgrind.
+
+Wall-clock ratios on a shared 2-core VM move by 10-20% run to run (docs/dbbench-parity.md);
+instruction counts do not: callgrind gives the same total for the same binary, inputs and seed
+whatever else the machine is doing. For each benchmark both tools run under callgrind at two op
+counts on copies of one database, and the difference divided by the difference in ops is the
+cost of one op, free of start-up, open and close:
+
+    instructions/op = (total(ops2) - total(ops1)) / (ops2 - ops1)
+
+fillseq starts from an empty database (--num=ops); readrandom, overwrite and fwdrange (db_bench
+seekrandom --seek_nexts=10) run on copies of one --num-key database that kvbench writes and
+settles first. Each (benchmark, seed) pair uses the same --seed in both tools; overwrite's cost
+depends on the keys drawn (memtable skiplist shape), so use several seeds. Options are matched
+exactly as `kvb dbbench parity` matches them (the same flag builders).
+
+  kvb dbbench instructions [--num 1000000] [--ops 10000,30000] [--seeds 1,2,3]
+                           [--benchmarks fillseq,readrandom,overwrite,fwdrange] [--jobs 2]
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import shutil
+import statistics
+import subprocess
+from typing import Any
+
+from kvbtools.core import command, table
+from kvbtools.measure import callgrind, dbbench_args
+from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
+from kvbtools.core.errors import RunError, UsageError
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "instructions", __doc__, run)
+    dbbench_args.add_arguments(p, 1000000)
+    p.add_argument("--ops", default="10000,30000", help="the two op counts, ascending")
+    p.add_argument("--seeds", default="1,2,3", help="--seed values; per-op figures are averaged")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="callgrind runs at a time (default 2)")
+
+
+def without(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """`args` minus every --name=... flag in `names`."""
+    return [a for a in args if not any(a.startswith(f"--{n}=") for n in names)]
+
+
+def tool_args(tool: str, binary: str, db: str, num: int, cache: int, benchmark: str, ops: int,
+              seed: int, json_path: str) -> list[str]:
+    """One benchmark of `ops` operations with `seed`, on an existing database except fillseq,
+    which starts empty with --num=ops."""
+    fill = benchmark == "fillseq"
+    key_space = ops if fill else num
+    if tool == "db_bench":
+        base = without(db_bench_args(binary, db, key_space, cache, [benchmark]),
+                       ("use_existing_db",))
+        name = BENCHMARKS[benchmark]
+    else:
+        base = kvbench_args(binary, db, key_space, cache, [benchmark], json_path)
+        name = benchmark
+    extra = [f"--benchmarks={name}", f"--seed={seed}"]
+    if not fill:
+        extra += ["--use_existing_db=true", f"--reads={ops}", f"--writes={ops}"]
+    elif tool == "db_bench":
+        extra += ["--use_existing_db=false"]
+    return without(base, ("benchmarks",)) + extra
+
+
+def per_op(total1: int, total2: int, ops1: int, ops2: int) -> float:
+    return (total2 - total1) / (ops2 - ops1)
+
+
+def run_one(job: dict[str, Any]) -> int:
+    """Copies the base database (unless fillseq), runs the tool under callgrind, returns the
+    instruction total."""
+    db = job["db"]
+    shutil.rmtree(db, ignore_errors=True)
+    if job["benchmark"] != "fillseq":
+        shutil.copytree(job["base"], db)
+        lock = os.path.join(db, "LOCK")
+        if os.path.exists(lock):
+            os.remove(lock)
+    out = db + ".callgrind"
+    try:
+        callgrind.run(job["args"], out, f"{job['tool']} {job['benchmark']}")
+        return callgrind.totals(out)
+    finally:
+        shutil.rmtree(db, ignore_errors=True)
+        for f in (out, db + ".json"):
+            if os.path.exists(f):
+                os.remove(f)
+
+
+def parse_counts(args: argparse.Namespace) -> tuple[list[int], list[int]]:
+    try:
+        ops = [int(x) for x in args.ops.split(",")]
+        seeds = [int(x) for x in args.seeds.split(",")]
+    except ValueError:
+        raise UsageError("--ops and --seeds take comma-separated integers") from None
+    if len(ops) != 2 or not 0 < ops[0] < ops[1] or not seeds or args.num < ops[1] or args.jobs < 1:
+        raise UsageError("--ops needs two counts 0 < a < b <= --num, --seeds at least one, "
+                         "--jobs >= 1")
+    return ops, seeds
+
+
+def make_base(args: argparse.Namespace, base: str, work: str) -> None:
+    """The --num-key database the read and overwrite runs copy: kvbench fillseq, settled."""
+    shutil.rmtree(base, ignore_errors=True)
+    fill = kvbench_args(args.kvbench, base, args.num, args.cache_size, ["fillseq"],
+                        os.path.join(work, "base.json"))
+    p = subprocess.run(without(fill, ("benchmarks",)) + ["--benchmarks=fillseq,settle"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RunError(f"building the base database failed: {p.stderr.strip()[-400:]}")
+
+
+def run(args: argparse.Namespace) -> int:
+    benchmarks = dbbench_args.check(args, "valgrind")
+    ops, seeds = parse_counts(args)
+    with dbbench_args.workdir(args.workdir, "kvbench-instructions-") as work:
+        base = os.path.join(work, "base")
+        if any(b != "fillseq" for b in benchmarks):
+            make_base(args, base, work)
+        jobs = []
+        for b in benchmarks:
+            for tool, binary in (("db_bench", args.db_bench), ("kvbench", args.kvbench)):
+                for seed in seeds:
+                    for n in ops:
+                        db = os.path.join(work, f"{tool}-{b}-{seed}-{n}")
+                        jobs.append({"tool": tool, "benchmark": b, "seed": seed, "ops": n,
+                                     "db": db, "base": base,
+                                     "args": tool_args(tool, binary, db, args.num,
+                                                       args.cache_size, b, n, seed, db + ".json")})
+        print(f"kvb dbbench instructions: {len(jobs)} callgrind runs ({args.jobs} at a time), "
+              f"--num={args.num}, ops {ops[0]} and {ops[1]}, seeds {seeds}", flush=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            totals = list(pool.map(run_one, jobs))
+    got = {(j["tool"], j["benchmark"], j["seed"], j["ops"]): t for j, t in zip(jobs, totals)}
+    rows = []
+    for b in benchmarks:
+        cost = {tool: [per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])], ops[0],
+                              ops[1]) for s in seeds] for tool in ("db_bench", "kvbench")}
+        d, k = statistics.mean(cost["db_bench"]), statistics.mean(cost["kvbench"])
+        rows.append([b, f"{d:,.0f}", f"{k:,.0f}", f"{k / d:.3f}",
+                     " ".join(f"{kk / dd:.3f}" for dd, kk in zip(cost["db_bench"],
+                                                                 cost["kvbench"]))])
+    print()
+    print("\n".join(table.render(rows, header=["benchmark", "db_bench instr/op",
+                                               "kvbench instr/op", "kvbench/db_bench",
+                                               "per seed"], left=(0, -1))))
+    print("(instructions per op from callgrind totals at two op counts; mean over seeds; a ratio "
+          "of 1.031 costs the same as a throughput ratio of 0.97 at equal instructions per cycle)")
+    return 0

@@ -1,0 +1,136 @@
+"""kvb history: the series in the results store and their points (docs/history.md).
+
+A series is one benchmark row (kvbench: engine, benchmark and role; kvbench_micro: the benchmark
+name) x one metric x one fingerprint (the key fields of scripts/kvbtools/core/fingerprint.py:
+host, build configuration, workload). A point is one stored run: the median of its repeats, a 95%
+interval and n. The columns after the interval show what changed at that point: the attributes
+(kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
+the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps
+the series and runs that match (series columns: kind, engine, benchmark, role, row, metric,
+fingerprint; or any stored field: host, preset, workload.num, lib.rocksdb.version, commit,
+context.<path>, ...).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kvbtools.core import command, store as store_mod
+from kvbtools.core.changes import Params, analyse
+from kvbtools.core.errors import UsageError
+from kvbtools.core.series import Series, changed, load, metric_names
+from kvbtools.core.table import fmt_value as fmt
+from kvbtools.pages import history_figures
+
+
+# ---- text ---------------------------------------------------------------------------------------
+
+def describe_key(key: dict[str, str], common: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in key.items() if common.get(k) != v)
+
+
+def common_items(dicts: list[dict[str, str]]) -> dict[str, str]:
+    if not dicts:
+        return {}
+    first = dicts[0]
+    return {k: v for k, v in first.items() if all(d.get(k) == v for d in dicts[1:])}
+
+
+def format_series(s: Series, common_key: dict[str, str], number: int) -> list[str]:
+    m = s.info
+    scale = m.scale
+    lines = [f"[{number}] {s.label} [{m.shown_unit}], {'higher' if m.higher_is_better else 'lower'} "
+             f"is better; fingerprint {s.fingerprint[:12]}"]
+    own = describe_key(s.key, common_key)
+    if own:
+        lines.append(f"    key: {own}")
+    rows = [["#", "time", "commit", "median", "95% interval", "n", "changed"]]
+    prev = None
+    narrow = False
+    for i, p in enumerate(s.points, 1):
+        lo, hi, cov = p.interval
+        if p.n < 2:
+            iv = "-"
+        else:
+            iv = f"{fmt(lo * scale)}..{fmt(hi * scale)}" + ("" if cov >= 0.95 else "*")
+            narrow = narrow or cov < 0.95
+        diff = changed(prev, p)
+        rows.append([str(i), p.time, p.commit or "-", fmt(p.median * scale), iv, str(p.n),
+                     ", ".join(f"{k} {a or '-'} -> {b or '-'}" for k, (a, b) in diff.items())])
+        prev = p
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    for r in rows:
+        cells = [r[c].rjust(widths[c]) if c in (0, 3, 5) else r[c].ljust(widths[c])
+                 for c in range(len(r))]
+        lines.append("    " + "  ".join(cells).rstrip())
+    if narrow:
+        lines.append("    * min..max: with fewer than 6 repeats no order-statistics interval "
+                     "reaches 95% (coverage 1 - 2^(1-n): 75% at n=3, 94% at n=5)")
+    return lines
+
+
+def format_history(series: list[Series], where: str) -> str:
+    npoints = sum(len(s.points) for s in series)
+    lines = [f"store: {where}: {len(series)} series, {npoints} points"]
+    common: dict[str, dict[str, str]] = {}
+    for kind in sorted({s.kind for s in series}):
+        common[kind] = common_items([s.key for s in series if s.kind == kind])
+        lines.append(f"key fields of every {kind} series below: "
+                     + " ".join(f"{k}={v}" for k, v in common[kind].items()))
+    for i, s in enumerate(series, 1):
+        lines.append("")
+        lines.extend(format_series(s, common[s.kind], i))
+    return "\n".join(lines)
+
+
+# ---- the command --------------------------------------------------------------------------------
+
+def add_selection_arguments(p: argparse.ArgumentParser) -> None:
+    store_mod.add_store_arguments(p)
+    p.add_argument("--filter", action="append", metavar="NAME=VALUE",
+                   help="only series and runs with this value (repeat: all must match), e.g. "
+                        "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
+    p.add_argument("--metric", action="append",
+                   help="only these metrics (repeat), a path or its last parts as kvb compare "
+                        "takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
+                        "default: each row's primary metric, ops_per_sec or bytes_per_second")
+    p.add_argument("--by", action="append", metavar="NAME",
+                   help="split series further by this attribute (repeat), e.g. "
+                        "lib.rocksdb.version or kernel")
+
+
+def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
+    """Opens the store and loads the series the common arguments select."""
+    filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
+    st = store_mod.open_store(args.store)
+    try:
+        series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)
+    except BaseException:
+        st.close()
+        raise
+    return st, series
+
+
+def cmd(args: argparse.Namespace) -> int:
+    st, series = select(args)
+    with st:
+        where = store_mod.shown(st.loc)
+    if not series:
+        raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
+                                                    else ""))
+    if args.html:
+        analyses = [analyse(s, Params()) for s in series]
+        history_figures.write_history_html(args.html, series, analyses, where)
+        print(f"wrote {args.html}: {len(series)} series", file=sys.stderr)
+    else:
+        print(format_history(series, where))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = command.add(subparsers, "history", __doc__, cmd)
+    add_selection_arguments(p)
+    p.add_argument("--html", metavar="OUT",
+                   help="draw every series over time, with intervals and change points, as "
+                        "one self-contained HTML page (needs python3-matplotlib)")

@@ -1,0 +1,196 @@
+"""kvb micro: kvbench_micro on one block size with a short minimum time, GB/s per function.
+
+  kvb micro [--binary build/<preset>/bench/kvbench_micro] [-- --cache_cold]
+      runs it (the quick start's micro summary) and prints GB/s, the fraction of the ceiling
+      (memory/read of the same block size: "of read") and compression ratio
+  kvb micro --compare gcc.json clang.json ...
+      JSON that kvbench_micro wrote (--benchmark_out=FILE), e.g. two presets: the context
+      entries that differ, then GB/s per benchmark side by side with the ratio to the first
+      file (the median of the repetitions when the run had --benchmark_repetitions)
+
+GB/s here is 10^9 bytes per second of uncompressed input (Google Benchmark's console prints
+GiB/s). For careful numbers run kvbench_micro itself with --benchmark_repetitions, and compare
+with `kvb compare` (verdicts with a significance test); docs/micro.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+from typing import Any
+
+from kvbtools.core import command, host, results, table
+from kvbtools.core.comparison import INPUT_KEYS
+from kvbtools.core.errors import RunError, UsageError
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "micro", __doc__, run)
+    p.add_argument("--binary", help="kvbench_micro (default: the host's gcc native build)")
+    p.add_argument("--compare", nargs="+", metavar="JSON",
+                   help="compare kvbench_micro JSON files instead of running the binary")
+    p.add_argument("--block-size", type=int, default=4096, help="bytes (default 4096)")
+    p.add_argument("--min-time", type=float, default=0.05,
+                   help="--benchmark_min_time per benchmark, seconds (default 0.05)")
+    p.add_argument("--json", metavar="OUT", help="also keep kvbench_micro's JSON here")
+    p.add_argument("extra", nargs="*",
+                   help="after --: more kvbench_micro flags, e.g. -- --cache_cold")
+
+
+def run_micro(binary: str, block_size: int, min_time: float,
+              extra: list[str]) -> results.Document:
+    """Runs the binary on one block size; its JSON document, checked."""
+    with tempfile.TemporaryDirectory(prefix="kvb-micro.") as tmp:
+        out = os.path.join(tmp, "micro.json")
+        cmd = [binary, f"--benchmark_filter=/{block_size}(/cold)?$",
+               f"--benchmark_min_time={min_time}", f"--block_sizes={block_size}",
+               f"--benchmark_out={out}", "--benchmark_out_format=json", *extra]
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
+        return results.load(out, [results.GBENCH])
+
+
+def function_name(benchmark_name: str) -> str:
+    """'crc32c/hw_3way/4096' -> 'crc32c/hw_3way' (and keeps a /cold marker)."""
+    parts = benchmark_name.split("/")
+    cold = parts[-1] == "cold"
+    if cold:
+        parts = parts[:-1]
+    return "/".join(parts[:-1]) + (" (cold)" if cold else "")
+
+
+# The ceiling row: a checksum or codec reads its input at least once, so reading the same block
+# with the widest loads (memory/read, bench/memory_bench.cc) bounds every row of its block size.
+CEILING = "memory/read"
+
+
+def ceiling_name(benchmark_name: str) -> str:
+    """'crc32c/fold_512/4096' -> 'memory/read/4096' (a /cold suffix stays)."""
+    parts = benchmark_name.split("/")
+    cold = parts[-1] == "cold"
+    size = parts[-2] if cold else parts[-1]
+    return f"{CEILING}/{size}" + ("/cold" if cold else "")
+
+
+def of_ceiling(gbps: dict[str, float | None], name: str) -> str:
+    """The row's fraction of the ceiling row of its block size, or '-' without one."""
+    value, ceiling = gbps.get(name), gbps.get(ceiling_name(name))
+    if not isinstance(value, float) or not isinstance(ceiling, float) or ceiling <= 0:
+        return "-"
+    return f"{value / ceiling:.2f}"
+
+
+def format_table(doc: dict[str, Any], block_size: int) -> str:
+    ctx = doc["context"]
+    lines = [
+        "kvbench_micro {preset}: {compiler}, {arch}, {build_type}; {mode}".format(
+            preset=ctx.get("kvbench_preset", "?"), compiler=ctx.get("kvbench_compiler", "?"),
+            arch=ctx.get("kvbench_arch_flags", "?"), build_type=ctx.get("kvbench_build_type", "?"),
+            mode=ctx.get("cache_mode", "?")),
+        f"{block_size}-byte blocks; GB/s = 10^9 bytes/s of uncompressed input; "
+        f"of read = fraction of {CEILING} (the ceiling); ratio = compressed/input",
+        "",
+    ]
+    gbps = gbps_by_name(doc)
+    rows: list[list[str]] = []
+    for b in doc["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        name = function_name(b["name"])
+        if b.get("error_occurred"):
+            rows.append([name, "-", "", "", "skipped: " + b.get("error_message", "")])
+            continue
+        ratio = b.get("compression_ratio")
+        rows.append([name, f"{b.get('bytes_per_second', 0.0) / 1e9:.2f}",
+                     of_ceiling(gbps, b["name"]), "" if ratio is None else f"{ratio:.3f}",
+                     b.get("label", "")])
+    lines += table.render(rows, header=["function", "GB/s", "of read", "ratio", "what"],
+                          left=(0, 4))
+    return "\n".join(lines)
+
+
+def gbps_by_name(doc: dict[str, Any]) -> dict[str, float | None]:
+    """GB/s per benchmark name: the median aggregate if present, else the mean of the runs;
+    None for a benchmark that was skipped with an error."""
+    runs: dict[str, list[float]] = {}
+    medians: dict[str, float] = {}
+    skipped: set[str] = set()
+    for b in doc["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        if b.get("error_occurred"):
+            skipped.add(name)
+        elif b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median" and "bytes_per_second" in b:
+                medians[name] = b["bytes_per_second"] / 1e9
+        elif "bytes_per_second" in b:
+            runs.setdefault(name, []).append(b["bytes_per_second"] / 1e9)
+    out: dict[str, float | None] = {name: None for name in skipped}
+    for name, values in runs.items():
+        out[name] = medians.get(name, sum(values) / len(values))
+    return out
+
+
+def column_titles(docs: list[results.Document]) -> list[str]:
+    presets = [d.context.get("kvbench_preset", "") for d in docs]
+    if all(presets) and len(set(presets)) == len(presets):
+        return presets
+    return [os.path.basename(d.path) for d in docs]
+
+
+def format_compare(docs: list[results.Document]) -> str:
+    titles = column_titles(docs)
+    lines: list[str] = []
+    contexts = [d.context for d in docs]
+    keys = sorted(set().union(*contexts))
+    differing = [k for k in keys if len({str(c.get(k)) for c in contexts}) > 1]
+    lines.append("context entries that differ:" if differing else "contexts are identical")
+    for k in differing:
+        lines.append(f"  {k}:")
+        for title, c in zip(titles, contexts):
+            lines.append(f"    {title}: {c.get(k, '(absent)')}")
+    for k in INPUT_KEYS:
+        if k in differing:
+            lines.append(f"WARNING: '{k}' differs: the files measured different input; "
+                         "their numbers are not comparable")
+    values = [gbps_by_name(d.doc) for d in docs]
+    names: list[str] = []
+    for v in values:
+        names.extend(n for n in v if n not in names)
+    lines.append("")
+    lines.append(f"GB/s (10^9 bytes/s); of read = fraction of {CEILING} of the same block size "
+                 f"in the same file; ratio = column / {titles[0]}")
+    rows: list[list[str]] = []
+    for name in names:
+        row = [name]
+        for v in values:
+            g = v.get(name, "absent")
+            row.append("absent" if g == "absent" else "skipped" if g is None else f"{g:.2f}")
+        row.extend(of_ceiling(v, name) for v in values)
+        base = values[0].get(name)
+        for v in values[1:]:
+            g = v.get(name)
+            ok = isinstance(base, float) and isinstance(g, float) and base > 0
+            row.append(f"{g / base:.2f}x" if ok else "-")  # type: ignore[operator]
+        rows.append(row)
+    lines += table.render(rows, header=["benchmark", *titles, *(f"of read {t}" for t in titles),
+                                        *(f"ratio {t}" for t in titles[1:])])
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.compare:
+        if args.binary or args.extra or args.json:
+            raise UsageError("--compare reads files: --binary, --json and kvbench_micro flags "
+                             "do not apply")
+        print(format_compare(results.load_all(args.compare, [results.GBENCH])))
+        return 0
+    if args.block_size < 1 or args.min_time <= 0:
+        raise UsageError("--block-size and --min-time must be positive")
+    binary = host.binary("kvbench_micro", args.binary, "--binary")
+    d = run_micro(binary, args.block_size, args.min_time, args.extra)
+    if args.json:
+        results.write_json(args.json, d.doc)
+    print(format_table(d.doc, args.block_size))
+    return 0

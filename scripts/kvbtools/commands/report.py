@@ -1,0 +1,92 @@
+"""kvb report: one summary table over kvbench runs: a line per engine, benchmark and role.
+
+  kvb report FILE.json...            ops/s, MB/s, latency, CPU and bytes written per op, size
+  kvb report --metrics FILE.json...  every metric the runs describe (their "metrics" array,
+                                     docs/json.md), one line per engine, benchmark, role, metric
+  kvb report --html OUT.html FILE.json...
+                                     one self-contained HTML page with figures (docs/report.md):
+                                     context, throughput over time, latency percentiles, cost
+                                     per op; kvbench and kvbench_micro files, one or many runs
+  kvb report --html OUT.html RESULTS_DIR
+                                     the page of a kvb matrix, versions or bisect directory
+                                     (they write it there themselves as report.html)
+  --svg DIR / --png DIR              also (or only) each figure as its own file, named
+                                     <benchmark>[-<role>]-<figure>.svg|png, 1200 px wide PNGs
+
+A file that is not a usable kvbench document is refused with every problem listed (exit 2); a
+run that did not complete is reported with a warning (and in the page, with what is missing).
+--html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it they exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from kvbtools.core import command, results, table
+from kvbtools.core.errors import UsageError
+from kvbtools.core.metrics import value
+from kvbtools.core.summary import summary
+from kvbtools.core.table import fmt_value
+from kvbtools.pages import figures, report_html, result_pages
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "report", __doc__, run)
+    p.add_argument("files", nargs="+", metavar="FILE.json")
+    p.add_argument("--metrics", action="store_true",
+                   help="every described metric, one line each, instead of the summary")
+    p.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML report")
+    p.add_argument("--svg", metavar="DIR", help="write every figure as DIR/<name>.svg")
+    p.add_argument("--png", metavar="DIR", help="write every figure as DIR/<name>.png")
+
+
+def metric_lines(docs: list[results.Document]) -> str:
+    body = []
+    for d in docs:
+        described = d.metrics
+        for row in results.rows(d.doc):
+            for path, m in described.items():
+                v = value(row.data, row.data["_result"], path)
+                body.append([row.engine, row.label, path,
+                             "-" if v is None else fmt_value(v * m.scale), m.shown_unit,
+                             f"{m.better} is better"])
+    return "\n".join(table.render(body, header=["engine", "benchmark", "metric", "value",
+                                                "unit", ""], left=(0, 1, 2, 4, 5), rule=True))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.html or args.svg or args.png:
+        return write_pages(args)
+    docs = results.load_all(args.files, [results.KVBENCH])
+
+    for d in docs:
+        results.warn_incomplete(d)
+    if args.metrics:
+        print(metric_lines(docs))
+    else:
+        print(summary(r for d in docs for r in results.rows(d.doc)))
+    return 0
+
+
+def write_pages(args: argparse.Namespace) -> int:
+    """kvb report --html/--svg/--png: files, or one results directory of matrix, versions or
+    bisect."""
+    figures.pyplot("kvb report --html/--svg/--png")  # exit 2 naming the package, before work
+    out = figures.Output(args.svg, args.png)
+    dirs = [f for f in args.files if os.path.isdir(f)]
+    if dirs:
+        if len(args.files) != 1:
+            raise UsageError("give one results directory, or result files, not both")
+        page = result_pages.page_for_dir(dirs[0])
+    else:
+        docs = results.load_all(args.files)
+        for d in docs:
+            results.warn_incomplete(d)
+        page = report_html.build(docs)
+    n = page.write(args.html, out)
+    if args.html:
+        print(f"report: {args.html} ({n} figures)")
+    for path in out.written:
+        print(path)
+    return 0

@@ -1,0 +1,132 @@
+"""kvb selfcheck: kvbench's own cost per op and its memory against --num, measured in one run.
+
+1. Harness cost per op: readrandom on the `null` engine, 1 thread (ns/op = 1e9 / ops/s), beside
+   the `memory` engine's readrandom at the same --num, measured right after: the share of a
+   cheap in-memory lookup that is the harness itself. Then the same null readrandom's CPU time
+   per op of its own thread (which other processes on a loaded machine do not inflate, as they
+   do wall time) three ways in a row: every op timed (the default), --latency_sample=16, and
+   untimed (--latency_sample=1000000); the difference between the first and the last is what
+   timing an op costs (one clock read and a histogram update; docs/metrics.md).
+2. Harness memory against --num: fillrandom on `null` at --small and at --large keys; peak RSS
+   must not grow with --num (no key vectors: the fill order is a computed permutation).
+
+A benchmark, not a test: it prints the figures (and writes them with --json), and fails (exit 1)
+only on gross breakage: null readrandom slower than --max-ns-per-op (default 1000 ns, some 30x
+what a healthy build measures), or peak RSS growing by more than --max-rss-growth-mib (default 4)
+plus --max-rss-bytes-per-key (default 1) per key added (a vector of 8-byte keys costs 8).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+from typing import Any
+
+from kvbtools.core import command, host, results
+from kvbtools.core.errors import RunError, UsageError
+
+MIB = 1048576.0
+
+
+def register(sub: Any) -> None:
+    p = command.add(sub, "selfcheck", __doc__, run)
+    p.add_argument("--kvbench", help="default: build/<host gcc native preset>/src/kvbench")
+    p.add_argument("--reads", type=int, default=20_000_000, help="null readrandom ops "
+                   "(default 20000000; the memory engine reads at most 5000000)")
+    p.add_argument("--small", type=int, default=1_000_000, help="--num of the small fill and "
+                   "of the reads (default 1000000)")
+    p.add_argument("--large", type=int, default=100_000_000,
+                   help="--num of the large fill (default 100000000)")
+    p.add_argument("--max-ns-per-op", type=float, default=1000.0,
+                   help="fail above this null readrandom cost (default 1000)")
+    p.add_argument("--max-rss-growth-mib", type=float, default=4.0,
+                   help="peak RSS growth allowed whatever --num (default 4)")
+    p.add_argument("--max-rss-bytes-per-key", type=float, default=1.0,
+                   help="peak RSS growth allowed per key of --large beyond --small (default 1)")
+    p.add_argument("--json", metavar="OUT", help="also write the figures here")
+
+
+def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
+            extra: list[str]) -> dict[str, Any]:
+    """One kvbench run on one thread; its checked JSON document."""
+    out = os.path.join(tmp, f"{engine}-{benchmarks}-{num}.json")
+    cmd = [kvbench, f"--engine={engine}", f"--db={tmp}/{engine}", f"--num={num}",
+           f"--benchmarks={benchmarks}", "--threads=1", "--report_interval_seconds=0",
+           f"--json={out}", *extra]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RunError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+    return results.load(out, [results.KVBENCH]).doc
+
+
+def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
+    rate = next(r["roles"][0]["ops_per_sec"] for r in doc["results"]
+                if r["benchmark"] == benchmark)
+    if rate <= 0:
+        raise RunError(f"{benchmark} measured no operation")
+    return 1e9 / rate
+
+
+def cpu_ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
+    """The CPU time of the benchmark's own threads per op, in ns."""
+    role = next(r["roles"][0] for r in doc["results"] if r["benchmark"] == benchmark)
+    return role["cost"]["thread_cpu_us_per_op"] * 1000.0
+
+
+# --latency_sample of the three CPU-time measurements: every op timed, 1 in 16, (nearly) none.
+SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
+
+
+def run(args: argparse.Namespace) -> int:
+    if min(args.reads, args.small) < 1 or args.large <= args.small:
+        raise UsageError("--reads and --small must be positive and --large above --small")
+    kvbench = host.binary("kvbench", args.kvbench, "--kvbench")
+    fig: dict[str, Any] = {"schema": "kvb-selfcheck", "schema_version": 1, "kvbench": kvbench,
+                           "reads": args.reads, "small": args.small, "large": args.large}
+    with tempfile.TemporaryDirectory(prefix="kvb-selfcheck-") as tmp:
+        null = measure(kvbench, "null", "readrandom", args.small, tmp, [f"--reads={args.reads}"])
+        mem = measure(kvbench, "memory", "fillseq,readrandom", args.small, tmp,
+                      [f"--reads={min(args.reads, 5_000_000)}"])
+        fig["null_readrandom_ns_per_op"] = ns_per_op(null, "readrandom")
+        fig["memory_readrandom_ns_per_op"] = ns_per_op(mem, "readrandom")
+        for prefix, n in SAMPLING.items():
+            doc = null if n == 1 else measure(kvbench, "null", "readrandom", args.small, tmp,
+                                              [f"--reads={args.reads}", f"--latency_sample={n}"])
+            fig[f"null_readrandom_{prefix}cpu_ns_per_op"] = cpu_ns_per_op(doc, "readrandom")
+        for size in ("small", "large"):
+            doc = measure(kvbench, "null", "fillrandom", fig[size], tmp, [])
+            fig[f"peak_rss_{size}_bytes"] = doc["results"][0]["peak_rss_bytes"]
+    growth = fig["peak_rss_large_bytes"] - fig["peak_rss_small_bytes"]
+    fig["rss_growth_bytes"] = growth
+    fig["rss_growth_bytes_per_key"] = growth / (args.large - args.small)
+    allowed = args.max_rss_growth_mib * MIB + args.max_rss_bytes_per_key * (args.large - args.small)
+    failed = []
+    if fig["null_readrandom_ns_per_op"] > args.max_ns_per_op:
+        failed.append(f"null readrandom costs {fig['null_readrandom_ns_per_op']:.1f} ns/op, over "
+                      f"--max-ns-per-op={args.max_ns_per_op:g}")
+    if growth > allowed:
+        failed.append(f"peak RSS grew by {growth / MIB:.1f} MiB from --num={args.small} to "
+                      f"{args.large}, over the {allowed / MIB:.1f} MiB allowed")
+    fig["failed"] = failed
+    report(fig)
+    if args.json:
+        results.write_json(args.json, fig)
+    if failed:
+        raise RunError("; ".join(failed))
+    return 0
+
+
+def report(fig: dict[str, Any]) -> None:
+    null_ns, mem_ns = fig["null_readrandom_ns_per_op"], fig["memory_readrandom_ns_per_op"]
+    small, large = fig["peak_rss_small_bytes"] / MIB, fig["peak_rss_large_bytes"] / MIB
+    print(f"harness cost: null readrandom {null_ns:.1f} ns/op; memory readrandom {mem_ns:.1f} "
+          f"ns/op (same run); harness = {null_ns / mem_ns:.2f} of the memory engine's op")
+    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in SAMPLING]
+    print(f"harness CPU: null readrandom {cpu[0]:.1f} ns/op of its thread's CPU timing every op, "
+          f"{cpu[1]:.1f} with --latency_sample=16, {cpu[2]:.1f} untimed: timing an op costs "
+          f"{cpu[0] - cpu[2]:.1f} ns")
+    print(f"harness memory: null fillrandom peak RSS {small:.1f} MiB at --num={fig['small']}, "
+          f"{large:.1f} MiB at --num={fig['large']}: {fig['rss_growth_bytes'] / MIB:+.2f} MiB, "
+          f"{fig['rss_growth_bytes_per_key']:.3f} bytes per added key; ratio "
+          f"{large / small:.3f}")

@@ -1,0 +1,66 @@
+"""kvb store: keep every kvbench and kvbench_micro result in one place (docs/history.md).
+
+  kvb store add FILE.json...   store documents: every measurement, its series key, its
+                               attributes and the document itself (adding one again adds nothing)
+  kvb store info               what the store holds
+  kvb store get HASH           print a stored document as it was added
+
+Where: --store PATH (an SQLite file) or --store postgresql://... (a PostgreSQL database shared by
+several machines, through Debian's python3-psycopg), else $KVBENCH_STORE, else
+results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` is one transaction: two
+processes adding at once both get everything in, and a failure stores nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kvbtools.core import command
+from kvbtools.core.store import add_files, add_store_arguments, open_store, parse_pairs, shown
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    add_files(args.files, args.store, parse_pairs(args.attr, "--attr"))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with open_store(args.store) as st:
+        n = {t: st.q(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
+            "documents", "fingerprints", "series", "measurements")}
+        span = st.q("SELECT MIN(run_utc), MAX(run_utc) FROM documents").fetchone()
+        hosts = [r[0] for r in st.q("SELECT DISTINCT host FROM documents ORDER BY host")]
+        print(f"store: {shown(st.loc)} ({st.dialect}, schema version {st.version()})")
+        print(f"documents: {n['documents']}" + (f", {span[0]} .. {span[1]}" if span[0] else ""))
+        print(f"hosts: {', '.join(hosts) or '-'}")
+        print(f"fingerprints: {n['fingerprints']}, series: {n['series']}, "
+              f"measurements: {n['measurements']}")
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with open_store(args.store) as st:
+        digest, raw = st.document(args.hash)
+    sys.stdout.buffer.write(raw)
+    sys.stdout.flush()
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    p = command.add(subparsers, "store", __doc__, None)
+    sub = p.add_subparsers(dest="store_command", required=True)
+    a = sub.add_parser("add", help="store kvbench / kvbench_micro JSON documents")
+    a.add_argument("files", nargs="+", metavar="FILE.json")
+    a.add_argument("--attr", action="append", metavar="NAME=VALUE",
+                   help="one more attribute of these runs (repeat), e.g. "
+                        "lib.rocksdb.commit=SHA or ci.job=1234")
+    add_store_arguments(a)
+    a.set_defaults(func=cmd_add)
+    i = sub.add_parser("info", help="what the store holds")
+    add_store_arguments(i)
+    i.set_defaults(func=cmd_info)
+    g = sub.add_parser("get", help="print a stored document as it was added")
+    g.add_argument("hash", help="the document's hash, or its first characters")
+    add_store_arguments(g)
+    g.set_defaults(func=cmd_get)

@@ -1,0 +1,43 @@
+"""How a kvb command registers itself: every command module has
+
+    def register(subparsers) -> None:
+        p = command.add(subparsers, "name", __doc__, run)
+        p.add_argument(...)
+
+and raises kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli)
+catches them.
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, TypeVar
+
+Handler = Callable[[argparse.Namespace], int]
+T = TypeVar("T")
+
+
+def add(subparsers: Any, name: str, doc: str | None,
+        func: Handler | None) -> argparse.ArgumentParser:
+    """The parser of command `name`: its --help is the module docstring `doc`, whose first line
+    ("kvb name: what it does") gives the one-line help of `kvb --help`. `func` runs it (None for a
+    group of subcommands, each with its own)."""
+    text = (doc or name).strip()
+    first = text.splitlines()[0]
+    p = subparsers.add_parser(name, help=first.split(": ", 1)[-1].rstrip("."), description=text,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+
+def checked(text: str, convert: Callable[[str], T], invalid: str, in_range: Callable[[T], bool],
+            out_of_range: str) -> T:
+    """For an argument's type=: `convert(text)`, or argparse's error `invalid` when it raises
+    ValueError and `out_of_range` when `in_range` refuses the value."""
+    try:
+        v = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(invalid) from None
+    if not in_range(v):
+        raise argparse.ArgumentTypeError(out_of_range)
+    return v

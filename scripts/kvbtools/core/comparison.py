@@ -1,0 +1,259 @@
+"""A comparison of sides: every other side judged against the first, per (benchmark, metric),
+and its text and JSON forms. kvb compare, matrix, versions and bisect build one; their pages draw
+it (pages/compare_figures.py, pages/result_pages.py)."""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from kvbtools.core import environment, metrics, results, stats, table
+from kvbtools.core.errors import UsageError
+from kvbtools.core.metrics import Metric
+from kvbtools.core.samples import Side, context_preset
+from kvbtools.core.table import fmt_value
+
+# Context entries of Google Benchmark JSON that describe the input, not the build: if they
+# differ, the sides measured different bytes.
+INPUT_KEYS = ("input", "cache_mode")
+
+
+@dataclass
+class Cell:
+    metric: Metric
+    bench: str
+    side: str
+    base: list[float]
+    other: list[float]
+    verdict: stats.Verdict
+
+
+@dataclass
+class Comparison:
+    sides: list[Side]
+    metrics: dict[str, Metric]
+    benches: dict[str, list[str]]         # metric key -> benchmarks in order
+    cells: list[Cell]
+    threshold: float
+    alpha: float
+    described: int = 0  # the metrics the files describe, when only the headline ones are shown
+
+    def regressions(self) -> list[Cell]:
+        return [c for c in self.cells if c.verdict.regression]
+
+
+def build(sides: list[Side], *, threshold: float, alpha: float,
+          metric_keys: list[str] | None = None, bench_filter: str | None = None) -> Comparison:
+    """Aligns the sides by (benchmark, metric) and judges every other side against the first."""
+    kinds = {s.kind for s in sides}
+    if len(kinds) > 1:
+        raise UsageError("cannot compare kvbench results with Google Benchmark results: "
+                         + ", ".join(f"{s.label} is {s.kind}" for s in sides))
+    # kvb --instructions files (callgrind.py): their times are callgrind's, not the machine's.
+    counted = {"kvbench_instructions" in ctx for s in sides for ctx in s.contexts}
+    if len(counted) > 1:
+        raise UsageError("some files count instructions under callgrind (--instructions) and "
+                         "some are timed: instructions and time cannot be compared")
+    if counted == {True} and not metric_keys:
+        metric_keys = ["instructions_per_byte"]
+    described = union_of_metrics(sides)
+    asked = bool(metric_keys)  # --metric given (all included): every row of what it names
+    every = bool(metric_keys) and metrics.ALL in metric_keys  # type: ignore[operator]
+    headline = not asked and sides[0].kind == results.KVBENCH
+    if every or not asked:
+        chosen = {k: described[k] for k in metrics.KVBENCH_HEADLINE
+                  if k in described} if headline else described
+    else:
+        chosen = metrics.select(described, metric_keys, sides[0].kind)  # type: ignore[arg-type]
+    rx = re.compile(bench_filter) if bench_filter else None
+    base = sides[0]
+    # Google Benchmark rows: a rate when there is one, time per iteration only for benchmarks
+    # without a rate (unless --metric asks for it).
+    rated = {b for s in sides for b, m in s.order if m in metrics.GBENCH_RATES}
+    def wanted(bench: str, mkey: str) -> bool:
+        if rx is not None and not rx.search(bench):
+            return False
+        return asked or mkey not in metrics.GBENCH_TIMES or bench not in rated
+    benches: dict[str, list[str]] = {}
+    cells: list[Cell] = []
+    for mkey, metric in chosen.items():
+        names: list[str] = []
+        for s in sides:
+            for bench, mk in s.order:
+                if mk == mkey and bench not in names and wanted(bench, mkey):
+                    names.append(bench)
+        if not names:
+            continue
+        benches[mkey] = names
+        for bench in names:
+            b = base.values.get((bench, mkey))
+            for s in sides[1:]:
+                o = s.values.get((bench, mkey))
+                if not b or not o:
+                    continue
+                v = stats.verdict(b, o, higher_is_better=metric.higher_is_better,
+                                  threshold=threshold, alpha=alpha,
+                                  better_word=metric.better_word, worse_word=metric.worse_word)
+                cells.append(Cell(metric, bench, s.label, b, o, v))
+    return Comparison(sides, chosen, benches, cells, threshold, alpha,
+                      described=len(described) if headline else 0)
+
+
+def union_of_metrics(sides: list[Side]) -> dict[str, Metric]:
+    """The metrics the sides' files describe, the base's first; one described differently by
+    two sides (another unit or direction) is refused."""
+    out: dict[str, Metric] = {}
+    for s in sides:
+        for key, m in s.metrics.items():
+            known = out.setdefault(key, m)
+            if known != m:
+                raise UsageError(f"metric {key} is {m.unit}, {m.better} is better in side "
+                                 f"{s.label} but {known.unit}, {known.better} in another side")
+    return out
+
+
+def fmt_p(p: float) -> str:
+    return f"p={p:.3f}" if p >= 0.001 else "p<0.001"
+
+
+def format_comparison(c: Comparison, control: str = "",
+                      extra: dict[tuple[str, str, str], str] | None = None) -> str:
+    """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
+    ("values relative to ..."), then the geometric mean of the ratios. With one other side the
+    verdict is spelled out; with several, a ratio without a word is no significant change.
+    `extra` (metric, benchmark, side) -> text is appended to that ratio cell (e.g. the interval
+    and 'unresolved at n=12' of kvb matrix --until-resolved)."""
+    lines = _heading(c, control)
+    notes: set[str] = set()
+    by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
+    for mkey, names in c.benches.items():
+        lines.append("")
+        lines.extend(_absolute_table(c, mkey, names))
+        lines.append(f"values relative to {c.sides[0].label}")
+        lines.extend(_relative_table(c, mkey, names, by_key, extra or {}, notes))
+    skipped = sorted({f"{b}: {m}" for s in c.sides for b, m in s.skipped.items()})
+    if skipped:
+        lines.append("")
+        lines.append("skipped (the benchmark reported an error):")
+        lines.extend(f"  {x}" for x in skipped)
+    if any(x.verdict.word == stats.NOISE_UNKNOWN for x in c.cells):
+        notes.add("n=1: a single value per side gives no estimate of the noise; rerun with "
+                  "repeats (kvbench --repeats=5, kvbench_micro --benchmark_repetitions=5)")
+    for n in sorted(notes):
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+def _heading(c: Comparison, control: str) -> list[str]:
+    """The sides, warnings about their inputs and environments, and how verdicts are made."""
+    lines: list[str] = []
+    base = c.sides[0]
+    lines.append("sides (" + ("kvbench" if base.kind == "kvbench" else "Google Benchmark")
+                 + " JSON):")
+    for s in c.sides:
+        presets = sorted({context_preset(ctx) for ctx in s.contexts} - {""})
+        what = f"{len(s.paths)} file(s)" + (f", preset {', '.join(presets)}" if presets else "")
+        if s.label == control:
+            what += f"; {base.label} measured again as an independent series: the noise floor"
+        lines.append(f"  {s.label}: {what}"
+                     + (f": {', '.join(s.paths)}" if len(s.paths) <= 2 else ""))
+    for key in INPUT_KEYS:
+        vals = {str(ctx.get(key)) for s in c.sides for ctx in s.contexts if key in ctx}
+        if len(vals) > 1:
+            lines.append(f"WARNING: '{key}' differs between files ({'; '.join(sorted(vals))}): "
+                         "they measured different input; their numbers are not comparable")
+    lines.extend(environment.notes(c.sides))
+    wide = len(c.sides) > 2
+    if c.described:
+        lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
+                     f"{c.described} the files describe; --metric NAME: chosen ones)")
+    lines.append(f"verdict: Mann-Whitney U two-sided, alpha {c.alpha:g}, threshold "
+                 f"{c.threshold * 100:g}% (smaller changes are no significant change)"
+                 + ("; a ratio with no word after it is no significant change" if wide else ""))
+    return lines
+
+
+def _absolute_table(c: Comparison, mkey: str, names: list[str]) -> list[str]:
+    """The metric's heading and the median of each side per benchmark."""
+    metric = c.metrics[mkey]
+    better = "higher" if metric.higher_is_better else "lower"
+    ns = {len(s.values.get((b, mkey), [])) for s in c.sides for b in names}
+    ntext = f"median of {next(iter(ns))}" if len(ns) == 1 else "median of n"
+    lines = [f"{metric.path} [{metric.shown_unit}], {better} is better: {ntext}"]
+    rows = [[""] + [s.label for s in c.sides]]
+    for bench in names:
+        row = [bench]
+        if len(ns) > 1:
+            counts = [len(s.values.get((bench, mkey), [])) for s in c.sides]
+            row[0] += f" (n={counts[0]})" if len(set(counts)) == 1 else \
+                " (n=" + "/".join(map(str, counts)) + ")"
+        for s in c.sides:
+            vals = s.values.get((bench, mkey))
+            if vals:
+                row.append(fmt_value(statistics.median(vals) * metric.scale))
+            else:
+                row.append("skipped" if bench in s.skipped else "absent")
+        rows.append(row)
+    return lines + table.render(rows)
+
+
+def _ratio_cell(cell: Cell, wide: bool) -> str:
+    """'0.94 slower (p=0.008)'; with several other sides no word for no significant change."""
+    v = cell.verdict
+    r = f"{v.ratio:.2f}" if math.isfinite(v.ratio) else "-"
+    if v.test is None:
+        return f"{r} ({v.word})"
+    if wide and v.better is None:
+        return f"{r} ({fmt_p(v.test.p)})"
+    return f"{r} {v.word} ({fmt_p(v.test.p)})"
+
+
+def _relative_table(c: Comparison, mkey: str, names: list[str],
+                    by_key: dict[tuple[str, str, str], Cell],
+                    extra: dict[tuple[str, str, str], str], notes: set[str]) -> list[str]:
+    """Each other side's ratio to the base per benchmark, then their geometric means; adds the
+    verdicts' notes to `notes`."""
+    base = c.sides[0]
+    wide = len(c.sides) > 2
+    rows = [[""] + [s.label for s in c.sides]]
+    ratios: dict[str, list[float]] = {s.label: [] for s in c.sides[1:]}
+    for bench in names:
+        b = base.values.get((bench, mkey))
+        row = [bench, "1.00" if b else "-"]
+        for s in c.sides[1:]:
+            cell = by_key.get((mkey, bench, s.label))
+            if cell is None:
+                row.append("-")
+                continue
+            row.append(_ratio_cell(cell, wide) + extra.get((mkey, bench, s.label), ""))
+            if math.isfinite(cell.verdict.ratio):
+                ratios[s.label].append(cell.verdict.ratio)
+            if cell.verdict.note:
+                notes.add(cell.verdict.note)
+        rows.append(row)
+    row = ["geometric mean", "1.00"]
+    for s in c.sides[1:]:
+        g = stats.geomean(ratios[s.label])
+        row.append(f"{g:.2f}" if math.isfinite(g) else "-")
+    rows.append(row)
+    # Ratio cells ("0.94 slower (p=0.008)") aligned on the ratio.
+    return table.render(rows, left=range(len(rows[0])))
+
+
+def to_json(c: Comparison) -> dict[str, Any]:
+    return {
+        "schema": "kvb-comparison", "schema_version": 1,
+        "threshold": c.threshold, "alpha": c.alpha,
+        "sides": [{"label": s.label, "files": s.paths, "kind": s.kind} for s in c.sides],
+        "rows": [{
+            "metric": x.metric.key, "unit": x.metric.unit, "benchmark": x.bench,
+            "side": x.side, "base_values": x.base, "values": x.other,
+            "ratio": x.verdict.ratio if math.isfinite(x.verdict.ratio) else None,
+            "verdict": x.verdict.word, "regression": x.verdict.regression,
+            "u": x.verdict.test.u if x.verdict.test else None,
+            "p": x.verdict.test.p if x.verdict.test else None,
+            "test": x.verdict.test.method if x.verdict.test else None,
+        } for x in c.cells],
+    }

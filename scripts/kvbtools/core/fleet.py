@@ -1,0 +1,94 @@
+"""`kvb compare --store URL --base host=A --other host=B`: the sides picked from the results store.
+
+Each side is the stored runs matching all of its NAME=VALUE selectors (any stored field: host,
+preset, engine, commit, lib.rocksdb.version, workload.num, document=HASH...). The documents are
+written to a temporary directory as they were stored and handed to kvb compare's own loading,
+pooling and statistics, so the table is the one compare prints for files. The runs of both
+sides must share one workload (the workload.* key fields): comparing machines is only
+meaningful on the same work.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import tempfile
+from typing import Iterator
+
+from kvbtools.core import store as store_mod
+from kvbtools.core.errors import UsageError
+
+
+def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int, str, str]]:
+    where, params = [], []
+    for k, v in selectors.items():
+        if k == "document":
+            where.append("d.hash LIKE ?")
+            params.append(v.lower() + "%")
+        elif k == "kind":
+            where.append("d.kind = ?")
+            params.append(v)
+        else:
+            where.append("EXISTS (SELECT 1 FROM fields x WHERE x.document_id = d.id AND "
+                         "x.name = ? AND x.value = ?)")
+            params += [k, v]
+    if not where:
+        raise UsageError("a side needs at least one NAME=VALUE selector, e.g. host=A")
+    return [(int(r[0]), r[1], r[2]) for r in st.q(
+        "SELECT d.id, d.hash, d.kind FROM documents d WHERE d.complete = 1 AND "
+        + " AND ".join(where) + " ORDER BY d.run_utc, d.id", params)]
+
+
+def _workloads(st: store_mod.Store, docs: list[int]) -> dict[int, tuple[tuple[str, str], ...]]:
+    out: dict[int, list[tuple[str, str]]] = {d: [] for d in docs}
+    marks = ",".join("?" * len(docs))
+    for d, name, value in st.q("SELECT document_id, name, value FROM fields WHERE is_key = 1 "
+                               f"AND name LIKE ? AND document_id IN ({marks}) ORDER BY name",
+                               ["workload.%", *docs]):
+        out[int(d)].append((name, value))
+    return {d: tuple(v) for d, v in out.items()}
+
+
+@contextlib.contextmanager
+def selected_files(args: argparse.Namespace) -> Iterator[tuple[list[list[str]], list[str]]]:
+    """The sides' documents as files in a temporary directory: (groups of paths, labels)."""
+    if args.files:
+        raise UsageError("with --store, give the sides as --base NAME=VALUE... --other "
+                         "NAME=VALUE..., not files")
+    if not args.base or not args.other:
+        raise UsageError("--store needs --base and --other selectors, e.g. --base host=A "
+                         "--other host=B")
+    sides = [args.base, *args.other]
+    with store_mod.open_store(args.store) as st, \
+            tempfile.TemporaryDirectory(prefix="kvb-compare-store.") as tmp:
+        picked = []
+        for sel in sides:
+            docs = _documents(st, store_mod.parse_pairs(sel, "selector"))
+            if not docs:
+                raise UsageError(f"no stored run matches {' '.join(sel)} in "
+                                 f"{store_mod.shown(st.loc)}")
+            picked.append(docs)
+        every = [d for docs in picked for d in docs]
+        kinds = {k for _, _, k in every}
+        if len(kinds) > 1:
+            raise UsageError("the selected runs mix kvbench and kvbench_micro results: add "
+                             "kind=kvbench or kind=gbench to the selectors")
+        work = _workloads(st, [d for d, _, _ in every])
+        if len(set(work.values())) > 1:
+            names = sorted({n for w in work.values() for n, _ in w})
+            differ = [n for n in names if len({dict(w).get(n) for w in work.values()}) > 1]
+            raise UsageError("the selected runs are not one workload (they differ in "
+                             + ", ".join(f"{n}: {', '.join(sorted({dict(w).get(n, '-') for w in work.values()}))}"
+                                         for n in differ)
+                             + "): add a selector such as " + f"{differ[0]}=VALUE")
+        groups = []
+        for docs in picked:
+            paths = []
+            for _, digest, _ in docs:
+                _, raw = st.document(digest)
+                path = os.path.join(tmp, f"{digest[:12]}.json")
+                with open(path, "wb") as f:
+                    f.write(raw)
+                paths.append(path)
+            groups.append(paths)
+        yield groups, [" ".join(sel) for sel in sides]

@@ -1,0 +1,266 @@
+"""kvb bisect's work space: a worktree per commit, builds, runs, and what the build compiles.
+
+Everything lives in one temporary directory, removed at the end however the bisect ends:
+  trees/<sha12>  a detached worktree per commit that is built
+  bin/<sha12>/   kvbench mode: that commit's kvbench or kvbench_micro, copied out of the one
+                 build directory so old, new and the commit under test can run in one round
+  deps/          kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled
+                 (ccache keeps that cheap) and the trace below sees what it reads
+
+What the build compiles: the builds of old and new run under strace, which records every file a
+process of the build opens (git's own reads excluded). The files of the repository among them,
+plus every source file in a directory the build listed (a CMake glob of lib/*.c picks up a file
+added later), make the compiled set; a commit's fingerprint is the hash of those paths' blob ids
+in its tree (git ls-tree: no checkout, no build). Without strace there is no compiled set and no
+commit is skipped for it.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from kvbtools.measure import runner
+from kvbtools.core.errors import UsageError
+from kvbtools.measure.runner import Build, BuildError, Plan
+
+# Files whose content is compiled when they sit in a directory the build listed (a glob).
+SOURCE_EXT = (".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl",
+              ".ipp", ".tcc", ".s", ".S", ".asm")
+TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
+
+
+def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if check and p.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {p.stderr.strip()}")
+    return p
+
+
+@contextlib.contextmanager
+def worktrees_locked(repo: str) -> Iterator[None]:
+    """Holds the repository's lock on its worktrees. Two kvb bisects of one repository add and
+    prune worktrees side by side, and git's own bookkeeping of them (.git/worktrees) is not safe
+    against that: one reads the other's half-made entry and fails ("failed to read
+    .git/worktrees/X/commondir")."""
+    common = git(repo, "rev-parse", "--git-common-dir").stdout.strip()
+    with open(os.path.join(repo, common, "kvb-worktrees.lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def interrupted(returncode: int) -> bool:
+    """A child killed by the Ctrl-C that reached the whole process group (or a shell reporting
+    one): the bisect stops instead of blaming the commit."""
+    return returncode in (-signal.SIGINT, 128 + signal.SIGINT)
+
+
+# ---- what the build compiles -----------------------------------------------------------------
+
+@dataclass
+class CompiledSet:
+    files: set[str] = field(default_factory=set)    # repository paths the build read
+    dirs: set[str] = field(default_factory=set)     # repository directories the build listed
+
+    def covers(self, path: str) -> bool:
+        return path in self.files or (os.path.dirname(path) in self.dirs
+                                      and path.endswith(SOURCE_EXT))
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"files": sorted(self.files), "dirs": sorted(self.dirs)}
+
+    @staticmethod
+    def from_json(d: dict[str, list[str]] | None) -> "CompiledSet | None":
+        return None if d is None else CompiledSet(set(d["files"]), set(d["dirs"]))
+
+
+def tracer() -> str:
+    """'' when strace can trace here, else why not."""
+    if shutil.which("strace") is None:
+        return "strace is not installed (apt-get install strace)"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "true"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return "" if p.returncode == 0 else f"strace cannot trace here: {p.stderr.strip()[:200]}"
+
+
+def trace_wrap(path: str) -> list[str]:
+    """strace for every command of one build (-A: they append to one file)."""
+    return ["strace", "-f", "-qq", "-y", "-e", TRACE_CALLS, "-e", "status=successful", "-A",
+            "-o", path]
+
+
+_EXEC = re.compile(r'^(\d+)\s+execve(?:at)?\((?:\S+, )?"([^"]*)"')
+_EXEC_DONE = re.compile(r"^(\d+)\s+(?:execve|<\.\.\. execve(?:at)? resumed>).* = 0$")
+_OPEN = re.compile(r"^(\d+)\s+(?:open(?:at2?)?\(|<\.\.\. open(?:at2?)? resumed>).* = \d+<(.+)>$")
+
+
+def files_read(trace: str, root: str) -> tuple[set[str], set[str]]:
+    """Paths under `root` (relative) that the traced processes opened, files and directories
+    apart; opens by git itself (a `git status` in the build re-reads racily clean files) are
+    left out."""
+    top = os.path.realpath(root) + os.sep
+    exe: dict[str, str] = {}
+    pending: dict[str, str] = {}
+    files: set[str] = set()
+    dirs: set[str] = set()
+    with open(trace, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = _EXEC.match(line)
+            if m:
+                pending[m.group(1)] = os.path.basename(m.group(2))
+            m = _EXEC_DONE.match(line)
+            if m and m.group(1) in pending:
+                exe[m.group(1)] = pending.pop(m.group(1))
+                continue
+            m = _OPEN.match(line)
+            if not m or exe.get(m.group(1), "").startswith("git"):
+                continue
+            path = m.group(2)
+            if not path.startswith(top):
+                continue
+            rel = path[len(top):]
+            (dirs if os.path.isdir(path) else files).add(rel)
+    return files, dirs
+
+
+def tracked(repo: str, sha: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every file in the commit's tree."""
+    out = git(repo, "ls-tree", "-r", "-z", sha).stdout
+    entries = []
+    for item in out.split("\0"):
+        if "\t" in item:
+            meta, path = item.split("\t", 1)
+            entries.append((path, meta.split()[2]))
+    return entries
+
+
+def fingerprint(repo: str, sha: str, cset: CompiledSet) -> str:
+    """Hash of the compiled set's paths and blob ids in the commit's tree."""
+    h = hashlib.sha256()
+    for path, blob in tracked(repo, sha):
+        if cset.covers(path):
+            h.update(f"{path}\0{blob}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def learn(repo: str, shas: list[str], reads: list[tuple[set[str], set[str]]],
+          measure_cmd: str = "") -> CompiledSet:
+    """The compiled set from the traced builds of `shas` (their reads), plus files the measure
+    command names (a script in the repository that it runs)."""
+    cset = CompiledSet()
+    named = {w[2:] if w.startswith("./") else w for w in shlex.split(measure_cmd or "")}
+    for sha, (files, dirs) in zip(shas, reads):
+        paths = {p for p, _ in tracked(repo, sha)}
+        cset.files |= (files | named) & paths
+        cset.dirs |= dirs
+    return cset
+
+
+def command(cmd: str) -> list[str]:
+    """A shell command as an argv: run directly when it is plain words (one process less per
+    run), else through sh -c."""
+    if re.search(r"[^\w@%+=:,./ -]", cmd):
+        return ["sh", "-c", cmd]
+    return shlex.split(cmd)
+
+
+# ---- worktrees, builds and runs --------------------------------------------------------------
+
+class Workspace:
+    """The temporary directory of one kvb bisect invocation (see the module doc)."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.state = state
+        self.repo = state["repo"]
+        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect.")
+        self.trees: dict[str, str] = {}
+        self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
+        self.builds = 0
+
+    def tree(self, sha: str) -> str:
+        if sha not in self.trees:
+            path = os.path.join(self.tmp, "trees", sha[:12])
+            with worktrees_locked(self.repo):
+                git(self.repo, "worktree", "add", "--detach", path, sha)
+            self.trees[sha] = path
+        return self.trees[sha]
+
+    def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
+        """Builds the commit (once per invocation). Returns what the build read when `trace`.
+        Raises BuildError when it does not build."""
+        tree = self.tree(sha)
+        wrap: list[str] | None = None
+        log_trace = os.path.join(self.tmp, f"trace-{sha[:12]}.log")
+        if trace:
+            wrap = trace_wrap(log_trace)
+        env = dict(os.environ, CCACHE_NOINODECACHE="1")  # ccache must open what it hashes
+        self.builds += 1
+        st = self.state
+        log = os.path.join(st["dir"], "build.log")
+        if st["mode"] == "generic":
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"\n==== {sha} ====\n")
+            self._check(runner.run_logged, ["sh", "-c", st["build_cmd"]], log, cwd=tree,
+                        wrap=wrap, env=env)
+            self.built[sha] = tree
+        else:
+            micro = Plan(**st["plan"]).micro
+            b = Build(f"{st['dep']} at {sha[:12]}", st["preset"],
+                      f"bisect-{st['preset']}-{st['dep']}",
+                      dict([runner.source_define(st["dep"], tree),
+                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]))
+            self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
+            dest = os.path.join(self.tmp, "bin", sha[:12])
+            os.makedirs(dest, exist_ok=True)
+            self.built[sha] = shutil.copy2(b.binary(micro), dest)
+        return files_read(log_trace, tree) if trace else (set(), set())
+
+    @staticmethod
+    def _check(fn: Any, *args: Any, **kw: Any) -> None:
+        try:
+            fn(*args, **kw)
+        except BuildError as e:
+            if re.search(r"failed \((-2|130)\)", str(e)):
+                raise KeyboardInterrupt from None
+            raise
+
+    def run(self, sha: str, out: str) -> None:
+        """One measurement of a built commit, its JSON written to `out`. Raises BuildError when
+        it fails."""
+        st = self.state
+        if st["mode"] == "generic":
+            with open(out, "w", encoding="utf-8") as f:
+                p = subprocess.run(command(st["measure_cmd"]), cwd=self.built[sha],
+                                   stdout=f, stderr=subprocess.PIPE, text=True)
+            if interrupted(p.returncode):
+                raise KeyboardInterrupt
+            if p.returncode != 0:
+                raise BuildError(f"the measure command failed ({p.returncode}): "
+                                 f"{p.stderr.strip()[-500:]}")
+        else:
+            try:
+                runner.run_once(self.built[sha], Plan(**st["plan"]), out, st["engine"])
+            except BuildError as e:
+                if re.search(r"failed \((-2|130)\)", str(e)):
+                    raise KeyboardInterrupt from None
+                raise
+
+    def cleanup(self) -> None:
+        """Removes the worktrees and the directory; then prunes, which also forgets a worktree
+        whose `git worktree add` was interrupted before it was listed here."""
+        with worktrees_locked(self.repo):
+            for path in self.trees.values():
+                git(self.repo, "worktree", "remove", "--force", path, check=False)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            git(self.repo, "worktree", "prune", check=False)

@@ -1,0 +1,210 @@
+"""Adaptive rounds: measure in interleaved rounds until every answer is clear or a budget is spent.
+
+matrix and versions (`--until-resolved [--max-rounds N] [--max-time DURATION]`) and every series
+of bisect add rounds here. A round runs every side once (the control included), so drift lands on
+all sides alike; after each round the caller's rule says whether it is settled.
+
+The interval is the Hodges-Lehmann interval of the ratio, inverted from the Mann-Whitney U test:
+on log values, the differences log(other_j) - log(base_i) of every pair, sorted; the 95% interval
+runs from the C-th smallest to the C-th largest, C from the exact distribution of U (the normal
+approximation past 25 values a side). It is the interval of the very test whose p-value the
+tables print, so the two never disagree; it is distribution-free (benchmark noise is skewed),
+deterministic (no resampling), and valid at the small n where a bootstrap of medians is not (the
+median of 5 resampled values takes a handful of values).
+
+A matrix row is resolved when its interval is narrower than the threshold (hi / lo - 1 <
+threshold). The stopping rule looks at the width only, never at where the interval lies or at a
+p-value, so looking after every round does not make differences appear: the width depends on the
+noise, not on the sign or size of the difference (docs/compare.md).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+import time
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Callable, Sequence
+
+from kvbtools.core import command, stats
+from kvbtools.core.errors import UsageError
+
+LEVEL = 0.95
+# Exact distribution of U up to this many values a side; the normal approximation beyond.
+EXACT_MAX_N = 25
+DEFAULT_MAX_ROUNDS = 20
+
+
+# ---- the interval ----------------------------------------------------------------------------
+
+def cut(m: int, n: int, level: float = LEVEL) -> int:
+    """How many pairwise differences the interval leaves out at each end: the largest C with
+    P(U <= C - 1) <= (1 - level) / 2 under 'same distribution'. 0: no finite interval."""
+    tail = (1.0 - level) / 2.0
+    if max(m, n) <= EXACT_MAX_N:
+        counts = stats._u_counts(m, n)  # the U test's own exact distribution (cached)
+        total = sum(counts)
+        acc, c = 0, 0
+        for u, k in enumerate(counts):
+            acc += k
+            if acc / total > tail:
+                break
+            c = u + 1
+        return c
+    z = NormalDist().inv_cdf(1.0 - tail)
+    return max(0, int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0) + 0.5)))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """other / base: the Hodges-Lehmann estimate and its interval (ratios, not logs)."""
+    estimate: float
+    lo: float
+    hi: float
+    n: int            # values per side (the smaller side)
+
+    @property
+    def finite(self) -> bool:
+        return self.lo > 0 and math.isfinite(self.hi)
+
+    @property
+    def width(self) -> float:
+        """hi / lo - 1: 0.04 is an interval 4% wide."""
+        return self.hi / self.lo - 1.0 if self.finite else math.inf
+
+    def text(self) -> str:
+        return f"[{self.lo:.3f}, {self.hi:.3f}]" if self.finite else "[unbounded]"
+
+
+def log_shifts(base: Sequence[float], other: Sequence[float]) -> list[float] | None:
+    """Sorted log(o) - log(b) over all pairs; None when a value is not positive."""
+    if min(base) <= 0 or min(other) <= 0:
+        return None
+    lb = [math.log(b) for b in base]
+    return sorted(math.log(o) - x for o in other for x in lb)
+
+
+def ratio_interval(base: Sequence[float], other: Sequence[float],
+                   level: float = LEVEL) -> Interval:
+    """The Hodges-Lehmann ratio other/base with its `level` interval (see the module doc)."""
+    n = min(len(base), len(other))
+    if not base or not other:
+        return Interval(math.nan, 0.0, math.inf, n)
+    d = log_shifts(base, other)
+    if d is None:
+        same = set(base) == set(other) and len(set(base)) == 1
+        return Interval(1.0, 1.0, 1.0, n) if same else Interval(math.nan, 0.0, math.inf, n)
+    c = cut(len(base), len(other), level)
+    est = math.exp(statistics.median(d))
+    if c == 0:
+        return Interval(est, 0.0, math.inf, n)
+    return Interval(est, math.exp(d[c - 1]), math.exp(d[len(d) - c]), n)
+
+
+# ---- a row of a table ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    word: str          # faster/slower (better/worse words), "same", or "unresolved at n=K"
+    interval: Interval
+    resolved: bool
+
+
+def decide(base: Sequence[float], other: Sequence[float], *, higher_is_better: bool,
+           threshold: float, alpha: float, better_word: str = "faster",
+           worse_word: str = "slower") -> Decision:
+    """Resolved when the interval is narrower than the threshold; then the word is the table's
+    own verdict (U test at alpha and a change of at least the threshold), 'same' for no
+    significant change."""
+    iv = ratio_interval(base, other)
+    if iv.width >= threshold:
+        return Decision(f"unresolved at n={iv.n}", iv, False)
+    v = stats.verdict(base, other, higher_is_better=higher_is_better, threshold=threshold,
+                      alpha=alpha, better_word=better_word, worse_word=worse_word)
+    return Decision(v.word if v.better is not None else "same", iv, True)
+
+
+# ---- the budget and the loop -----------------------------------------------------------------
+
+def parse_duration(text: str) -> float:
+    """'90s', '20m', '1h30m', '1.5h', '45' (seconds) -> seconds; > 0."""
+    t = text.strip().lower()
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(h|m|s)?", t)
+    if not t or re.fullmatch(r"(?:\d+(?:\.\d+)?\s*[hms]?\s*)+", t) is None:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90s, 20m, 1h30m)")
+    unit = {"h": 3600.0, "m": 60.0, "s": 1.0, "": 1.0}
+    seconds = sum(float(v) * unit[u] for v, u in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"--max-time must be more than 0: {text!r}")
+    return seconds
+
+
+def positive_int(text: str) -> int:
+    return command.checked(text, int, f"not a whole number: {text!r}", lambda v: v >= 1,
+                           f"must be at least 1: {text!r}")
+
+
+def add_arguments(p: argparse.ArgumentParser, *, flag: bool = True, scope: str = "") -> None:
+    """--until-resolved (when `flag`), --max-rounds and --max-time; `scope` says what one budget
+    covers (e.g. ' of each series')."""
+    if flag:
+        p.add_argument("--until-resolved", action="store_true",
+                       help="after --repeats rounds, keep adding rounds (every series, the "
+                            "control too) until every row's 95%% interval of the ratio is "
+                            "narrower than --threshold, or the budget is spent (the row then "
+                            "says 'unresolved at n=K')")
+    p.add_argument("--max-rounds", type=positive_int, metavar="N",
+                   help=f"budget{scope}: at most N rounds (default {DEFAULT_MAX_ROUNDS})")
+    p.add_argument("--max-time", type=parse_duration, metavar="DURATION",
+                   help=f"budget{scope}: start no round that would end after this much "
+                        "measuring (e.g. 30m, 1h30m; default: no limit)")
+
+
+@dataclass(frozen=True)
+class Budget:
+    first: int                 # rounds always run
+    max_rounds: int            # rounds at most (>= first)
+    max_seconds: float | None
+
+    @staticmethod
+    def from_args(args: argparse.Namespace, first: int, adaptive: bool = True) -> "Budget":
+        """The budget of --repeats/--max-rounds/--max-time; without `adaptive` exactly `first`
+        rounds, and --max-rounds/--max-time are refused (they would do nothing)."""
+        if not adaptive:
+            if args.max_rounds is not None or args.max_time is not None:
+                raise UsageError("--max-rounds and --max-time need --until-resolved")
+            return Budget(first, first, None)
+        most = args.max_rounds if args.max_rounds is not None else max(DEFAULT_MAX_ROUNDS, first)
+        return Budget(min(first, most), most, args.max_time)
+
+
+@dataclass
+class Outcome:
+    rounds: int
+    settled: bool
+    seconds: float
+    why: str           # "settled", "max rounds", "max time"
+
+
+def run(budget: Budget, one_round: Callable[[int], None], settled: Callable[[int], bool],
+        clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Runs rounds 1..budget.first, then one more while `settled(rounds)` is false and the
+    budget allows: no round past max_rounds, none started when the longest round so far would
+    end after max_seconds."""
+    t0 = clock()
+    longest = 0.0
+    r = 0
+    while True:
+        if r >= budget.first:
+            if settled(r):
+                return Outcome(r, True, clock() - t0, "settled")
+            if r >= budget.max_rounds:
+                return Outcome(r, False, clock() - t0, "max rounds")
+            if budget.max_seconds is not None and clock() - t0 + longest > budget.max_seconds:
+                return Outcome(r, False, clock() - t0, "max time")
+        start = clock()
+        r += 1
+        one_round(r)
+        longest = max(longest, clock() - start)

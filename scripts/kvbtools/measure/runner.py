@@ -1,0 +1,221 @@
+"""Shared by matrix, versions and bisect: builds (of measure/presets.py's presets), benchmark
+runs, result paths.
+
+Build trees go to build/kvb/<tag> (never build/<preset>, the user's), configured with
+`cmake --preset P -B build/kvb/<tag>` so the preset's toolchain and flags apply, with tests off.
+Libraries built from source reach CMake as -DKVBENCH_<DEP>_SOURCE_DIR=<dir> or
+-DKVBENCH_<DEP>_ROOT=<prefix> (the contract with the CMake side, cmake/).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from kvbtools.measure import callgrind
+from kvbtools.core import output
+from kvbtools.core.errors import RunError
+from kvbtools.core.host import ROOT
+
+
+def progress(msg: str) -> None:
+    print(f"kvb: {msg}", file=sys.stderr, flush=True)
+
+
+# ---- builds ----------------------------------------------------------------------------------
+
+@dataclass
+class Build:
+    """One build of kvbench: a preset plus libraries from source or prefixes."""
+    label: str
+    preset: str
+    tag: str                                          # build/kvb/<tag>
+    defines: dict[str, str] = field(default_factory=dict)
+    prebuilt: str = ""          # a kvbench binary to use as it is (kvb matrix --kvbench)
+
+    @property
+    def dir(self) -> str:
+        return os.path.join(ROOT, "build", "kvb", self.tag)
+
+    def binary(self, micro: bool) -> str:
+        if self.prebuilt:
+            return self.prebuilt
+        return os.path.join(self.dir, "bench", "kvbench_micro") if micro else \
+            os.path.join(self.dir, "src", "kvbench")
+
+    def configure_cmd(self) -> list[str]:
+        return ["cmake", "--preset", self.preset, "-B", self.dir, "-DKVBENCH_BUILD_TESTS=OFF",
+                *(f"-D{k}={v}" for k, v in sorted(self.defines.items()))]
+
+    def build_cmd(self, micro: bool) -> list[str]:
+        return ["cmake", "--build", self.dir, "-j", str(jobs()), "--target",
+                "kvbench_micro" if micro else "kvbench"]
+
+
+def jobs() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def source_define(dep: str, src: str) -> tuple[str, str]:
+    return f"KVBENCH_{dep.upper()}_SOURCE_DIR", os.path.abspath(src)
+
+
+def root_define(dep: str, prefix: str) -> tuple[str, str]:
+    return f"KVBENCH_{dep.upper()}_ROOT", os.path.abspath(prefix)
+
+
+class BuildError(RunError):
+    """A build or a benchmark run failed: matrix skips that build, bisect skips that commit."""
+
+
+def run_logged(cmd: list[str], log: str, cwd: str | None = None,
+               wrap: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+    """Runs `cmd` (under `wrap`, e.g. a tracer, when given) with its output appended to `log`.
+    Raises BuildError when it fails."""
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"$ {' '.join(cmd)}\n")
+        f.flush()
+        p = subprocess.run([*(wrap or []), *cmd], cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                           env=env)
+    if p.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}); log: {log}")
+
+
+def do_build(b: Build, micro: bool, step: str = "", wrap: list[str] | None = None,
+             env: dict[str, str] | None = None) -> float:
+    """Configures and builds (under `wrap` with `env`, see run_logged); returns the seconds it
+    took. Raises BuildError."""
+    os.makedirs(b.dir, exist_ok=True)
+    log = os.path.join(b.dir, "kvb-build.log")
+    progress(f"{step}building {b.label} ({b.preset}) in {os.path.relpath(b.dir, ROOT)}"
+             + "".join(f" -D{k}={v}" for k, v in sorted(b.defines.items())))
+    t0 = time.monotonic()
+    start = os.path.getsize(log) if os.path.exists(log) else 0
+    run_logged(b.configure_cmd(), log, cwd=ROOT, wrap=wrap, env=env)
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    if "Manually-specified variables were not used" in text:
+        unused = [k for k in b.defines
+                  if re.search(rf"^\s+{re.escape(k)}\s*$", text.split(
+                      "Manually-specified variables were not used", 1)[1], re.M)]
+        if unused:
+            raise BuildError(f"CMake ignored {', '.join(unused)}: this kvbench tree cannot build "
+                             "libraries from source or a prefix (the src-build work is not in it)")
+    run_logged(b.build_cmd(micro), log, cwd=ROOT, wrap=wrap, env=env)
+    return time.monotonic() - t0
+
+
+# ---- benchmark runs --------------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    micro: bool
+    micro_filter: str = "/4096$"
+    min_time: float = 0.1
+    engines: list[str] = field(default_factory=list)
+    workloads: str = "fillseq,readrandom"
+    num: int = 100000
+    extra: list[str] = field(default_factory=list)
+    instructions: bool = False   # micro: count instructions under callgrind (callgrind.py)
+
+
+def run_once(binary: str, plan: Plan, out: str, engine: str = "",
+             args: list[str] | None = None) -> None:
+    """One measurement: kvbench_micro once (one repetition) or kvbench once on a fresh database.
+    Writes its JSON to `out`. Raises BuildError on failure."""
+    if plan.micro:
+        cmd = [binary, f"--benchmark_filter={plan.micro_filter}",
+               f"--benchmark_min_time={plan.min_time:g}", f"--benchmark_out={out}",
+               "--benchmark_out_format=json", *plan.extra]
+        if plan.instructions:
+            callgrind.micro_instructions(cmd, out, binary)
+            return
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    else:
+        with tempfile.TemporaryDirectory(prefix="kvb-db.") as db:
+            cmd = [binary, f"--engine={engine}", f"--benchmarks={plan.workloads}",
+                   f"--num={plan.num}", f"--db={db}/db", "--report_interval_seconds=0",
+                   f"--json={out}", *plan.extra, *(args or [])]
+            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
+
+
+# ---- results ---------------------------------------------------------------------------------
+
+def shown(path: str) -> str:
+    """A path relative to the current directory when it is below it, else absolute."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%MZ", time.gmtime())
+
+
+def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
+    """results/<kind>-<UTC time>-<what>/, made fresh: a -2, -3... suffix instead of reusing."""
+    parent = base or os.path.join(ROOT, "results")
+    os.makedirs(parent, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", what)[:80]
+    stem = os.path.join(parent, f"{kind}-{utc_stamp()}-{safe}")
+    path, i = stem, 1
+    while True:
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            i += 1
+            path = f"{stem}-{i}"
+
+
+def write_summary(outdir: str, text: str) -> None:
+    """summary.txt: how the run that owns `outdir` ended, in a sentence or a few lines."""
+    when = time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
+    output.write_text(os.path.join(outdir, "summary.txt"), f"{when}\n{text.rstrip()}\n")
+
+
+@dataclass
+class Series:
+    """One column of a matrix/versions table: a label and the build that produces it. Two
+    series may share a build (the control)."""
+    label: str
+    build: Build
+    engine: str = ""            # a study's engine axis: this series' only engine
+    args: list[str] = field(default_factory=list)  # a study's threads/config flags
+
+
+def run_order(series: list[Series], plan: Plan, repeats: int) -> list[tuple[int, Series, str]]:
+    """(repeat, series, engine) in the order they run: every series once per round, rounds
+    repeated, so slow drift (heat, other tenants, page cache) hits every series alike."""
+    def engines(s: Series) -> list[str]:
+        return [""] if plan.micro else [s.engine] if s.engine else plan.engines
+    return [(r, s, e) for r in range(1, repeats + 1) for s in series for e in engines(s)]
+
+
+def measure_interleaved(series: list[Series], plan: Plan, repeats: int,
+                        outdir: str) -> dict[str, list[str]]:
+    """Runs the plan; returns each series' JSON files (one per run), kept in `outdir`."""
+    files: dict[str, list[str]] = {s.label: [] for s in series}
+    for r in range(1, repeats + 1):
+        measure_round(series, plan, r, outdir, files, f"/{repeats}")
+    return files
+
+
+def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
+                  files: dict[str, list[str]], of: str = "") -> None:
+    """Round `r`: every series once (every engine of each), appending the JSON files to
+    `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
+    order = run_order(series, plan, 1)
+    for i, (_, s, engine) in enumerate(order, 1):
+        name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
+        out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
+        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
+                 + (f", engine {engine}" if engine else ""))
+        run_once(s.build.binary(plan.micro), plan, out, engine, s.args)
+        files[s.label].append(out)

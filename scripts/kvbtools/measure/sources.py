@@ -1,0 +1,88 @@
+"""Which library a source tree or install prefix holds, and its version, from its headers.
+
+A directory that does not have the library's marker header (with its version macros) is refused
+before anything is built, so a mistyped path never turns into a confusing CMake failure.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+from kvbtools.core import manifest
+from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.host import ROOT
+from kvbtools.measure.runner import progress
+
+
+def _macro(text: str, name: str) -> str | None:
+    # "#define NAME 1" in headers; "NAME=1" in WiredTiger's RELEASE_INFO.
+    m = re.search(rf"^\s*(?:#\s*define\s+{name}\s+|{name}\s*=\s*)\(?(\d+)", text, re.M)
+    return m.group(1) if m else None
+
+
+def _version(path: str, macros: tuple[str, ...]) -> str | None:
+    """MAJOR.MINOR[.PATCH] from the macros in a file; None when MAJOR or MINOR is not there."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    parts = [_macro(text, m) for m in macros]
+    if len(parts) < 2 or parts[0] is None or parts[1] is None:
+        return None
+    return ".".join(p for p in parts if p is not None)
+
+
+def detect(dep: str, directory: str, *, prefix: bool = False) -> str:
+    """The version of `dep` in a source tree (or an install prefix), e.g. '1.9.4', found by the
+    markers of cmake/deps.json. Raises UsageError when the directory is not that library."""
+    d = manifest.check_buildable(dep)
+    kind = "install prefix" if prefix else "source tree"
+    if not os.path.isdir(directory):
+        raise UsageError(f"{directory}: not a directory")
+    if prefix:
+        layouts = [(d.prefix_version_file, (), d.prefix_version_file)]
+    else:
+        layouts = [(t.marker, t.also, t.version_file) for t in d.source_trees]
+    for marker, also, version_file in layouts:
+        if not all(os.path.isfile(os.path.join(directory, f)) for f in (marker, *also)):
+            continue
+        version = _version(os.path.join(directory, version_file), d.version_macros)
+        if version is not None:
+            return version
+    raise UsageError(f"{directory} is not a {d.name} {kind}: no "
+                     f"{' or '.join(m for m, _, _ in layouts)} with {d.version_macros[0]}")
+
+
+def parse_source_args(items: list[str]) -> dict[str, str]:
+    """--source DEP=DIR ... -> {dep: dir}."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"--source {item!r}: expected DEP=DIR")
+        dep, d = item.split("=", 1)
+        out[manifest.check_buildable(dep).name] = d
+    return out
+
+
+def fetch(dep: str, version: str) -> str:
+    """A source tree of dep at version, fetched once with scripts/get-sources.sh into
+    build/kvb/sources/<dep>-<version> (the script prints the tree's path as its last line)."""
+    dest = os.path.join(ROOT, "build", "kvb", "sources", f"{dep}-{version}")
+    script = os.path.join(ROOT, "scripts", "get-sources.sh")
+    if not os.path.exists(script):
+        if os.path.isdir(dest) and os.listdir(dest):
+            return dest
+        raise UsageError(f"{dep}@{version}: scripts/get-sources.sh is not in this tree "
+                          "(it comes with the source-build branch); give the tree with "
+                          f"--source instead")
+    progress(f"fetching {dep} {version} source (scripts/get-sources.sh) into "
+             f"{os.path.relpath(dest, ROOT)}")
+    p = subprocess.run([script, dep, version, dest], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RunError(f"scripts/get-sources.sh {dep} {version} failed ({p.returncode}):\n"
+                          f"{(p.stderr or p.stdout).strip()[-2000:]}")
+    lines = [x.strip() for x in p.stdout.splitlines() if x.strip()]
+    return lines[-1] if lines and os.path.isdir(lines[-1]) else dest

@@ -1,0 +1,180 @@
+"""Figures drawn with matplotlib (Debian's python3-matplotlib), the same bytes for the same input,
+for self-contained HTML pages (inline SVG) and as files (--svg DIR, --png DIR). Every kvb command
+that draws goes through here: `kvb report --html`, `kvb compare --html`, the report.html of
+matrix, versions and bisect (docs/report.md), `kvb history --html` (docs/history.md). Pages are
+htmlpage.Page; the figures of each page are in run_figures, micro_figures, compare_figures and
+history_figures.
+
+Importing this module does not import matplotlib (every other kvb command works without it);
+`pyplot()` does, and raises UsageError naming the Debian package when it is missing.
+
+Deterministic output: a fixed svg.hashsalt per figure (its name) for the ids matplotlib makes,
+no date or creator in the metadata, one font (DejaVu Sans, matplotlib's own and Debian's
+fonts-dejavu-core) drawn as paths, so an SVG needs no font where it is opened and two runs of a
+command over the same files write the same bytes.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from kvbtools.core import output
+from kvbtools.core.io_util import import_debian
+
+PACKAGE = "python3-matplotlib"
+WIDTH_INCHES = 10.0      # every figure; with PNG_DPI a PNG is 1200 px wide
+PNG_DPI = 120
+FONT = "DejaVu Sans"
+
+# One colour per series (engine, side, implementation), in order of first use. Red is kept for
+# what a reader must notice: stalls, regressions, the blamed commit.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2",
+           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
+ALERT = "#d62728"
+GOOD = "#2c7fb8"
+MUTED = "#9a9a9a"
+BAND = "#e3e3e3"
+
+_plt: Any = None
+
+
+def pyplot(purpose: str = "--html") -> Any:
+    """matplotlib.pyplot set up for deterministic figures; UsageError (exit 2) naming the Debian
+    package when matplotlib cannot be imported."""
+    global _plt
+    if _plt is not None:
+        return _plt
+    matplotlib = import_debian("matplotlib", PACKAGE, purpose)
+    matplotlib.use("Agg")
+    rc = matplotlib.rcParams
+    rc["svg.hashsalt"] = "kvbench"
+    rc["svg.fonttype"] = "path"
+    rc["font.family"] = "sans-serif"
+    rc["font.sans-serif"] = [FONT]
+    rc["font.size"] = 9
+    rc["axes.titlesize"] = 10
+    rc["axes.titlelocation"] = "left"
+    rc["axes.spines.top"] = False
+    rc["axes.spines.right"] = False
+    rc["axes.grid"] = True
+    rc["grid.color"] = "#e6e6e6"
+    rc["grid.linewidth"] = 0.6
+    rc["axes.axisbelow"] = True
+    rc["legend.fontsize"] = 8
+    rc["legend.frameon"] = False
+    rc["figure.max_open_warning"] = 0
+    import matplotlib.pyplot as plt  # optional and slow to load: only when a figure is drawn
+    _plt = plt
+    return plt
+
+
+class Colours:
+    """A colour per name, given in order of first request, the same in every figure of a page."""
+
+    def __init__(self, order: Iterable[str] = ()) -> None:
+        self._by_name: dict[str, str] = {}
+        for name in order:
+            self[name]
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self._by_name:
+            self._by_name[name] = PALETTE[len(self._by_name) % len(PALETTE)]
+        return self._by_name[name]
+
+
+@dataclass
+class Figure:
+    """A figure to draw when the page is written (so only one is open at a time).
+
+    name: the stable file name without extension (`readrandom-throughput`); caption: what it
+    shows and how to read it; draw(plt) returns the matplotlib figure."""
+    name: str
+    caption: str
+    draw: Callable[[Any], Any]
+
+
+def new(plt: Any, height: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Any, Any]:
+    """A figure WIDTH_INCHES wide with a constrained layout (so its size is exactly that)."""
+    return plt.subplots(nrows, ncols, figsize=(WIDTH_INCHES, height), layout="constrained", **kw)
+
+
+def render(fig: Any, name: str, fmt: str) -> bytes:
+    """The figure as SVG or PNG bytes, deterministic; ids salted with the figure's name."""
+    import matplotlib  # loaded by pyplot() already; optional, so never at module level
+    matplotlib.rcParams["svg.hashsalt"] = "kvbench-" + name
+    buf = io.BytesIO()
+    if fmt == "svg":
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None,
+                                                  "Format": None, "Type": None})
+    else:
+        fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None},
+                    pil_kwargs={"optimize": True})
+    return buf.getvalue()
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(href="#|url\(#)([^")]+)')
+
+
+def inline(svg: str, prefix: str) -> str:
+    """An SVG document as an element to put inside HTML: no XML prolog or DOCTYPE, no namespace
+    declarations (the HTML parser gives <svg> its namespace), every id prefixed so the figures
+    of one page never share one."""
+    text = svg[svg.index("<svg"):]
+    head, rest = text.split(">", 1)
+    head = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", head)
+    rest = _ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', rest)
+    rest = _REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", rest)
+    return f'{head} role="img">{rest}'
+
+
+def svg(fig: Any, name: str = "figure") -> str:
+    """The figure as an inline <svg> element (see inline())."""
+    return inline(render(fig, name, "svg").decode("utf-8"), re.sub(r"\W+", "-", name))
+
+
+def safe_name(text: str) -> str:
+    """A file name stem from a label: letters, digits, '.', '_', '-'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "figure"
+
+
+class Output:
+    """Where figures go besides the page: --svg DIR and --png DIR, one file per figure."""
+
+    def __init__(self, svg_dir: str | None = None, png_dir: str | None = None) -> None:
+        self.svg_dir, self.png_dir = svg_dir, png_dir
+        self.written: list[str] = []
+        for d in (svg_dir, png_dir):
+            if d:
+                output.make_dirs(d)
+
+    def draw(self, figure: Figure) -> str:
+        """Draws one figure, writes its files, returns its inline SVG."""
+        plt = pyplot()
+        fig = figure.draw(plt)
+        try:
+            data = render(fig, figure.name, "svg")
+            for d, ext, blob in ((self.svg_dir, "svg", data),
+                                 (self.png_dir, "png", None)):
+                if not d:
+                    continue
+                path = os.path.join(d, f"{figure.name}.{ext}")
+                output.write_bytes(path, blob if blob is not None
+                                   else render(fig, figure.name, "png"))
+                self.written.append(path)
+        finally:
+            plt.close(fig)
+        return inline(data.decode("utf-8"), safe_name(figure.name))
+
+
+def unique_names(figures: list[Figure]) -> None:
+    """Makes figure names unique within a page (a second `x` becomes `x-2`)."""
+    seen: dict[str, int] = {}
+    for f in figures:
+        n = seen.get(f.name, 0) + 1
+        seen[f.name] = n
+        if n > 1:
+            f.name = f"{f.name}-{n}"

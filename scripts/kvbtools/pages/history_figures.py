@@ -1,0 +1,88 @@
+"""`kvb history --html` (docs/history.md): one figure per series of the results store, on the
+page and figure layer every kvb page uses (htmlpage.py, figures.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kvbtools.pages import figures, htmlpage
+from kvbtools.pages.figures import ALERT, Figure
+
+
+def series_figure(name: str, times: Sequence[str], medians: Sequence[float],
+                  lows: Sequence[float], highs: Sequence[float], *, title: str, unit: str,
+                  changes: Sequence[tuple[int, str]] = (),
+                  segments: Sequence[tuple[int, int, float]] = (),
+                  drift: tuple[float, float] | None = None) -> Figure:
+    """One series: a point per run at its median with its interval, change points as vertical
+    lines between the points before and after (labelled), each segment's mean, a drift line."""
+    def draw(plt: Any) -> Any:
+        fig, ax = figures.new(plt, 3.2)
+        xs = list(range(1, len(medians) + 1))
+        ax.errorbar(xs, medians, yerr=[[m - lo for m, lo in zip(medians, lows)],
+                                       [hi - m for m, hi in zip(medians, highs)]],
+                    fmt="o", markersize=4, color="#1f5fa8", ecolor="#8fb0d8", capsize=2,
+                    label="median, interval")
+        for a, b, mean in segments:
+            ax.hlines(mean, a + 1 - 0.4, b + 0.4, colors="#555555", linewidth=1,
+                      linestyles="solid")
+        if drift is not None:
+            ax.plot([xs[0], xs[-1]], list(drift), color="#d07000", linewidth=1.2, label="drift")
+        for index, text in changes:
+            ax.axvline(index + 0.5, color=ALERT, linestyle="--", linewidth=1.2)
+            ax.annotate(text, (index + 0.5, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(3, -10), textcoords="offset points", color=ALERT, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel(unit)
+        step = max(1, len(xs) // 8)
+        ticks = xs[::step]
+        labels, day = [], ""
+        for i in ticks:  # the point's number, its time, and its date where the date changes
+            t = times[i - 1]
+            labels.append(f"{i}\n{t[11:16]}" + (f"\n{t[:10]}" if t[:10] != day else ""))
+            day = t[:10]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xlim(0.5, len(xs) + 0.5)
+        ax.grid(axis="x", visible=False)
+        return fig
+
+    caption = ("One point per run: its median and 95% interval; dashed red lines are change "
+               "points, grey lines each segment's mean, orange a drift.")
+    return Figure(name, caption, draw)
+
+
+def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any],
+                       where: str) -> None:
+    """`kvb history --html`: one figure per series (core/series.Series, core/changes.Analysis)."""
+    figures.pyplot("--html")  # fail before any work when matplotlib is missing
+    page = htmlpage.Page("kvbench history")
+    page.para(f"{len(series)} series from {where}. Each point is one run: its median and 95% "
+              "interval (min..max below 6 repeats); dashed red lines are change points "
+              "(E-divisive means, Hunter's t-test), grey lines each segment's mean.", "muted")
+    for s, a in zip(series, analyses):
+        m = s.info
+        meds = [p.median * m.scale for p in s.points]
+        ivs = [p.interval for p in s.points]
+        lows = [lo * m.scale if p.n > 1 else p.median * m.scale for p, (lo, _, _) in
+                zip(s.points, ivs)]
+        highs = [hi * m.scale if p.n > 1 else p.median * m.scale for p, (_, hi, _) in
+                 zip(s.points, ivs)]
+        bounds = [0, *[c.index for c in a.changes], len(meds)]
+        segments = [(x, y, sum(meds[x:y]) / (y - x)) for x, y in zip(bounds, bounds[1:])]
+        changes = [(c.index, f"{(c.ratio - 1) * 100:+.1f}%") for c in a.changes]
+        drift = None
+        if a.drift is not None:
+            drift = (a.drift.start_value * m.scale, a.drift.end_value * m.scale)
+        key = " ".join(f"{k}={v}" for k, v in s.key.items())
+        better = "higher" if m.higher_is_better else "lower"
+        text = (f"fingerprint {s.fingerprint[:12]}: {key}\n{len(s.points)} points; {better} is "
+                f"better; {len(a.changes)} change point(s)"
+                + ("; a drift" if a.drift is not None else ""))
+        page.heading(2, f"{s.label} [{m.shown_unit}]")
+        page.html(f"<pre>{htmlpage.esc(text)}</pre>")
+        page.figure(series_figure(
+            figures.safe_name(f"history-{s.label}-{s.fingerprint[:8]}"),
+            [p.time for p in s.points], meds, lows, highs, title=s.label, unit=m.shown_unit,
+            changes=changes, segments=segments, drift=drift))
+    page.write(path, figures.Output())

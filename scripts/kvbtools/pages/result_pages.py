@@ -1,0 +1,212 @@
+"""The pages of comparisons (docs/report.md): `kvb compare --html`, and the report.html that
+kvb matrix (presets or a study), versions and bisect leave in their results directory (`write_report(dir)`, which
+also regenerates one: `kvb report --html OUT RESULTS_DIR`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable
+
+from kvbtools.core import comparison, metrics, results, samples
+from kvbtools.pages import compare_figures, figures, htmlpage
+from kvbtools.core.comparison import Comparison
+from kvbtools.core.errors import RunError, UsageError
+from kvbtools.pages.htmlpage import Page, esc
+from kvbtools.pages.report_html import add_micro_figures
+from kvbtools.pages.study_figures import study_page
+
+KINDS = ("matrix", "versions", "bisect", "study")
+
+
+def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
+    page = Page(title)
+    if intro:
+        page.para(intro, "muted")
+    control = compare_figures.CONTROL if any(s.label == compare_figures.CONTROL
+                                             for s in c.sides) else ""
+    rows = []
+    for s in c.sides:
+        presets = sorted({samples.context_preset(ctx) for ctx in s.contexts} - {""})
+        role = "base" if s is c.sides[0] else ("control: the base measured again"
+                                               if s.label == control else "")
+        rows.append([s.label, role, len(s.paths), ", ".join(presets),
+                     ", ".join(os.path.basename(p) for p in s.paths[:3])
+                     + (" ..." if len(s.paths) > 3 else "")])
+    page.heading(2, "Sides", "sides")
+    page.html(htmlpage.table(rows, ["side", "", "files", "preset", "files"], numeric=[2]))
+    colours = figures.Colours(s.label for s in c.sides[1:] if s.label != control)
+    page.heading(2, "Ratios to the base", "ratios")
+    for mkey in c.benches:
+        page.figure(compare_figures.ratio_figure(c, mkey, colours))
+    if c.sides[0].kind == results.GBENCH:
+        page.heading(2, "GB/s by block size", "gbps")
+        add_micro_figures(page, [s for s in c.sides if s.label != control])
+    page.heading(2, "Tables", "tables")
+    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control))}</pre>")
+    return page
+
+
+def write_comparison(path: str, c: Comparison, svg_dir: str | None = None,
+                     png_dir: str | None = None,
+                     extra: Callable[[Page], None] | None = None) -> int:
+    """kvb compare --html: the page of a comparison (and `extra`'s sections); the number of
+    figures."""
+    figures.pyplot("kvb compare --html")
+    page = comparison_page(c, "kvb compare", f"{len(c.sides)} sides; base {c.sides[0].label}")
+    if extra is not None:
+        extra(page)
+    return page.write(path, figures.Output(svg_dir, png_dir))
+
+
+# ---- results directories ---------------------------------------------------------------------
+
+def _kind(directory: str) -> str:
+    for k in KINDS:
+        if os.path.exists(os.path.join(directory, f"{k}.json")) or (
+                k == "bisect" and os.path.exists(os.path.join(directory, "steps.jsonl"))):
+            return k
+    raise UsageError(f"{directory}: not a results directory of kvb matrix, versions or bisect "
+                     "(no matrix.json, study.json, versions.json, bisect.json or steps.jsonl)")
+
+
+def _file(directory: str, path: str) -> str:
+    """A run file named in a results document, found where it is or beside the document."""
+    if os.path.exists(path):
+        return path
+    return os.path.join(directory, os.path.basename(path))
+
+
+def page_for_dir(directory: str) -> Page:
+    kind = _kind(directory)
+    if kind == "bisect":
+        return bisect_page(directory)
+    if kind == "study":
+        return study_page(directory)
+    doc = results.read_json(os.path.join(directory, f"{kind}.json"))
+    if not isinstance(doc, dict) or doc.get("schema") != "kvb-comparison":
+        raise UsageError(f"{directory}/{kind}.json: not a kvb {kind} results document")
+    sides = [samples.load_side(s["label"], [_file(directory, f) for f in s["files"]])
+             for s in doc["sides"]]
+    wanted = {(r["metric"], r["benchmark"]) for r in doc.get("rows", [])}
+    c = comparison.build(sides, threshold=doc["threshold"], alpha=doc["alpha"],
+                      metric_keys=sorted({m for m, _ in wanted}) or None)
+    if wanted:  # the rows the command kept (its --filter)
+        c.benches = {m: [b for b in names if (m, b) in wanted] for m, names in c.benches.items()}
+        c.benches = {m: names for m, names in c.benches.items() if names}
+        c.cells = [x for x in c.cells if (x.metric.key, x.bench) in wanted]
+    what = {"matrix": f"presets {', '.join(doc.get('presets', []))}",
+            "versions": f"{doc.get('dep', '')} {', '.join(doc.get('versions', []))}"}[kind]
+    page = comparison_page(c, f"kvb {kind}: {what}", f"results directory {directory}; "
+                           f"{doc.get('repeats', '?')} rounds, interleaved")
+    notes = [f"build of {b} failed: not measured" for b in doc.get("failed_builds", [])]
+    notes += doc.get("library_version_mismatches", [])
+    if notes:
+        page.blocks.insert(1, htmlpage.box("Missing or suspect", notes, bad=True))
+    times = doc.get("build_seconds", {})
+    if times:
+        page.para("build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()),
+                  "muted")
+    return page
+
+
+def _history(repo: Any, old: str, new: str, tested: list[compare_figures.Tested]
+             ) -> tuple[list[str], str]:
+    """The commits from old to new in history order, from the repository when it is still
+    there; else the judged commits in the order they were judged, and why."""
+    if repo and old and new:
+        p = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "--ancestry-path",
+                            f"{old}..{new}"], capture_output=True, text=True)
+        if p.returncode == 0:
+            return [old, *p.stdout.split()], ""
+    order = [old] if old else []
+    order += [t.commit for t in tested if t.commit not in (old, new)]
+    return order + ([new] if new else []), (
+        f"the repository {repo} cannot be read: commits are in the order they were tested, "
+        "not in history order")
+
+
+def bisect_page(directory: str) -> Page:
+    # state.json (written first) has the metric's unit; bisect.json (written at the end) the
+    # records and the first new commit; steps.jsonl grows while the search runs.
+    doc: dict[str, Any] = {}
+    for name in ("state.json", "bisect.json"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            part = results.read_json(path)
+            if isinstance(part, dict):
+                doc.update(part)
+    records = doc.get("records", doc.get("steps"))
+    if not isinstance(records, list):
+        records = _jsonl(os.path.join(directory, "steps.jsonl"))
+    records = [r for r in records if isinstance(r, dict)]
+    tested = compare_figures.tested_commits(doc, records)
+    old = str(doc.get("old") or doc.get("good") or "")
+    new = str(doc.get("new") or doc.get("bad") or "")
+    order, why = _history(doc.get("repo"), old, new, tested)
+    mkey = str(doc.get("metric") or "")
+    m = metrics.GBENCH.get(mkey) or metrics.Metric(mkey, str(doc.get("unit") or ""),
+                                                   str(doc.get("better") or "higher"))
+    first = str(doc.get("first_new") or doc.get("first_bad") or "")
+    confirmed = bool(doc.get("confirmed", bool(doc.get("first_bad"))))
+    page = Page(f"kvb bisect: {doc.get('benchmark', '')} {mkey}")
+    page.para(f"results directory {directory}; repository {doc.get('repo', '?')}, old "
+              f"{old[:12]}, new {new[:12]}" + (f", find {doc['find']}" if doc.get("find")
+                                               else ""), "muted")
+    notes = [why] if why else []
+    ending = doc.get("ending") or _text(os.path.join(directory, "summary.txt")).strip()
+    if not first:
+        notes.append("no first new commit was named" + (f" ({ending})" if ending else
+                                                        " (the bisection did not finish)")
+                     + ": the figure shows the commits judged so far")
+    elif ending:
+        page.para(ending)
+    if notes:
+        page.html(htmlpage.box("Missing", notes, bad=True))
+    if tested and order:
+        page.figure(compare_figures.bisect_figure(tested, order, first, confirmed, mkey,
+                                                  m.scale, m.shown_unit))
+    text = _text(os.path.join(directory, "bisect.txt"))
+    if text:
+        page.html(f"<pre>{esc(text)}</pre>")
+    return page
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _jsonl(path: str) -> list[Any]:
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    try:
+                        out.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        print(f"kvb: warning: {path}:{n}: not JSON, left out", file=sys.stderr)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror}") from None
+    return out
+
+
+def write_report(directory: str) -> str | None:
+    """The hook at the end of kvb matrix, versions and bisect: DIR/report.html. Without
+    matplotlib, or when the page cannot be made, says so and returns None; the command's own
+    results stand."""
+    path = os.path.join(directory, "report.html")
+    try:
+        figures.pyplot("report.html")
+        page_for_dir(directory).write(path, figures.Output())
+    except (UsageError, RunError) as e:
+        print(f"kvb: report.html not written: {e}", file=sys.stderr)
+        return None
+    print(f"report: {path}")
+    return path

@@ -1,0 +1,408 @@
+"""The figures of kvbench runs (docs/report.md): per benchmark and role, throughput over time,
+the latency percentile distribution and the cost per operation; and an overview of ops/s.
+
+Runs are overlaid, one colour per run (an engine, or engine and preset when two runs share an
+engine), the same colour in every figure. Repeats of a benchmark are drawn as more lines of the
+run's colour; bars show their median.
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kvbtools.core import hgrm, manifest, results
+from kvbtools.core.metrics import value
+from kvbtools.pages import figures
+from kvbtools.pages.figures import ALERT, Colours, Figure
+from kvbtools.core.results import Document
+
+MB = 1048576.0
+
+
+@dataclass
+class Run:
+    label: str
+    doc: Document
+
+
+@dataclass
+class Entry:
+    """One role of one measured result of one run."""
+    run: Run
+    result: dict[str, Any]
+    role: dict[str, Any]
+
+    @property
+    def repeat(self) -> int:
+        return int(self.result.get("repeat", 1))
+
+
+@dataclass
+class Group:
+    """One benchmark entry of --benchmarks and one role, across the runs."""
+    step: str                        # "readrandom", "readrandom-2" for a second entry
+    role: str
+    roles_in_step: int
+    entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.step if self.roles_in_step == 1 else f"{self.step} [{self.role}]"
+
+    @property
+    def name(self) -> str:
+        """File name stem: readrandom, fwdrangewhilewriting-reader."""
+        return figures.safe_name(self.step if self.roles_in_step == 1
+                                 else f"{self.step}-{self.role}")
+
+    def runs(self) -> list[Run]:
+        out: list[Run] = []
+        for e in self.entries:
+            if e.run not in out:
+                out.append(e.run)
+        return out
+
+
+def label_runs(docs: list[Document]) -> list[Run]:
+    """A legend label per run: its engine; engine and preset when engines repeat; the file name
+    when that is not enough."""
+    engines = [d.doc["context"]["engine"]["name"] for d in docs]
+    labels = list(engines)
+    if len(set(labels)) < len(labels):
+        presets = [d.doc["context"].get("build", {}).get("preset", "") for d in docs]
+        labels = [f"{e} {p}".strip() for e, p in zip(engines, presets)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{e} ({os.path.basename(d.path)})" for e, d in zip(engines, docs)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{lab} #{i + 1}" for i, lab in enumerate(labels)]
+    return [Run(lab, d) for lab, d in zip(labels, docs)]
+
+
+def colours_for(runs: list[Run]) -> Colours:
+    """Engines in cmake/deps.json order first, so rocksdb has the same colour in every report
+    of the same set of engines."""
+    order = list(manifest.deps())
+    def rank(r: Run) -> tuple[int, int]:
+        e = r.doc.doc["context"]["engine"]["name"]
+        return (order.index(e) if e in order else len(order), runs.index(r))
+    return Colours(r.label for r in sorted(runs, key=rank))
+
+
+def groups(runs: list[Run]) -> list[Group]:
+    """Every (benchmark entry, role) of the runs, in the order they ran."""
+    out: dict[tuple[str, str], Group] = {}
+    for run in runs:
+        for occ, result, role in results.occurrences(run.doc.doc):
+            step = result["benchmark"] + (f"-{occ}" if occ > 1 else "")
+            key = (step, role["role"])
+            if key not in out:
+                out[key] = Group(step, role["role"], len(result["roles"]))
+            out[key].entries.append(Entry(run, result, role))
+    return list(out.values())
+
+
+# ---- number formatting -----------------------------------------------------------------------
+
+def short(v: float) -> str:
+    """38,745 -> 38.7k; 1,234,567 -> 1.23M; 0.135 -> 0.135."""
+    a = abs(v)
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= div:
+            return f"{v / div:.3g}{suffix}"
+    if a == 0:
+        return "0"
+    return f"{v:.3g}"
+
+
+def _formatter(fn: Callable[[float], str]) -> Any:
+    import matplotlib.ticker as ticker  # matplotlib loads only when a figure is drawn
+    return ticker.FuncFormatter(lambda v, _pos: fn(v))
+
+
+def median_of(entries: list[Entry], get: Callable[[Entry], float | None]) -> float | None:
+    vals = [v for v in (get(e) for e in entries) if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+# ---- throughput over time --------------------------------------------------------------------
+
+def _target(e: Entry) -> float:
+    return float(e.role.get("pacing", {}).get("target_bytes_per_sec", 0) or 0)
+
+
+def _interval(e: Entry) -> float:
+    w = e.run.doc.doc["context"].get("workload", {})
+    return float(w.get("report_interval_seconds", 0) or 0)
+
+
+def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
+    """Ops/s per interval (MB/s for a paced writer, the unit of its target), stalls ringed in
+    red, the writer's target rate dashed. None when no run has interval samples."""
+    notes: list[str] = []
+    drawn = []
+    for e in g.entries:
+        if e.role["intervals"]["series"]:
+            drawn.append(e)
+            continue
+        why = ("sampling was off: --report_interval_seconds=0" if _interval(e) <= 0 else
+               f"the document has none; the role ran {float(e.role['seconds']):.2f} s")
+        notes.append(f"{e.run.label}{_rep(e)}: no interval samples ({why}): no throughput "
+                     "over time")
+    if not drawn:
+        return None, notes
+    paced = any(_target(e) > 0 for e in drawn)
+    unit = "MB/s" if paced else "ops/s"
+    intervals = sorted({_interval(e) for e in drawn})
+    every = ", ".join(f"{i:g} s" for i in intervals)
+    stalls = sum(_stall_count(e) for e in drawn)
+
+    def draw(plt: Any) -> Any:
+        fig, ax = figures.new(plt, 3.4)
+        labelled: set[str] = set()
+        for e in drawn:
+            xs, ys, sx, sy = _series(e, paced)
+            c = colours[e.run.label]
+            first = e.run.label not in labelled
+            labelled.add(e.run.label)
+            # Markers where there are few intervals: a run of one interval is still seen.
+            ax.plot(xs, ys, color=c, lw=1.4 if first else 0.8, alpha=1 if first else 0.6,
+                    label=e.run.label if first else None, marker="o" if len(xs) <= 40 else None,
+                    ms=2.5)
+            if sx:
+                ax.scatter(sx, sy, s=30, facecolors="none", edgecolors=ALERT, linewidths=1.2,
+                           zorder=3, label="stall: below half the median"
+                           if "stall" not in labelled else None)
+                labelled.add("stall")
+        for t in sorted({_target(e) for e in drawn if _target(e) > 0}):
+            ax.axhline(t / MB, color="#333333", ls="--", lw=1,
+                       label=f"writer's target {t / MB:.2f} MB/s")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(left=0)
+        ax.yaxis.set_major_formatter(_formatter(short))
+        ax.set_xlabel("seconds since the benchmark started")
+        ax.set_ylabel(unit)
+        ax.set_title(f"{g.label}: throughput per interval ({every})")
+        _legend_above(ax)
+        return fig
+
+    caption = (f"{unit} in each interval of the run, one line per run. Red rings mark stalls, "
+               f"intervals below half the run's median ({stalls} in all)."
+               + (" The dashed line is the writer's target rate: a writer that keeps to it "
+                  "draws along it." if paced else ""))
+    return Figure(f"{g.name}-throughput", caption, draw), notes
+
+
+def _legend_above(ax: Any) -> None:
+    """The legend on the title's line, right-aligned, runs first and the markings after."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: (labels[i].startswith(("stall", "writer")),
+                                                      i))
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower right",
+              bbox_to_anchor=(1.0, 1.0), ncol=len(labels), borderaxespad=0.2,
+              handlelength=1.6, columnspacing=1.2)
+
+
+def _rep(e: Entry) -> str:
+    return f" (repeat {e.repeat})" if int(e.result.get("repeats", 1)) > 1 else ""
+
+
+def _stall_count(e: Entry) -> int:
+    return int(e.role["intervals"].get("below_half_median", 0))
+
+
+def _series(e: Entry, paced: bool) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Interval midpoints and rates, and the stalled ones: ops/s below half the median, the
+    rule of intervals.below_half_median, which leaves out a trailing interval shorter than half
+    the report interval (its rate is noise)."""
+    median = float(e.role["intervals"]["median_ops_per_sec"])
+    series = e.role["intervals"]["series"]
+    nominal = _interval(e)
+    xs, ys, sx, sy = [], [], [], []
+    for k, iv in enumerate(series):
+        secs = float(iv["seconds"])
+        if secs <= 0:
+            continue
+        trailing_short = k == len(series) - 1 and secs < nominal / 2
+        x = float(iv["end_seconds"]) - secs / 2
+        ops = iv["ops"] / secs
+        y = iv["bytes"] / secs / MB if paced else ops
+        xs.append(x)
+        ys.append(y)
+        if ops < median / 2 and not trailing_short:
+            sx.append(x)
+            sy.append(y)
+    return xs, ys, sx, sy
+
+
+# ---- latency percentile distribution ----------------------------------------------------------
+
+PERCENT_TICKS = [(2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), (1e4, "99.99%"),
+                 (1e5, "99.999%"), (1e6, "99.9999%"), (1e7, "99.99999%"), (1e8, "99.999999%")]
+
+
+def latency(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
+    """Latency against percentile on HdrHistogram's 1/(1-p) axis, p50 to max, one line per run."""
+    drawn = [e for e in g.entries if int(e.role["latency_ns"].get("count", 0)) > 0]
+    notes = [f"{e.run.label}{_rep(e)}: no operations timed: no latency distribution"
+             for e in g.entries if e not in drawn]
+    if not drawn:
+        return None, notes
+
+    def draw(plt: Any) -> Any:
+        fig, ax = figures.new(plt, 3.6)
+        labelled: set[str] = set()
+        top = 2.0
+        for e in drawn:
+            lat = e.role["latency_ns"]
+            xs, ys, exact = hgrm.curve(lat)
+            c = colours[e.run.label]
+            first = e.run.label not in labelled
+            labelled.add(e.run.label)
+            us = [y / 1e3 for y in ys]
+            kw = dict(color=c, lw=1.5 if first else 0.8, alpha=1 if first else 0.6,
+                      label=e.run.label if first else None)
+            if exact:
+                ax.step(xs, us, where="post", **kw)
+            else:
+                ax.plot(xs, us, marker="o", ms=3, **kw)
+            marks = [(2.0, lat["p50"]), (100.0, lat["p99"]), (1000.0, lat["p99_9"]),
+                     (xs[-1], lat["max"])]
+            marks = [(x, v / 1e3) for x, v in marks if x <= xs[-1]]
+            ax.plot([m[0] for m in marks], [m[1] for m in marks], "o", ms=3.5, color=c)
+            top = max(top, xs[-1])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = [(x, t) for x, t in PERCENT_TICKS if x <= top * 1.01]
+        ax.set_xticks([x for x, _ in ticks])
+        ax.set_xticklabels([t for _, t in ticks])
+        ax.minorticks_off()
+        ax.set_xlim(1.9, top * 1.15)
+        ax.yaxis.set_major_formatter(_formatter(lambda v: f"{v:g}"))
+        ax.set_xlabel("percentile (HdrHistogram's 1/(1-p) axis); the last point of each line "
+                      "is its max")
+        ax.set_ylabel("latency (µs)")
+        ax.set_title(f"{g.label}: latency by percentile")
+        ax.legend(loc="upper left")
+        return fig
+
+    caption = ("Latency of each operation against its percentile, p50 to max, on a log scale "
+               "that gives each extra nine the same width; dots mark p50, p99, p99.9 and max. "
+               "A line that turns up sharply shows a tail: those operations waited on something "
+               "(a flush, a stall, a lock).")
+    return Figure(f"{g.name}-latency", caption, draw), notes
+
+
+# ---- cost per operation ----------------------------------------------------------------------
+
+# (title, [(path, stack label)], scale): bars of the insert benchmark's Mcpu/i, rKB/i, wKB/i,
+# cs/i, size and rss; a path is looked up in the role, then in its result (metrics.value).
+COST_PANELS: list[tuple[str, list[tuple[str, str]], float]] = [
+    ("CPU µs/op", [("cost.cpu_user_us_per_op", "user"), ("cost.cpu_sys_us_per_op", "sys")], 1.0),
+    ("storage read KB/op", [("cost.storage_read_kb_per_op", "")], 1.0),
+    ("storage written KB/op", [("cost.storage_write_kb_per_op", "")], 1.0),
+    ("context switches/op", [("cost.voluntary_cs_per_op", "voluntary"),
+                             ("cost.involuntary_cs_per_op", "involuntary")], 1.0),
+    ("database size MB", [("db_size_bytes", "")], 1.0 / MB),
+    ("peak RSS MB", [("peak_rss_bytes", "")], 1.0 / MB),
+]
+
+
+def _value(e: Entry, path: str) -> float | None:
+    return value(e.role, e.result, path)
+
+
+def cost(g: Group, colours: Colours) -> tuple[Figure, list[str]]:
+    """Bars per run: CPU, storage read and written, context switches per operation, database
+    size and peak RSS after the benchmark (medians over repeats)."""
+    runs = g.runs()
+    notes = []
+    missing = [r.label for r in runs if all(_value(e, "cost.storage_read_kb_per_op") is None
+                                            for e in g.entries if e.run is r)]
+    if missing:
+        notes.append(", ".join(missing) + ": no storage KB per op (/proc/self/io was not "
+                     "readable): those bars are n/a")
+
+    def draw(plt: Any) -> Any:
+        fig, axes = figures.new(plt, 2.9, ncols=len(COST_PANELS))
+        for ax, (title, parts, scale) in zip(axes, COST_PANELS):
+            _cost_panel(ax, g, runs, colours, parts, scale)
+            ax.set_title(title, fontsize=9)
+        fig.suptitle(f"{g.label}: cost per operation", x=0.01, ha="left", fontsize=10)
+        return fig
+
+    caption = ("What each operation cost, one bar per run: process CPU (user below, sys "
+               "hatched above), storage KB read and written, context switches (voluntary below, "
+               "involuntary hatched), and the database size and peak RSS after the benchmark. "
+               "Lower is cheaper; the CPU and KB bars explain throughput differences.")
+    return Figure(f"{g.name}-cost", caption, draw), notes
+
+
+def _cost_panel(ax: Any, g: Group, runs: list[Run], colours: Colours,
+                parts: list[tuple[str, str]], scale: float) -> None:
+    top = 0.0
+    for i, r in enumerate(runs):
+        mine = [e for e in g.entries if e.run is r]
+        bottom = 0.0
+        any_value = False
+        for k, (path, _stack) in enumerate(parts):
+            v = median_of(mine, lambda e: _value(e, path))
+            if v is None:
+                continue
+            any_value = True
+            ax.bar(i, v * scale, bottom=bottom, color=colours[r.label], width=0.7,
+                   hatch="////" if k else None, edgecolor="white" if k else colours[r.label],
+                   linewidth=0.5)
+            bottom += v * scale
+        if any_value:
+            ax.text(i, bottom, short(bottom), ha="center", va="bottom", fontsize=6.5)
+        else:
+            ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#666666")
+        top = max(top, bottom)
+    ax.set_xticks(range(len(runs)))
+    ax.set_xticklabels([r.label for r in runs], rotation=30, ha="right", fontsize=7)
+    ax.set_ylim(0, top * 1.18 if top > 0 else 1)
+    ax.yaxis.set_major_formatter(_formatter(short))
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(axis="x", visible=False)
+
+
+# ---- overview --------------------------------------------------------------------------------
+
+def overview(gs: list[Group], colours: Colours) -> Figure | None:
+    """Ops/s of every benchmark and role, one panel each (own scale), a bar per run."""
+    gs = [g for g in gs if any(e.role["ops"] > 0 for e in g.entries)]
+    if not gs:
+        return None
+    per_row = min(len(gs), 5)
+    nrows = math.ceil(len(gs) / per_row)
+
+    def draw(plt: Any) -> Any:
+        fig, axes = figures.new(plt, 2.3 * nrows + 0.3, ncols=per_row, nrows=nrows,
+                                squeeze=False)
+        flat = [ax for row in axes for ax in row]
+        for ax, g in zip(flat, gs):
+            runs = g.runs()
+            for i, r in enumerate(runs):
+                mine = [e for e in g.entries if e.run is r]
+                v = median_of(mine, lambda e: float(e.role["ops_per_sec"])) or 0.0
+                ax.bar(i, v, color=colours[r.label], width=0.7)
+                ax.text(i, v, short(v), ha="center", va="bottom", fontsize=7)
+            ax.set_xticks(range(len(runs)))
+            ax.set_xticklabels([r.label for r in runs], rotation=30, ha="right", fontsize=7)
+            ax.set_title(g.label.replace(" [", "\n["), fontsize=8.5)
+            ax.yaxis.set_major_formatter(_formatter(short))
+            ax.tick_params(axis="y", labelsize=7)
+            ax.margins(y=0.18)
+            ax.grid(axis="x", visible=False)
+        for ax in flat[len(gs):]:
+            ax.set_visible(False)
+        fig.suptitle("ops/s per benchmark (median of repeats); higher is better", x=0.01,
+                     ha="left", fontsize=10)
+        return fig
+
+    caption = ("Throughput of every benchmark and role, one panel each on its own scale, one "
+               "bar per run in the run's colour: the headline numbers of the summary table.")
+    return Figure("overview-throughput", caption, draw)

@@ -1,0 +1,38 @@
+// How kvbench writes a file the user named (--json, --hgrm_prefix, --ack_file); kvb follows the
+// same rule (scripts/kvbtools/core/output.py, docs/kvbtools.md):
+//
+//  - a regular file, or no file, is replaced atomically: PATH.tmp is written in the same
+//    directory and renamed over PATH, so a reader sees the old file or the new one, never half;
+//  - a symbolic link is followed to the end of its chain and that target is replaced the same
+//    way: the link stays, and points at the new file;
+//  - /dev/stdout (a link to /proc/self/fd/1), /dev/stderr and /dev/fd/N are written through that
+//    descriptor, after what the process wrote there already;
+//  - anything else that exists (a character device such as /dev/null, a FIFO) is written in
+//    place: it is never replaced by a regular file;
+//  - a failure (no space, /dev/full, a read-only directory) returns IOError naming the path and
+//    the reason, removes the temporary file, and leaves what was at PATH as it was.
+//
+// Thread-safety: the functions keep no state; two writers of the same PATH race on PATH.tmp.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace kvbench {
+
+// Where a write to a path goes, and how.
+struct OutputTarget {
+  std::string path;  // the file to write: the path itself, or the end of its chain of links
+  bool in_place = false;  // write `path` directly, not through PATH.tmp (a device, a FIFO)
+  int fd = -1;            // >= 0: write this descriptor of the process instead (/dev/stdout)
+};
+
+// Resolves `path` by the rule above. Fails (IOError) on a directory, a chain of more than 40
+// links, or a link that cannot be read. REQUIRES: !path.empty().
+Status ResolveOutput(const std::string& path, OutputTarget* target);
+
+// Writes `content` to `path` by the rule above.
+Status WriteOutputFile(const std::string& path, const std::string& content);
+
+}  // namespace kvbench

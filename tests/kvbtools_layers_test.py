@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""scripts/kvbtools in four layers (docs/kvbtools.md): core <- measure <- pages <- commands.
+
+Every module is parsed with Python's ast, its imports at module level and inside functions alike:
+an import of kvbtools that runs to a higher layer fails, an import that closes a circle fails,
+a function-level import is allowed only of an optional heavy module (matplotlib, psycopg) and
+must say why in a comment on its line, and no function is longer than 70 lines."""
+from __future__ import annotations
+
+import ast
+import os
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "scripts", "kvbtools")
+LAYERS = ("core", "measure", "pages", "commands")
+LATE_ALLOWED = ("matplotlib", "psycopg")
+MAX_FUNCTION_LINES = 70
+
+
+def modules() -> dict[str, str]:
+    """kvbtools.x.y -> its file, for every module of the package."""
+    out = {}
+    for d, _, files in os.walk(PACKAGE):
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(d, f), os.path.dirname(PACKAGE))[:-3]
+                name = rel.replace(os.sep, ".")
+                out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = \
+                    os.path.join(d, f)
+    return out
+
+
+class Import:
+    def __init__(self, target: str, line: int, late: bool, text: str) -> None:
+        self.target, self.line, self.late, self.text = target, line, late, text
+
+
+def imports(path: str, known: dict[str, str]) -> list[Import]:
+    """Every import in the file: (the module it names, its line, inside a function?)."""
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    lines = source.splitlines()
+    out: list[Import] = []
+
+    def visit(node: ast.AST, late: bool) -> None:
+        for ch in ast.iter_child_nodes(node):
+            inner = late or isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            names: list[str] = []
+            if isinstance(ch, ast.Import):
+                names = [a.name for a in ch.names]
+            elif isinstance(ch, ast.ImportFrom) and ch.level == 0 and ch.module:
+                # `from kvbtools.core import store` names the module kvbtools.core.store.
+                names = [f"{ch.module}.{a.name}" if f"{ch.module}.{a.name}" in known
+                         else ch.module for a in ch.names]
+            elif isinstance(ch, ast.ImportFrom):
+                names = ["<relative import>"]
+            for n in names:
+                out.append(Import(n, ch.lineno, late, lines[ch.lineno - 1]))
+            visit(ch, inner)
+    visit(ast.parse(source, path), False)
+    return out
+
+
+def layer(module: str) -> int:
+    """The layer of kvbtools.<layer>...; -1 for the package itself."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else -1
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph.get(v, ()):
+                out.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+class LayersTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.known = modules()
+        self.imports = {m: imports(p, self.known) for m, p in self.known.items()}
+
+    def test_every_module_is_in_a_layer(self) -> None:
+        loose = [m for m in self.known if m != "kvbtools" and layer(m) < 0]
+        self.assertEqual(loose, [], "modules outside core/measure/pages/commands")
+
+    def test_no_import_runs_upward(self) -> None:
+        bad = []
+        for m, found in sorted(self.imports.items()):
+            for i in found:
+                if i.target.startswith("kvbtools") and layer(i.target) > layer(m):
+                    bad.append(f"{self.known[m]}:{i.line}: {m} ({LAYERS[layer(m)]}) imports "
+                               f"{i.target} ({LAYERS[layer(i.target)]})")
+                if i.target == "<relative import>":
+                    bad.append(f"{self.known[m]}:{i.line}: a relative import")
+        self.assertEqual(bad, [])
+
+    def test_no_import_closes_a_circle(self) -> None:
+        graph = {m: {i.target for i in found if i.target in self.known and i.target != m
+                     and i.target not in ("kvbtools", *(f"kvbtools.{x}" for x in LAYERS))}
+                 for m, found in self.imports.items()}
+        self.assertEqual(cycles(graph), [])
+
+    def test_late_imports_are_only_of_heavy_optional_modules_with_a_reason(self) -> None:
+        bad = []
+        for m, found in sorted(self.imports.items()):
+            for i in found:
+                if not i.late:
+                    continue
+                allowed = i.target.split(".")[0] in LATE_ALLOWED
+                if not allowed or "#" not in i.text:
+                    bad.append(f"{self.known[m]}:{i.line}: {i.text.strip()}"
+                               + ("" if allowed else " (only matplotlib or psycopg, "
+                                  "imported when used, may be imported in a function)")
+                               + (" (say why in a comment)" if "#" not in i.text else ""))
+        self.assertEqual(bad, [])
+
+    def test_no_function_is_longer_than_70_lines(self) -> None:
+        bad = []
+        for m, path in sorted(self.known.items()):
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    n = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                    if n > MAX_FUNCTION_LINES:
+                        bad.append(f"{path}:{node.lineno}: {node.name} is {n} lines")
+        self.assertEqual(bad, [])
+
+    def test_the_checks_see_what_they_check(self) -> None:
+        # An upward import, a circle and a late import, in modules that exist only here.
+        self.assertEqual(cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}),
+                         [["a", "b", "c"]])
+        self.assertEqual(layer("kvbtools.pages.figures"), 2)
+        self.assertGreater(len(self.known), 50)
+        late = [i for i in self.imports["kvbtools.pages.figures"] if i.late]
+        self.assertTrue(any(i.target.startswith("matplotlib") for i in late))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
