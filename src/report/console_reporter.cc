@@ -73,7 +73,7 @@ std::string StarvedNote(const RoleResult& role) {
 }
 
 // A frame's function without its parameter list and template arguments, as kvb's tables show it
-// (scripts/kvbtools/profiles.py short_name): "kvbench::(anonymous namespace)::MemorySession::Get".
+// (scripts/kvbtools/core/profiles.py short_name): "kvbench::(anonymous namespace)::MemorySession::Get".
 std::string ShortFunctionName(const std::string& frame) {
   static const char* const kWhole[] = {"(anonymous namespace)", "operator()", "operator<<",
                                        "operator<=", "operator<",  "operator>>", "operator>"};
