@@ -182,6 +182,48 @@ TEST_F(ReporterTest, JsonKeepsTheRoleLayoutWithMetricsInTheirGroups) {
   EXPECT_EQ(doc.find("\"pacing\""), doc.rfind("\"pacing\"")) << "only the writer is paced";
 }
 
+// --profile: the folded stacks per role in the JSON, and on the console the rate, the cost and
+// each role's hottest functions by self time, named short.
+TEST_F(ReporterTest, ProfileGoesIntoTheJsonAndTwoConsoleLines) {
+  config_.profile.requested = config_.profile.enabled = true;
+  BenchmarkResult b = Result();
+  b.profile.requested = true;
+  b.profile.period_ns = 2004008;
+  b.profile.kernel = true;
+  b.profile.seconds = 0.5;
+  b.profile.collector_cpu_seconds = 0.001;
+  RoleProfile reader{"reader", 1, 4, 0, {}};
+  reader.stacks = {{"main;kvbench::Foo::Get(kvbench::Slice const&) const", 3},
+                   {"main;std::vector<int, std::allocator<int> >::push_back(int&&)", 1}};
+  b.profile.roles = {reader, RoleProfile{"background", 3, 0, 0, {}}};
+
+  Capture out, err;
+  ConsoleReporter console(out.file(), err.file(), false);
+  console.Begin(context_);
+  console.Add(b);
+  const std::string text = out.text();
+  EXPECT_TRUE(Contains(text, "Profile:    cpu-clock at 499 Hz"));
+  EXPECT_TRUE(Contains(text, "    profile: 8 samples/s over 0.50 s (reader 1 thread 4 samples, "
+                             "background 3 threads 0 samples); collector 1.0 ms CPU (0.20% "
+                             "of a CPU, "));
+  EXPECT_TRUE(Contains(text, "    profile reader self: 75.0% kvbench::Foo::Get, 25.0% "
+                             "std::vector<>::push_back\n"));
+
+  std::string document;
+  JsonReporter json([&](const std::string& d) { return document = d, Status::OK(); }, stderr);
+  ASSERT_TRUE(json.Start(context_));
+  json.Begin(context_);
+  json.Add(b);
+  ASSERT_TRUE(json.Finish());
+  const std::string doc = Flat(document);
+  EXPECT_TRUE(Contains(doc, "\"profile\": {\"event\": \"cpu-clock\",\"period_ns\": 2004008,"
+                            "\"kernel_frames\": true,\"seconds\": 0.5,\"samples\": 4,"));
+  EXPECT_TRUE(Contains(doc, "{\"role\": \"reader\",\"threads\": 1,\"samples\": 4,"
+                            "\"lost_samples\": 0,\"folded\": [[\"main;kvbench::Foo::Get("
+                            "kvbench::Slice const&) const\", 3],"));
+  EXPECT_TRUE(Contains(doc, "\"profile\": \"cpu-clock at 499 Hz"));
+}
+
 TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
   const std::string doc = Json();
   const size_t catalog = doc.find("\"metrics\": [");

@@ -19,7 +19,8 @@ struct KvbenchFlags {
   uint64_t seed = 0, benchmark_write_rate_limit = 0;
   double compression_ratio = 0, report_interval_seconds = 0;
   bool use_existing_db = false, keep_db = false, histogram = false, sync = false, verify = false;
-  bool io_bound = false, drop_caches = false;
+  bool io_bound = false, drop_caches = false, profile = false;
+  int32_t profile_hz = 0;
 };
 
 // The table: name, type (from the field), default, range, unit and help of every flag, bound to

@@ -236,6 +236,9 @@ Status BuildConfig(const KvbenchFlags& f, bool db_given, int argc, char** argv, 
   if (!s.ok()) return s;
   // Once, here: a kind the machine cannot count is said once, and no thread tries it again.
   if (c->perf_counters.enabled()) ProbePerfCounters(&c->perf_counters);
+  c->profile.requested = f.profile;
+  c->profile.hz = f.profile_hz;
+  if (f.profile) ProbeProfiler(&c->profile);
   Fill(f, c);
   // A directory kvbench chose itself is its to remove; one the user named is the user's.
   c->default_db = !db_given;

@@ -21,5 +21,6 @@ constexpr double kMinReportInterval = 0.01, kMaxReportInterval = 86400;  // seco
 constexpr int kMaxSeekNexts = 1000000;
 constexpr int kMaxLatencySample = 1000000;    // --latency_sample: one timed op in this many
 constexpr double kMaxDatabaseBytes = 0x1p62;  // --num x (key + value): the engines' size hint
+constexpr int kMaxProfileHz = 10000;          // --profile_hz: a sample per 100 us of CPU time
 
 }  // namespace kvbench

@@ -1,5 +1,7 @@
 #include "report/console_reporter.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string_view>
 
 #include "common/build_info.h"
@@ -70,11 +72,45 @@ std::string StarvedNote(const RoleResult& role) {
          FormatDouble(role.seconds, 2) + " s for a CPU: the machine was busy";
 }
 
+// A frame's function without its parameter list and template arguments, as kvb's tables show it
+// (scripts/kvbtools/core/profiles.py short_name): "kvbench::(anonymous namespace)::MemorySession::Get".
+std::string ShortFunctionName(const std::string& frame) {
+  static const char* const kWhole[] = {"(anonymous namespace)", "operator()", "operator<<",
+                                       "operator<=", "operator<",  "operator>>", "operator>"};
+  std::string out;
+  int depth = 0;
+  size_t i = 0;
+  while (i < frame.size()) {
+    const char* whole = nullptr;
+    for (const char* w : kWhole) {
+      if (depth == 0 && frame.compare(i, std::strlen(w), w) == 0) whole = w;
+      if (whole != nullptr) break;
+    }
+    if (whole != nullptr) {
+      out += whole;
+      i += std::strlen(whole);
+      continue;
+    }
+    const char c = frame[i++];
+    if (c == '<') {
+      if (depth++ == 0) out += "<>";
+    } else if (c == '>' && depth > 0) {
+      --depth;
+    } else if (c == '(' && depth == 0 && i > 1) {
+      break;  // the parameter list, and " const", " [clone .isra.0]" after it
+    } else if (depth == 0) {
+      out += c;
+    }
+  }
+  return out.empty() ? frame : out;
+}
+
 }  // namespace
 
 void ConsoleReporter::Begin(const RunContext& c) {
   reference_engine_ = c.reference_engine;
   noise_ = c.noise;
+  profile_unavailable_ = c.config->profile.unavailable;
   const Environment& env = *c.env;
   const RunConfig& config = *c.config;
   const BuildInfo& b = GetBuildInfo();
@@ -114,6 +150,9 @@ void ConsoleReporter::Begin(const RunContext& c) {
                static_cast<unsigned long long>(w.seed));
   std::fprintf(out_, "Counters:   %s%s\n", config.perf_counters.Describe().c_str(),
                config.perf_counters.enabled() ? " (per op, per role)" : "");
+  if (config.profile.requested) {
+    std::fprintf(out_, "Profile:    %s\n", config.profile.Describe().c_str());
+  }
   if (!config.cpu_affinity.empty()) {
     std::fprintf(out_, "CPUs:       workers pinned round-robin to %s\n",
                  FormatCpuList(config.cpu_affinity).c_str());
@@ -168,7 +207,60 @@ void ConsoleReporter::Add(const BenchmarkResult& r) {
     AddGroupLines(role);
   }
   AddBenchmarkLines(r);
+  AddProfileLines(r.profile);
   std::fflush(out_);
+}
+
+// --profile: its rate and cost, then each role's three hottest functions (self time).
+void ConsoleReporter::AddProfileLines(const ProfileResult& p) {
+  if (!p.requested || p.roles.empty()) {
+    if (p.requested && p.unavailable != profile_unavailable_) {
+      std::fprintf(out_, "    profile: unavailable: %s\n", p.unavailable.c_str());
+    }
+    return;
+  }
+  const double sampled_cpu = static_cast<double>(p.samples()) * p.period_ns / 1e9;
+  std::string line = "    profile: " +
+                     FormatDouble(p.seconds > 0 ? p.samples() / p.seconds : 0, 0) +
+                     " samples/s over " + FormatDouble(p.seconds, 2) + " s (";
+  for (size_t i = 0; i < p.roles.size(); ++i) {
+    const RoleProfile& r = p.roles[i];
+    line += (i ? ", " : "") + r.role + " " + std::to_string(r.threads) + " thread" +
+            (r.threads == 1 ? "" : "s") + " " + std::to_string(r.samples) + " samples";
+    if (r.lost > 0) line += " (" + std::to_string(r.lost) + " LOST)";
+  }
+  // The collector drains every 20 ms whatever the threads do: per CPU second of the run, and
+  // against the CPU time it sampled.
+  line += "); collector " + FormatDouble(p.collector_cpu_seconds * 1e3, 1) + " ms CPU (" +
+          FormatDouble(p.seconds > 0 ? 100 * p.collector_cpu_seconds / p.seconds : 0, 2) +
+          "% of a CPU, " +
+          FormatDouble(sampled_cpu > 0 ? 100 * p.collector_cpu_seconds / sampled_cpu : 0, 2) +
+          "% of the CPU sampled)";
+  std::fprintf(out_, "%s\n", line.c_str());
+  for (const RoleProfile& r : p.roles) {
+    if (r.samples == 0) continue;
+    std::vector<std::pair<std::string, uint64_t>> self;  // innermost frame -> samples
+    for (const auto& s : r.stacks) {
+      const size_t semi = s.frames.rfind(';');
+      std::string leaf = semi == std::string::npos ? s.frames : s.frames.substr(semi + 1);
+      auto it = std::find_if(self.begin(), self.end(),
+                             [&leaf](const auto& e) { return e.first == leaf; });
+      if (it == self.end()) {
+        self.emplace_back(std::move(leaf), s.count);
+      } else {
+        it->second += s.count;
+      }
+    }
+    std::stable_sort(self.begin(), self.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string top = "    profile " + r.role + " self:";
+    for (size_t i = 0; i < self.size() && i < 3; ++i) {
+      top += (i ? "," : "") + std::string(" ") +
+             FormatDouble(100.0 * self[i].second / r.samples, 1) + "% " +
+             ShortFunctionName(self[i].first);
+    }
+    std::fprintf(out_, "%s\n", top.c_str());
+  }
 }
 
 // The db_bench line: micros/op is 1e6 / ops/sec, as docs/metrics.md says.

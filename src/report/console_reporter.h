@@ -30,12 +30,14 @@ class ConsoleReporter : public Reporter {
   void AddRole(const BenchmarkResult& r, const RoleResult& role, const std::string& run_label);
   void AddGroupLines(const RoleResult& role);
   void AddBenchmarkLines(const BenchmarkResult& r);
+  void AddProfileLines(const ProfileResult& p);
 
   std::FILE* const out_;
   std::FILE* const err_;
   const bool histogram_;
   bool reference_engine_ = false;
   const NoiseReport* noise_ = nullptr;  // RunContext::noise
+  std::string profile_unavailable_;      // said once in the header, not again per benchmark
 };
 
 }  // namespace kvbench

@@ -87,6 +87,7 @@ void WriteWorkload(JsonWriter& j, const RunConfig& config) {
   j.Num("report_interval_seconds", config.report_interval_seconds);
   j.Str("perf_counters", config.perf_counters.spec);
   j.Str("cpu_affinity", FormatCpuList(config.cpu_affinity));
+  j.Str("profile", config.profile.requested ? config.profile.Describe() : "off");
   j.EndObject();
 }
 
@@ -247,6 +248,29 @@ void WriteRole(JsonWriter& j, const RoleResult& role) {
   j.EndObject();
 }
 
+// --profile (docs/json.md, docs/profile.md): per role, its samples and folded stacks.
+void WriteProfile(JsonWriter& j, const ProfileResult& p) {
+  j.BeginObject("profile");
+  j.Str("event", "cpu-clock");
+  if (!p.unavailable.empty()) j.Str("unavailable", p.unavailable);
+  j.Int("period_ns", p.period_ns).Bool("kernel_frames", p.kernel);
+  j.Num("seconds", p.seconds).Int("samples", p.samples());
+  j.Num("samples_per_sec", p.seconds > 0 ? static_cast<double>(p.samples()) / p.seconds : 0);
+  j.Num("collector_cpu_seconds", p.collector_cpu_seconds);
+  j.Num("symbolize_seconds", p.symbolize_seconds);
+  j.BeginArray("roles");
+  for (const auto& r : p.roles) {
+    j.BeginObject().Str("role", r.role).Int("threads", static_cast<uint64_t>(r.threads));
+    j.Int("samples", r.samples).Int("lost_samples", r.lost);
+    j.BeginArray("folded");
+    for (const auto& s : r.stacks) j.StrIntRow(nullptr, s.frames, s.count);
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
 void WriteResult(JsonWriter& j, const BenchmarkResult& r) {
   j.BeginObject();
   j.Str("benchmark", r.name).Int("repeat", r.repeat).Int("repeats", r.repeats);
@@ -261,6 +285,7 @@ void WriteResult(JsonWriter& j, const BenchmarkResult& r) {
   j.BeginArray("roles");
   for (const auto& role : r.roles) WriteRole(j, role);
   j.EndArray();
+  if (r.profile.requested) WriteProfile(j, r.profile);
   j.EndObject();
 }
 

@@ -157,6 +157,14 @@ JsonWriter& JsonWriter::IntRow(const char* key, std::initializer_list<uint64_t> 
   return *this;
 }
 
+JsonWriter& JsonWriter::StrIntRow(const char* key, const std::string& s, uint64_t n) {
+  Key(key);
+  out_ += '[';
+  Quote(s);
+  out_ += ", " + std::to_string(n) + ']';
+  return *this;
+}
+
 JsonWriter& JsonWriter::Bool(const char* key, bool v) {
   Key(key);
   out_ += v ? "true" : "false";

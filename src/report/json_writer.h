@@ -24,6 +24,8 @@ class JsonWriter {
   JsonWriter& Null(const char* key);
   // A short array of integers on one line, "[1, 2, 3]": a histogram bucket, not a record.
   JsonWriter& IntRow(const char* key, std::initializer_list<uint64_t> v);
+  // A string and a count on one line, "["a;b;c", 12]": a folded stack.
+  JsonWriter& StrIntRow(const char* key, const std::string& s, uint64_t n);
   const std::string& str() const { return out_; }
 
  private:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kv/engine.h"
+#include "profile/profile.h"
 #include "stats/perf_counters.h"
 #include "workload/workload.h"
 
@@ -43,6 +44,7 @@ struct RunConfig {
   std::string io_bound_mechanism;        // --io_bound: what bounds the engine's memory; "" = off
   PerfPlan perf_counters;                // --perf_counters, probed: what each worker counts
   std::vector<int> cpu_affinity;         // --cpu_affinity: the workers' CPUs; empty = unpinned
+  ProfilePlan profile;                   // --profile, --profile_hz, probed
 };
 
 }  // namespace kvbench

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "profile/profile.h"
 #include "result/metric.h"
 #include "stats/disk_stats.h"
 #include "stats/histogram.h"
@@ -62,6 +63,7 @@ struct BenchmarkResult {
   // (result/engine_cost.h).
   std::vector<std::pair<std::string, double>> engine_kb_per_op;
   std::vector<std::string> warnings;  // about this result, e.g. a read of an empty database
+  ProfileResult profile;              // --profile: the measured loops' CPU profile per role
 };
 
 // The spread of one role's ops/s over the measured repeats of a benchmark.

@@ -95,6 +95,7 @@ void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
   // Opened before the barrier, so the syscalls are outside the measured loop.
   std::unique_ptr<PerfGroup> counters;
   if (perf_.enabled()) counters = std::make_unique<PerfGroup>(perf_);
+  ThreadSampler* sampler = profiler_ ? profiler_->Attach(r->name) : nullptr;
   {
     std::unique_lock<std::mutex> l(start_mu_);
     start_cv_.wait(l, [this] { return started_; });
@@ -102,7 +103,9 @@ void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
   const int64_t wait0 = ThreadCpuWaitNanos();
   const uint64_t cpu0 = ThreadCpuNanos();
   if (counters) counters->Start();
+  if (sampler != nullptr) sampler->Enable();
   if (w.error.ok()) r->fn(w);
+  if (sampler != nullptr) sampler->Disable();
   r->end_ticks[i] = Clock::Now();
   r->cpu_ns[i] = ThreadCpuNanos() - cpu0;
   const int64_t wait1 = ThreadCpuWaitNanos();
@@ -117,6 +120,12 @@ void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
 }
 
 void BenchmarkThreads::Start() {
+  if (profile_.enabled) {
+    int workers = 0;
+    for (const auto& r : roles_) workers += static_cast<int>(r.workers.size());
+    profiler_ = std::make_unique<Profiler>(profile_, workers);
+    profiler_->Start();
+  }
   for (auto& r : roles_) {
     for (size_t i = 0; i < r.workers.size(); ++i) {
       threads_.emplace_back([this, rp = &r, i] { RunWorker(rp, i); });
@@ -224,6 +233,7 @@ Status BenchmarkThreads::Finish(double interval, BenchmarkResult* result) {
   stop_->stop.store(true);
   for (auto& t : threads_) t.join();
   threads_.clear();
+  if (profiler_) profiler_->Stop();
   if (interval > 0) {
     ProgressUpdate unused;
     SampleOnce(Clock::MonotonicNanos(), 0, &unused, result);

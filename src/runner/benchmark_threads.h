@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kv/engine.h"
+#include "profile/profiler.h"
 #include "report/reporter.h"
 #include "result/result.h"
 #include "stats/perf_counters.h"
@@ -45,9 +46,12 @@ class BenchmarkThreads {
   // Pins the threads to `cpus` (empty = not pinned) and counts `counters` in each; before Prepare.
   // The main role's threads take the CPUs round-robin; the paced writer the next one, which is
   // its own when the list has more CPUs than --threads.
-  void Configure(const std::vector<int>& cpus, const PerfPlan& counters) {
+  // `profile`: --profile's plan; when enabled, each role's threads are sampled during their loop.
+  void Configure(const std::vector<int>& cpus, const PerfPlan& counters,
+                 const ProfilePlan& profile) {
     cpus_ = cpus;
     perf_ = counters;
+    profile_ = profile;
   }
   // Starts every thread; they begin their loops together, when the clock and the deadline
   // (--duration) are set.
@@ -60,6 +64,9 @@ class BenchmarkThreads {
   // Stops and joins every thread, and merges each role's threads into its RoleResult. The first
   // worker error, if any.
   Status Finish(double interval, BenchmarkResult* result);
+  // --profile: the stopped profiler, to symbolize once the run's costs are measured; nullptr when
+  // not profiling. After Finish.
+  std::unique_ptr<Profiler> TakeProfiler() { return std::move(profiler_); }
 
  private:
   struct RoleThreads {
@@ -84,6 +91,8 @@ class BenchmarkThreads {
 
   std::vector<int> cpus_;
   PerfPlan perf_;
+  ProfilePlan profile_;
+  std::unique_ptr<Profiler> profiler_;  // --profile, from Start to Finish
   const WorkloadOptions& options_;
   const KeyFormat& keys_;
   const ValueSource& values_;

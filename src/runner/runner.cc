@@ -150,7 +150,8 @@ class Runner {
   int Conclude(int rc);
   Status OpenEngine(bool create);
   Status RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
-  Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result);
+  Status RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result,
+                    std::unique_ptr<Profiler>* profiler);
 
   const RunConfig& config_;
   Reporter& reporter_;
@@ -220,14 +221,26 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   const ResourceSnapshot before = ResourceSnapshot::Take();
   const uint64_t t0 = Clock::MonotonicNanos();
   Status s;
+  std::unique_ptr<Profiler> profiler;
   if (spec.work == nullptr) {
     s = engine_->Settle();
   } else {
-    s = RunThreads(spec, index, result);
+    s = RunThreads(spec, index, result, &profiler);
   }
   result->seconds = (Clock::MonotonicNanos() - t0) / 1e9;
   const ResourceSnapshot after = ResourceSnapshot::Take();
   const DiskSnapshot disk_after = DiskSnapshot::Take(config_.engine_options.path);
+  // Symbolized only now: its file reading is no part of the costs above.
+  if (profiler) {
+    result->profile = profiler->Result();
+    if (!profiler->missed().empty() && result->profile.unavailable.empty()) {
+      result->warnings.push_back("profile: a thread was not sampled: " + profiler->missed());
+    }
+  }
+  if (spec.work != nullptr && config_.profile.requested && !config_.profile.enabled) {
+    result->profile.requested = true;
+    result->profile.unavailable = config_.profile.unavailable;
+  }
   for (auto& r : result->roles) {
     r.cost = CostPerOp(before, after, r.ops);
     r.device = DeviceCostPerOp(disk_before, disk_after, r.ops);
@@ -246,13 +259,14 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   return s;
 }
 
-Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result) {
+Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult* result,
+                          std::unique_ptr<Profiler>* profiler) {
   const WorkloadOptions& wo = config_.workload;
   // Cleared first, then the signal looked at: a signal arriving in between still stops the run.
   stop_.stop.store(false);
   if (stop_.signal.load() != 0) stop_.stop.store(true);
   BenchmarkThreads threads(wo, keys_, values_, &stop_);
-  threads.Configure(config_.cpu_affinity, config_.perf_counters);
+  threads.Configure(config_.cpu_affinity, config_.perf_counters, config_.profile);
   Status s = threads.Prepare(spec, index, engine_.get(), ack_log_.get(), result);
   if (!s.ok()) return s;
   const uint64_t acked = spec.checks_acks && ack_log_ ? ack_log_->TotalAcknowledged() : 0;
@@ -265,7 +279,9 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   threads.Sample(
       config_.report_interval_seconds, main_total, spec.name,
       [this](const ProgressUpdate& p) { reporter_.Progress(p); }, result);
-  return threads.Finish(config_.report_interval_seconds, result);
+  s = threads.Finish(config_.report_interval_seconds, result);
+  *profiler = threads.TakeProfiler();
+  return s;
 }
 
 int Runner::Run() {

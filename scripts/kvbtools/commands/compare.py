@@ -8,6 +8,9 @@ default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size;
 every one). matrix, versions and bisect print through here.
 --html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
 its 95% interval (docs/report.md).
+Files of `kvbench --profile` runs also get, per benchmark and role, the functions whose CPU time
+per op moved most (self and total, ns/op), and on the page a differential flame graph of each
+side against the base (docs/profile.md).
 """
 from __future__ import annotations
 
@@ -17,10 +20,10 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, compare_by, comparison, fleet, results
+from kvbtools.core import command, compare_by, comparison, fleet, profiles, results
 from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import context_preset, side_of
-from kvbtools.pages import figures, result_pages
+from kvbtools.pages import figures, flame_figures, result_pages
 
 
 def parse_threshold(text: str) -> float:
@@ -136,10 +139,16 @@ def run(args: argparse.Namespace) -> int:
                          + " (" + "; ".join(f"{s.label}: {len({b for b, _ in s.order})} "
                                             "benchmark(s)" for s in sides) + ")")
     print(comparison.format_comparison(c))
+    side_docs = [[loaded[f] for f in g] for g in groups]
+    moved = profiles.compare_text(side_docs, [s.label for s in sides])  # kvbench --profile
+    if moved:
+        print(moved)
     if args.json:
         results.write_json(args.json, comparison.to_json(c))
     if args.html:
-        n = result_pages.write_comparison(args.html, c)
+        n = result_pages.write_comparison(args.html, c, extra=lambda page: (
+            flame_figures.add_diff_sections(page, [profiles.of_documents(d) for d in side_docs],
+                                            [s.label for s in sides])))
         print(f"report: {args.html} ({n} figures)")
     regressions = c.regressions()
     if regressions:

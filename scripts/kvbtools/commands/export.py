@@ -18,6 +18,12 @@ The usual --filter, --metric (default: every stored metric) and --store apply.
                                files (not the store): DIR/<file>.<benchmark>.<role>.hgrm per
                                role, values in microseconds (docs/report.md); DIR defaults
                                to the current directory.
+  kvb export folded FILE.json... [--out DIR]
+                               The CPU profiles of kvbench --profile runs as folded stacks
+                               ("frame;frame;frame samples" per line: flamegraph.pl, inferno,
+                               speedscope): DIR/<file>.<benchmark>.<role>.folded per profiled
+                               role, repeats pooled (docs/profile.md); DIR defaults to the
+                               current directory.
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, hgrm, output
+from kvbtools.core import command, hgrm, output, profiles, results
 from kvbtools.commands import history
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Point, Series, shown_attributes
@@ -90,10 +96,16 @@ def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
 
 
 def cmd(args: argparse.Namespace) -> int:
+    if args.format == "folded":
+        if not args.files:
+            raise UsageError("export folded: give kvbench result files of --profile runs")
+        return profiles.export_files(args.files, args.out or ".",
+                                     results.load_all(args.files, [results.KVBENCH]))
     if args.format == "hgrm":
         return hgrm.export_files(args.files, args.out or ".")
     if args.files:
-        raise UsageError(f"export {args.format} reads the store, not files (hgrm reads files)")
+        raise UsageError(f"export {args.format} reads the store, not files (hgrm and folded "
+                         "read files)")
     if not args.metric:
         args.metric = ["all"]
     st, series = history.select(args)
@@ -127,11 +139,11 @@ def cmd(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = command.add(subparsers, "export", __doc__, cmd)
-    p.add_argument("format", choices=("csv", "bencher", "hgrm"))
+    p.add_argument("format", choices=("csv", "bencher", "hgrm", "folded"))
     p.add_argument("files", nargs="*", metavar="FILE.json",
-                   help="hgrm: kvbench result files, right after the format")
+                   help="hgrm, folded: kvbench result files, right after the format")
     history.add_selection_arguments(p)
     p.add_argument("--out", metavar="PATH", help="csv, hgrm: a directory; bencher: a file "
-                                                 "(default: stdout; hgrm: .)")
+                                                 "(default: stdout; hgrm, folded: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "
                                                       "each series' latest")

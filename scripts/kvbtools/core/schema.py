@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from kvbtools.core import metrics
+from kvbtools.core import metrics, profiles
 
 UNIT_SUFFIXES = ("_ns", "_us", "_bytes", "_seconds", "_per_sec", "_us_per_op", "_kb_per_op",
                  "_per_op", "_mib")
@@ -32,6 +32,7 @@ DIMENSIONLESS = {
     "steal_share", "foreign_share", "noisy_steal_share_threshold", "noisy_foreign_share_threshold",
     "load_average_start", "load_average_end",
     "ipc", "counted_fraction",
+    "samples", "lost_samples",  # results[].profile (docs/profile.md)
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).
@@ -287,6 +288,8 @@ def check_kvbench(doc: Any, *, full: bool = False) -> list[str]:
             continue
         for j, role in enumerate(_list(r, "roles")):
             _role(role, f"{w}.roles[{j}]", problems)
+        if "profile" in r:  # kvbench --profile
+            problems.extend(profiles.check(r["profile"], f"{w}.profile"))
         for k, v in _dict(r, "engine_metrics").items():
             if _wrong(v, NUM):
                 problems.append(f"{w}.engine_metrics.{k}: expected a number, got {describe(v)}")

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from kvbtools.core import hgrm, results, samples, summary
-from kvbtools.pages import figures, htmlpage, micro_figures, run_figures
+from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, run_figures
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.core.results import Document
 from kvbtools.pages.run_figures import Group, Run
@@ -33,6 +33,7 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
         page.html(htmlpage.box("Missing or failed", problems, bad=True))
     if kv:
         _kv_sections(page, kv)
+        flame_figures.add_profile_sections(page, kv)  # kvbench --profile runs
     if micro:
         _micro_sections(page, micro)
     return page

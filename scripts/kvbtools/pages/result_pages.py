@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from kvbtools.core import comparison, metrics, results, samples
 from kvbtools.pages import compare_figures, figures, htmlpage
@@ -50,10 +50,14 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
 
 
 def write_comparison(path: str, c: Comparison, svg_dir: str | None = None,
-                     png_dir: str | None = None) -> int:
-    """kvb compare --html: the page of a comparison; the number of figures."""
+                     png_dir: str | None = None,
+                     extra: Callable[[Page], None] | None = None) -> int:
+    """kvb compare --html: the page of a comparison (and `extra`'s sections); the number of
+    figures."""
     figures.pyplot("kvb compare --html")
     page = comparison_page(c, "kvb compare", f"{len(c.sides)} sides; base {c.sides[0].label}")
+    if extra is not None:
+        extra(page)
     return page.write(path, figures.Output(svg_dir, png_dir))
 
 
