@@ -5,6 +5,9 @@
 //
 // main() parses kvbench's own flags (they decide what is registered), registers every benchmark,
 // records how this binary was built in the JSON context, then hands over to Google Benchmark.
+#include <lz4.h>
+#include <zstd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,9 +15,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <lz4.h>
-#include <zstd.h>
 
 #include "cli/flags.h"
 #include "common/build_info.h"
@@ -182,12 +182,11 @@ void AddEnvironmentContext() {
 // of the same code can be told apart in their JSON.
 void AddLayoutContext() {
   benchmark::AddCustomContext("kvbench_layout", LayoutText());
-  std::string symbols = "LZ4_compress_fast_continue=" +
-                        CodeOffset(reinterpret_cast<const void*>(&LZ4_compress_fast_continue)) +
-                        " LZ4_decompress_safe=" +
-                        CodeOffset(reinterpret_cast<const void*>(&LZ4_decompress_safe)) +
-                        " ZSTD_compressCCtx=" +
-                        CodeOffset(reinterpret_cast<const void*>(&ZSTD_compressCCtx));
+  std::string symbols =
+      "LZ4_compress_fast_continue=" +
+      CodeOffset(reinterpret_cast<const void*>(&LZ4_compress_fast_continue)) +
+      " LZ4_decompress_safe=" + CodeOffset(reinterpret_cast<const void*>(&LZ4_decompress_safe)) +
+      " ZSTD_compressCCtx=" + CodeOffset(reinterpret_cast<const void*>(&ZSTD_compressCCtx));
   size_t n = 0;
   const crc32c::Implementation* impls = crc32c::Implementations(&n);
   for (size_t i = 0; i < n; ++i) {

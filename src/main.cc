@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
     // A file is replaced at the end, so it can say "incomplete" first; a stream gets one document.
     kvbench::OutputTarget json;
     const bool stream = kvbench::ResolveOutput(config.json_path, &json).ok() && json.in_place;
-    reporters.Append(std::make_unique<kvbench::JsonReporter>(
-        kvbench::AtomicFile(config.json_path), stderr, /*placeholder=*/!stream));
+    reporters.Append(std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path),
+                                                             stderr, /*placeholder=*/!stream));
   }
   if (!config.hgrm_prefix.empty()) {
     reporters.Append(std::make_unique<kvbench::HgrmReporter>(config.hgrm_prefix, stderr));

@@ -203,11 +203,13 @@ TEST_F(ReporterTest, ProfileGoesIntoTheJsonAndTwoConsoleLines) {
   console.Add(b);
   const std::string text = out.text();
   EXPECT_TRUE(Contains(text, "Profile:    cpu-clock at 499 Hz"));
-  EXPECT_TRUE(Contains(text, "    profile: 8 samples/s over 0.50 s (reader 1 thread 4 samples, "
-                             "background 3 threads 0 samples); collector 1.0 ms CPU (0.20% "
-                             "of a CPU, "));
-  EXPECT_TRUE(Contains(text, "    profile reader self: 75.0% kvbench::Foo::Get, 25.0% "
-                             "std::vector<>::push_back\n"));
+  EXPECT_TRUE(Contains(text,
+                       "    profile: 8 samples/s over 0.50 s (reader 1 thread 4 samples, "
+                       "background 3 threads 0 samples); collector 1.0 ms CPU (0.20% "
+                       "of a CPU, "));
+  EXPECT_TRUE(Contains(text,
+                       "    profile reader self: 75.0% kvbench::Foo::Get, 25.0% "
+                       "std::vector<>::push_back\n"));
 
   std::string document;
   JsonReporter json([&](const std::string& d) { return document = d, Status::OK(); }, stderr);
@@ -216,11 +218,13 @@ TEST_F(ReporterTest, ProfileGoesIntoTheJsonAndTwoConsoleLines) {
   json.Add(b);
   ASSERT_TRUE(json.Finish());
   const std::string doc = Flat(document);
-  EXPECT_TRUE(Contains(doc, "\"profile\": {\"event\": \"cpu-clock\",\"period_ns\": 2004008,"
-                            "\"kernel_frames\": true,\"seconds\": 0.5,\"samples\": 4,"));
-  EXPECT_TRUE(Contains(doc, "{\"role\": \"reader\",\"threads\": 1,\"samples\": 4,"
-                            "\"lost_samples\": 0,\"folded\": [[\"main;kvbench::Foo::Get("
-                            "kvbench::Slice const&) const\", 3],"));
+  EXPECT_TRUE(Contains(doc,
+                       "\"profile\": {\"event\": \"cpu-clock\",\"period_ns\": 2004008,"
+                       "\"kernel_frames\": true,\"seconds\": 0.5,\"samples\": 4,"));
+  EXPECT_TRUE(Contains(doc,
+                       "{\"role\": \"reader\",\"threads\": 1,\"samples\": 4,"
+                       "\"lost_samples\": 0,\"folded\": [[\"main;kvbench::Foo::Get("
+                       "kvbench::Slice const&) const\", 3],"));
   EXPECT_TRUE(Contains(doc, "\"profile\": \"cpu-clock at 499 Hz"));
 }
 

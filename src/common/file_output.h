@@ -23,7 +23,7 @@ namespace kvbench {
 
 // Where a write to a path goes, and how.
 struct OutputTarget {
-  std::string path;  // the file to write: the path itself, or the end of its chain of links
+  std::string path;       // the file to write: the path itself, or the end of its chain of links
   bool in_place = false;  // write `path` directly, not through PATH.tmp (a device, a FIFO)
   int fd = -1;            // >= 0: write this descriptor of the process instead (/dev/stdout)
 };

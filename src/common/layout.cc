@@ -22,8 +22,8 @@ bool RegisterLayout(long seed, const char* how) {
 }
 
 std::string CodeOffset(const void* fn) {
-  const auto offset = reinterpret_cast<std::uintptr_t>(fn) -
-                      reinterpret_cast<std::uintptr_t>(&__executable_start);
+  const auto offset =
+      reinterpret_cast<std::uintptr_t>(fn) - reinterpret_cast<std::uintptr_t>(&__executable_start);
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(offset));
   return buf;

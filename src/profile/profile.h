@@ -17,11 +17,11 @@ namespace kvbench {
 constexpr int kDefaultProfileHz = 499;
 
 struct ProfilePlan {
-  bool enabled = false;      // --profile, and it could be opened (unavailable is "")
-  bool requested = false;    // --profile was given
+  bool enabled = false;        // --profile, and it could be opened (unavailable is "")
+  bool requested = false;      // --profile was given
   int hz = kDefaultProfileHz;  // --profile_hz: samples per second of a thread's CPU time
-  bool kernel = true;        // kernel frames sampled (root or perf_event_paranoid <= 1)
-  std::string unavailable;   // why --profile runs unprofiled: "perf_event_paranoid=3 ..."
+  bool kernel = true;          // kernel frames sampled (root or perf_event_paranoid <= 1)
+  std::string unavailable;     // why --profile runs unprofiled: "perf_event_paranoid=3 ..."
 
   uint64_t period_ns() const { return 1000000000ull / static_cast<uint64_t>(hz); }
   // "cpu-clock at 499 Hz of each thread's CPU time, frame-pointer stacks, ..." or why not.
@@ -42,18 +42,18 @@ struct FoldedStack {
 struct RoleProfile {
   std::string role;  // "reader", "writer" or "background" (threads that are not kvbench's)
   int threads = 0;   // threads sampled
-  uint64_t samples = 0, lost = 0;  // lost: samples the kernel dropped (ring buffer full)
+  uint64_t samples = 0, lost = 0;   // lost: samples the kernel dropped (ring buffer full)
   std::vector<FoldedStack> stacks;  // most samples first
 };
 
 struct ProfileResult {
   bool requested = false;
-  std::string unavailable;        // why this benchmark was not profiled ("" = it was)
+  std::string unavailable;  // why this benchmark was not profiled ("" = it was)
   uint64_t period_ns = 0;
-  bool kernel = false;            // kernel frames included
-  double seconds = 0;             // wall time sampled
+  bool kernel = false;               // kernel frames included
+  double seconds = 0;                // wall time sampled
   double collector_cpu_seconds = 0;  // the thread that drains the buffers and symbolizes: cost
-  double symbolize_seconds = 0;   // after the measured loop: not in it
+  double symbolize_seconds = 0;      // after the measured loop: not in it
   std::vector<RoleProfile> roles;
 
   uint64_t samples() const {

@@ -73,7 +73,7 @@ class Profiler {
   std::condition_variable cv_;
   std::vector<Sampled> sampled_;
   std::vector<Role> roles_;
-  std::string unavailable_;  // a thread's sampler that could not be opened
+  std::string unavailable_;        // a thread's sampler that could not be opened
   int attached_ = 0, opened_ = 0;  // workers that attached; those whose sampler opened
   bool stopping_ = false;
   std::thread collector_;

@@ -40,7 +40,7 @@ class ThreadSampler {
   ThreadSampler(int fd, void* base, size_t pages, pid_t tid);
 
   int fd_;
-  void* base_;         // the metadata page, then the data pages
+  void* base_;  // the metadata page, then the data pages
   size_t map_bytes_;
   size_t data_bytes_;  // a power of two
   pid_t tid_;

@@ -73,10 +73,16 @@ std::string StarvedNote(const RoleResult& role) {
 }
 
 // A frame's function without its parameter list and template arguments, as kvb's tables show it
-// (scripts/kvbtools/core/profiles.py short_name): "kvbench::(anonymous namespace)::MemorySession::Get".
+// (scripts/kvbtools/core/profiles.py short_name): "kvbench::(anonymous
+// namespace)::MemorySession::Get".
 std::string ShortFunctionName(const std::string& frame) {
-  static const char* const kWhole[] = {"(anonymous namespace)", "operator()", "operator<<",
-                                       "operator<=", "operator<",  "operator>>", "operator>"};
+  static const char* const kWhole[] = {"(anonymous namespace)",
+                                       "operator()",
+                                       "operator<<",
+                                       "operator<=",
+                                       "operator<",
+                                       "operator>>",
+                                       "operator>"};
   std::string out;
   int depth = 0;
   size_t i = 0;
@@ -220,9 +226,9 @@ void ConsoleReporter::AddProfileLines(const ProfileResult& p) {
     return;
   }
   const double sampled_cpu = static_cast<double>(p.samples()) * p.period_ns / 1e9;
-  std::string line = "    profile: " +
-                     FormatDouble(p.seconds > 0 ? p.samples() / p.seconds : 0, 0) +
-                     " samples/s over " + FormatDouble(p.seconds, 2) + " s (";
+  std::string line =
+      "    profile: " + FormatDouble(p.seconds > 0 ? p.samples() / p.seconds : 0, 0) +
+      " samples/s over " + FormatDouble(p.seconds, 2) + " s (";
   for (size_t i = 0; i < p.roles.size(); ++i) {
     const RoleProfile& r = p.roles[i];
     line += (i ? ", " : "") + r.role + " " + std::to_string(r.threads) + " thread" +

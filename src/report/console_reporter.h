@@ -37,7 +37,7 @@ class ConsoleReporter : public Reporter {
   const bool histogram_;
   bool reference_engine_ = false;
   const NoiseReport* noise_ = nullptr;  // RunContext::noise
-  std::string profile_unavailable_;      // said once in the header, not again per benchmark
+  std::string profile_unavailable_;     // said once in the header, not again per benchmark
 };
 
 }  // namespace kvbench

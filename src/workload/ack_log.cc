@@ -103,7 +103,8 @@ Status AckLog::Create(const std::string& path, const AckHeader& header,
   Status resolved = ResolveOutput(path, &target);
   if (!resolved.ok()) return Status::IOError("--ack_file: " + resolved.message());
   if (target.in_place) {
-    return Status::IOError("--ack_file: " + path + " is not a regular file; the log is mapped "
+    return Status::IOError("--ack_file: " + path +
+                           " is not a regular file; the log is mapped "
                            "and renamed into place, so it needs a file of its own");
   }
   const std::string tmp = target.path + ".tmp";
