@@ -528,6 +528,16 @@ class InterpreterTest(unittest.TestCase):
             with self.subTest(cmd=cmd):
                 self.assertIn(f" at {self.SYSTEM}\n", self.version(cmd))
 
+    def test_version_and_commit_as_kvbench_prints_them(self) -> None:
+        out = self.version([KVB])
+        m = re.match(r"kvb (\d+\.\d+\.\d+) \(git ([0-9a-f]{12}|unknown)\): kvbench tools in ",
+                     out)
+        self.assertIsNotNone(m, out)
+        assert m is not None
+        p = subprocess.run([ARGS.kvbench, "--version"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertTrue(p.stdout.startswith(f"kvbench {m.group(1)} "), p.stdout[:80])
+
     def test_the_choice_can_be_kept(self) -> None:
         out = self.version([sys.executable, KVB], KVB_PYTHON_CHOSEN="1")
         self.assertIn(f" at {sys.executable}\n", out)

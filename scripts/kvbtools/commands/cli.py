@@ -9,7 +9,7 @@ import sys
 from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
                                report, selfcheck, store, trend, validate, versions)
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.core.host import ROOT
+from kvbtools.core.host import ROOT, tool_version
 
 # In `kvb --help` order.
 COMMANDS = (report, validate, compare, matrix, versions, bisect, crashtest, micro, dbbench,
@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kvb", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version",
-                   version=f"kvb (kvbench tools in {ROOT}), Python "
+                   version=f"kvb {tool_version()}: kvbench tools in {ROOT}, Python "
                            f"{sys.version.split()[0]} at {sys.executable}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:

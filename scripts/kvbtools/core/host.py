@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import subprocess
 
 from kvbtools.core.errors import UsageError
 
@@ -38,3 +40,23 @@ def binary(name: str, given: str | None, flag: str) -> str:
                                 f"{native_preset()}, or give {flag} PATH)")
         raise UsageError(f"{flag} {path}: not an executable file{how}")
     return path
+
+
+def tool_version() -> str:
+    """kvbench's version and this checkout's commit, as `kvbench --version` prints them:
+    '0.1.0 (git 2d1af44750b4)'. The version is the project() line of CMakeLists.txt (one
+    fact, one place); the commit is 'unknown' outside a git checkout."""
+    version = "unknown"
+    try:
+        with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+            m = re.search(r"project\(\s*kvbench\s+VERSION\s+([0-9.]+)", f.read())
+        version = m.group(1) if m else version
+    except OSError:
+        pass
+    try:
+        p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+        commit = p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        commit = "unknown"
+    return f"{version} (git {commit})"
