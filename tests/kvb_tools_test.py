@@ -118,6 +118,9 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(stats.geomean([0.5, 2.0]), 1.0)
         self.assertAlmostEqual(stats.geomean([2, 8, 4]), 4.0)
         self.assertTrue(math.isnan(stats.geomean([])))
+        # A ratio of 0 makes the mean 0: never (0, 1, 0, 0, 0) -> 1.00.
+        self.assertEqual(stats.geomean([0, 1, 0, 0, 0]), 0.0)
+        self.assertTrue(math.isnan(stats.geomean([1, -1])))
 
     def test_bootstrap_is_deterministic_for_a_seed(self) -> None:
         rng = random.Random(3)

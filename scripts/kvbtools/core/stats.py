@@ -96,10 +96,13 @@ def min_p(m: int, n: int) -> float:
 
 
 def geomean(values: Sequence[float]) -> float:
-    """Geometric mean of positive values; NaN when there are none."""
-    vals = [v for v in values if v > 0 and math.isfinite(v)]
-    if not vals:
+    """Geometric mean of the finite values: 0 when one of them is 0 (a ratio of 0 is not left
+    out, which would make (0, 1, 0) read 1.00); NaN when there are none, or one is negative."""
+    vals = [v for v in values if math.isfinite(v)]
+    if not vals or any(v < 0 for v in vals):
         return float("nan")
+    if any(v == 0 for v in vals):
+        return 0.0
     return math.exp(sum(math.log(v) for v in vals) / len(vals))
 
 
