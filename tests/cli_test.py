@@ -740,12 +740,13 @@ class CliTest(kvbtest.TempDirTest):
         self.assertIn("readrandom: 0 of 100 found: the database at", p.stdout)
         self.assertIn("has none of the keys 0..99 of --key_size=8", p.stdout)
         # A larger --num than the fill's finds some: that warns too, with the share found.
-        p = run(["--engine=memory", f"--db={self.db}", "--num=200", "--use_existing_db",
-                 "--reads=2000", "--benchmarks=readrandom"])
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"readrandom: \d+ of 2000 found \(\d+%\): the database at "
-                                   r".* lacks some of the keys 0\.\.199 of --key_size=16; was it "
-                                   r"filled with a smaller --num\?")
+        for bench in ("readrandom", "fwdrange"):
+            p = run(["--engine=memory", f"--db={self.db}", "--num=200", "--use_existing_db",
+                     "--reads=2000", f"--benchmarks={bench}"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertRegex(p.stdout, bench + r": \d+ of 2000 found \(\d+%\): the database at "
+                             r".* lacks some of the keys 0\.\.199 of --key_size=16; was it "
+                             r"filled with a smaller --num\?")
 
     def test_named_db_is_kept(self) -> None:
         p = run(["--engine=null", f"--db={self.db}", "--num=10", "--benchmarks=fillseq"])

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -58,18 +57,6 @@ def write_json(path: str, doc: Any) -> str:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return path
-
-
-def tracing_unavailable() -> str:
-    """'' when strace can trace a child here, else why not (qemu-user has no ptrace:
-    'PTRACE_TRACEME: Function not implemented'). kvb bisect reads what a build compiles that way."""
-    if shutil.which("strace") is None:
-        return "strace is not installed (scripts/install-deps.sh installs it)"
-    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=none", "true"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60)
-    if p.returncode == 0:
-        return ""
-    return f"strace cannot trace here ({emulator() or 'no emulator'}): {p.stderr.strip()[:160]}"
 
 
 def emulator() -> str:

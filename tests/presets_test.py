@@ -17,7 +17,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 CMAKE = "cmake"  # --cmake
@@ -61,35 +61,35 @@ def flat(text: str) -> str:
 
 
 class OtherMachinePresetsTest(unittest.TestCase):
-    def presets_for(self, arch: str) -> list[str]:
+    def check_refusals(self, arch: str, host: str, check: Callable[[str, str], None]) -> None:
+        """Configures each x86-*/arm-* preset for `arch`, in a subtest of its own, on a `host`
+        machine (this one, or simulated): it must fail, and check(preset, message) must pass on
+        its message (folded to one line)."""
         table = presets()
         names = [n for n, p in table.items() if not p.get("hidden")
                  and n.split("-")[0] in ("x86", "arm") and target_arch(table, n) == arch]
         self.assertTrue(names, f"no {arch} preset in CMakePresets.json")
-        return names
+        pretend = None if host_arch() == host else host
+        for name in names:
+            with self.subTest(preset=name):
+                out = configure(name, pretend)
+                text = flat(out.stdout + out.stderr)
+                self.assertNotEqual(out.returncode, 0, text)
+                check(name, text)
 
     def test_arm_presets_on_x86_name_the_root_and_the_cross_presets(self) -> None:
-        pretend = None if host_arch() == "x86_64" else "x86_64"
-        for name in self.presets_for("aarch64"):
-            with self.subTest(preset=name):
-                out = configure(name, pretend)
-                text = flat(out.stdout + out.stderr)
-                self.assertNotEqual(out.returncode, 0, text)
-                self.assertIn(f"Preset '{name}' targets aarch64", text)
-                self.assertIn(f"scripts/arm64-root.sh -- sh -c 'cmake --preset {name} && ctest'",
-                              text)
-                cross = "arm64-cross-clang" if "clang" in name else "arm64-cross-gcc"
-                self.assertIn(f"cmake --workflow --preset {cross}", text)
+        def check(name: str, text: str) -> None:
+            self.assertIn(f"Preset '{name}' targets aarch64", text)
+            self.assertIn(f"scripts/arm64-root.sh -- sh -c 'cmake --preset {name} && ctest'", text)
+            cross = "arm64-cross-clang" if "clang" in name else "arm64-cross-gcc"
+            self.assertIn(f"cmake --workflow --preset {cross}", text)
+        self.check_refusals("aarch64", "x86_64", check)
 
     def test_x86_presets_on_aarch64_name_the_preset_and_the_arm_presets(self) -> None:
-        pretend = None if host_arch() == "aarch64" else "aarch64"
-        for name in self.presets_for("x86_64"):
-            with self.subTest(preset=name):
-                out = configure(name, pretend)
-                text = flat(out.stdout + out.stderr)
-                self.assertNotEqual(out.returncode, 0, text)
-                self.assertIn(f"Preset '{name}' targets x86_64 and this machine is aarch64", text)
-                self.assertIn("arm-* on aarch64", text)
+        def check(name: str, text: str) -> None:
+            self.assertIn(f"Preset '{name}' targets x86_64 and this machine is aarch64", text)
+            self.assertIn("arm-* on aarch64", text)
+        self.check_refusals("x86_64", "aarch64", check)
 
 
 if __name__ == "__main__":

@@ -207,11 +207,10 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
     if (rr->first_not_found == UINT64_MAX) rr->first_not_found = w.stats.first_not_found;
     end = std::max(end, r.end_ticks[i]);
     rr->thread_cpu_seconds += r.cpu_ns[i] / 1e9;
+    // Unknown (-1) as soon as one thread's is.
     if (i == 0) rr->cpu_wait_seconds = 0;
-    if (r.wait_ns[i] < 0 || rr->cpu_wait_seconds < 0) {
-      rr->cpu_wait_seconds = -1;
-    } else {
-      rr->cpu_wait_seconds += static_cast<double>(r.wait_ns[i]) / 1e9;
+    if (rr->cpu_wait_seconds >= 0) {
+      rr->cpu_wait_seconds = r.wait_ns[i] < 0 ? -1 : rr->cpu_wait_seconds + r.wait_ns[i] / 1e9;
     }
     rr->counters.Add(r.perf[i]);
     if (first_error.ok() && !w.error.ok()) first_error = w.error;

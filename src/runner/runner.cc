@@ -78,12 +78,12 @@ std::string LostWritesMessage(const RoleResult& r, uint64_t acked) {
   return m + ")";
 }
 
-// readrandom on an existing database that lacks some of the keys 0..num-1 it draws from: the
-// database was filled with a smaller --num (or another --key_size), and ops/s of a mix of hits
-// and misses is not the figure a reader of the line expects.
+// Reads of keys 0..num-1 on an existing database that lacks some of them: the database was
+// filled with a smaller --num (or another --key_size), and ops/s of a mix of hits and misses is
+// not the figure a reader of the line expects.
 std::string PartialReadWarning(const BenchmarkResult& r, const RunConfig& config, uint64_t looked) {
   const RoleResult& reader = r.roles[0];
-  if (!config.use_existing_db || r.name != "readrandom" || reader.not_found == 0) return "";
+  if (!config.use_existing_db || reader.not_found == 0) return "";
   const WorkloadOptions& w = config.workload;
   return r.name + ": " + std::to_string(reader.found) + " of " + std::to_string(looked) +
          " found (" + std::to_string(100 * reader.found / looked) + "%): the database at " +
@@ -93,13 +93,17 @@ std::string PartialReadWarning(const BenchmarkResult& r, const RunConfig& config
 }
 
 // A reader that found nothing, on a database this run knows holds no keys, or one that has none of
-// the keys this run looks for: say why, since "0 of N found" alone looks like a result. "" when
-// the reader found something, or writes earlier in this run make it the engine's business.
-std::string EmptyReadWarning(const BenchmarkResult& r, const RunConfig& config, bool keys_written) {
+// the keys this run looks for: say why, since "0 of N found" alone looks like a result; one that
+// found only some, where misses are absent keys: PartialReadWarning. "" otherwise, or when writes
+// earlier in this run make it the engine's business.
+std::string EmptyReadWarning(const BenchmarkResult& r, const RunConfig& config, bool keys_written,
+                             bool misses_are_absent_keys) {
   const RoleResult& reader = r.roles[0];
   if (reader.role != RoleName(Role::kReader) || keys_written) return "";
   const uint64_t looked = reader.found + reader.not_found;
-  if (reader.found > 0) return PartialReadWarning(r, config, looked);
+  if (reader.found > 0) {
+    return misses_are_absent_keys ? PartialReadWarning(r, config, looked) : "";
+  }
   const std::string what =
       r.name + ": " +
       (looked > 0 ? "0 of " + std::to_string(looked) + " found" : std::string("nothing to read"));
@@ -387,7 +391,8 @@ int Runner::RunPlan(const BenchmarkPlan& plan, int index) {
       return 1;
     }
     if (!spec->checks_acks && !result.roles.empty()) {  // verifyacked calls a miss a lost write
-      const std::string w = EmptyReadWarning(result, config_, keys_written_);
+      const std::string w =
+          EmptyReadWarning(result, config_, keys_written_, spec->misses_are_absent_keys);
       if (!w.empty()) result.warnings.push_back(w);
     }
     for (const auto& role : result.roles) {

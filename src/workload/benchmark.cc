@@ -88,7 +88,9 @@ BenchmarkSpec Update(const char* name, const char* description, WorkFn work) {
 }
 
 BenchmarkSpec Read(const char* name, const char* description, WorkFn work) {
-  return Row(name, description, Role::kReader, OpCount::kReads, work);
+  BenchmarkSpec b = Row(name, description, Role::kReader, OpCount::kReads, work);
+  b.misses_are_absent_keys = true;
+  return b;
 }
 
 BenchmarkSpec ReadWhileWriting(const char* name, const char* description, WorkFn work) {
@@ -121,6 +123,7 @@ BenchmarkSpec ReadWhileInserting(const char* name, const char* description, Work
                                  WorkFn writer, double rows_per_sec,
                                  uint64_t (*row_bytes)(const WorkloadOptions&)) {
   BenchmarkSpec b = Read(name, description, work);
+  b.misses_are_absent_keys = false;
   b.background = writer;
   b.writer_rows_per_sec = rows_per_sec;
   b.row_bytes = row_bytes;

@@ -42,7 +42,10 @@ struct BenchmarkSpec {
   WorkFn background = nullptr;    // *whilewriting: the paced writer (one extra thread)
   AckKind acks = AckKind::kNone;  // fills: the key order they record in --ack_file
   bool checks_acks = false;       // verifyacked: reads --ack_file; a missing key is a lost write
-  SetupFn setup = nullptr;        // insertbench's steps: their shared state (Worker::step)
+  // Its readers look for keys of 0..num-1, so a miss is a key the database lacks (readrandom,
+  // fwdrange, the *whilewriting ones); insertbench's queries count other things as misses.
+  bool misses_are_absent_keys = false;
+  SetupFn setup = nullptr;  // insertbench's steps: their shared state (Worker::step)
   // A paced writer that counts rows (insertbench's query steps): its target in rows/s and the
   // bytes one row counts. 0: the writer's target is --benchmark_write_rate_limit bytes/s.
   double writer_rows_per_sec = 0;

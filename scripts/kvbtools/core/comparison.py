@@ -39,7 +39,7 @@ class Comparison:
     threshold: float
     alpha: float
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
-    test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: placement.py)
+    test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: measure/placement.py)
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
