@@ -1,11 +1,24 @@
-"""The two errors every kvb command raises; scripts/kvb catches them once, at the top.
+"""The errors every kvb command raises, and the exit statuses of kvb; scripts/kvb catches the
+errors once, at the top (kvbtools.commands.cli).
 
-UsageError: the user's input is wrong (a flag, a file that is not a usable result, a range):
-exit 2 with the message. RunError: the input was fine but running failed (a build, a benchmark,
-a store that cannot be written): exit 1 with the message. No command prints a traceback for
-either, and none catches them itself only to print and exit.
+UsageError: the user's input is wrong (a flag, a file that is not a usable result, a range,
+sides that are not comparable, a damaged store): exit 2 with the message, before anything is
+written. RunError: the input was fine but running failed (a build, a benchmark, a store that
+cannot be written): exit 1 with the message. No command prints a traceback for either, and none
+catches them itself only to print and exit.
+
+The exit statuses are one table for every subcommand (docs/cli.md, tests/exit_codes_test.py):
 """
 from __future__ import annotations
+
+# kvb's exit statuses; docs/cli.md's table lists them with examples.
+EXIT_OK = 0          # done; a gate (--fail-on-regression, --fail-on-change) found no change
+EXIT_FAILURE = 1     # runtime failure: the input was fine, running it failed
+EXIT_USAGE = 2       # bad input: nothing was run or written
+EXIT_CHANGED = 3     # a gate found a change (a significant regression, a change point)
+EXIT_UNDECIDED = 4   # a gate could not decide: too few runs, or an interval that spans both
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 
 
 class UsageError(Exception):
