@@ -255,7 +255,7 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"this/parent 0\.7\d\d .*: faster\n")
         self.assertIn("cpu_time [us], lower is better", p.stdout)
         # Looking for a slow-down there is refused, naming the change that is there.
-        self.assertEqual(refused.returncode, 1, refused.stdout + refused.stderr)
+        self.assertEqual(refused.returncode, 4, refused.stdout + refused.stderr)  # no answer
         self.assertIn("old -> new is not slower but faster", refused.stderr)
         self.assertIn("--find faster", refused.stderr)
         summaries = [self.read(os.path.join(d, "summary.txt")) for d in self.results_dirs()]
@@ -283,7 +283,7 @@ class BisectTest(kvbtest.TempDirTest):
         repo = Repo(self.tmp, history(33, 34))   # 3% under 5% noise
         p = self.bisect(repo, "0.05,0,1,1", "--old", repo.commits[0], "--new", "main",
                         "--max-rounds", "12")
-        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # undecided
         self.assertRegex(p.stdout, r"could not decide between old [0-9a-f]{12} and new "
                                    r"[0-9a-f]{12}: the change is within the noise at n=12")
         self.assertNotIn("first new commit", p.stdout)
@@ -300,7 +300,7 @@ class BisectTest(kvbtest.TempDirTest):
             (repo, CLEAN, ["--old", c[0], "--new", c[LAST], "--no-skip-identical", "--repeats",
                            "4"], 1),
             (repo, CLEAN, ["--old", c[0], "--new", c[LAST], "--repeats", "4"], 2)])
-        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # not confirmed
         self.assertIn(f"first new commit: {c[CHANGE]}", p.stdout)
         self.assertIn("files it changed that the build compiles: none (and 1 it does not)",
                       p.stdout)
@@ -309,7 +309,7 @@ class BisectTest(kvbtest.TempDirTest):
         # search never builds them, and the one commit left to blame (#2, a comment) does not
         # confirm.
         p = hashed
-        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # not confirmed
         self.assertIn(f"first new commit: {c[2]}", p.stdout)
         self.assertIn("not confirmed: it does not differ significantly from its parent",
                       p.stdout)

@@ -18,7 +18,7 @@ it again), so it is run by hand and by CI:
    the first and six of the last are stored; `kvb trend` on memory fillseq's CPU per op must
    report exactly one change, between
    points 8 and 9, name kvbench's commit as the only difference, and print a `kvb bisect` line,
-   and `--fail-on-change` must exit 1. Then that line itself is run (unless --no-bisect) and must
+   and `--fail-on-change` must exit 3. Then that line itself is run (unless --no-bisect) and must
    name the -O0 commit as the first bad one.
 
 The controlled change is large on purpose. On this shared 2-core machine (load average 8 while
@@ -211,8 +211,8 @@ def part_two(args: argparse.Namespace, tmp: str, store: str) -> None:
     check(f"--old {good} --new {bad}" in line, "no kvb bisect line between the two commits",
           p.stdout)
     p = kvb("trend", *sel, "--fail-on-change")
-    check(p.returncode == 1, f"--fail-on-change exited {p.returncode} on a change")
-    say("kvb trend: one change between points 8 and 9, the bisect line, --fail-on-change exit 1")
+    check(p.returncode == 3, f"--fail-on-change exited {p.returncode} on a change")
+    say("kvb trend: one change between points 8 and 9, the bisect line, --fail-on-change exit 3")
     if args.no_bisect:
         return
     say("running the suggested kvb bisect line (builds kvbench again)")

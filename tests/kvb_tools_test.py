@@ -144,18 +144,46 @@ class StatsTest(unittest.TestCase):
         v = stats.verdict(base, slower, higher_is_better=False, threshold=0.05, alpha=0.05)
         self.assertEqual(v.word, "faster")
         self.assertFalse(v.regression)
-        # Significant but smaller than the threshold: no significant change.
+        # Significant, but the whole interval is within a 15% threshold: no change.
         v = stats.verdict(base, slower, higher_is_better=True, threshold=0.15, alpha=0.05)
         self.assertEqual(v.word, stats.NO_CHANGE)
+        self.assertTrue(v.decided)
+        self.assertIn("within the 15% threshold", v.note)
+        # Significant, 10% under a 10.5% threshold, but the interval reaches past it: undecided.
+        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.105, alpha=0.05)
+        self.assertEqual(v.word, stats.UNDECIDED)
+        self.assertIn("reaches beyond it", v.note)
         # One value a side: no noise estimate, no verdict.
         v = stats.verdict([100.0], [50.0], higher_is_better=True, threshold=0.05, alpha=0.05)
-        self.assertEqual(v.word, stats.NOISE_UNKNOWN)
+        self.assertEqual(v.word, stats.UNDECIDED)
+        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
+                      "needed", v.note)
         self.assertFalse(v.regression)
-        # Three a side can never reach p < 0.05, and says so.
-        v = stats.verdict(base[:3], slower[:3], higher_is_better=True, threshold=0.05,
+        # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
+        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], higher_is_better=True,
+                          threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, stats.UNDECIDED)
+        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
+        self.assertEqual(stats.runs_needed(0.05), 4)
+        self.assertEqual(stats.runs_needed(0.01), 5)
+        # Noise as large as the change: not significant, and the interval spans both.
+        wide = [100.0, 130.0, 70.0, 110.0, 90.0]
+        v = stats.verdict(wide, [x * 0.95 for x in wide], higher_is_better=True,
+                          threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, stats.UNDECIDED)
+        self.assertIn("spans both no change and a change of 5% or more", v.note)
+        # The same noise, five a side, no change: the interval is within 5%, decided.
+        v = stats.verdict(base, [x * 1.001 for x in reversed(base)], higher_is_better=True,
+                          threshold=0.05, alpha=0.05)
+        self.assertEqual(v.word, stats.NO_CHANGE)
+        self.assertTrue(stats.within(v.interval, 0.05))
+        # Constant sides (sizes, counts): no noise, decided either way.
+        v = stats.verdict([0.0] * 3, [0.0] * 3, higher_is_better=False, threshold=0.05,
                           alpha=0.05)
         self.assertEqual(v.word, stats.NO_CHANGE)
-        self.assertIn("cannot reach", v.note)
+        v = stats.verdict([4.0] * 3, [5.0] * 3, higher_is_better=False, threshold=0.05,
+                          alpha=0.05)
+        self.assertEqual(v.word, "slower")
 
 
 # ---- adaptive rounds -------------------------------------------------------------------------
@@ -339,11 +367,13 @@ class CompareTest(kvbtest.TempDirTest):
     def test_gbench_identical_distribution_is_no_change_and_passes(self) -> None:
         p = kvb("compare", *self.gbench_pair(1.0), "--fail-on-regression")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("no significant change", p.stdout)
-        self.assertNotRegex(p.stdout, r"\b(slower|faster)\b")
-        self.assertIn("n", p.stdout)
-        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.0\d no significant change "
+        self.assertNotIn("no significant change", p.stdout)
+        self.assertNotRegex(p.stdout, r"\d (slower|faster|undecided)\b")
+        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.0\d no change "
                                    r"\(p=0\.\d+\)")
+        # The builds are the axis: allowed, and named at the top.
+        self.assertRegex(p.stdout, r"^the sides' builds differ: preset: gcc in gcc, clang in "
+                                   r"clang\n")
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+[12]\.\d+\s+[12]\.\d+\n")
         # Time per iteration is shown only for benchmarks without a rate.
         self.assertNotIn("CPU time per iteration", p.stdout)
@@ -351,7 +381,7 @@ class CompareTest(kvbtest.TempDirTest):
     def test_gbench_ten_percent_slower_is_slower_and_fails(self) -> None:
         base, other = self.gbench_pair(0.9)
         p = kvb("compare", base, other, "--threshold", "5%", "--fail-on-regression")
-        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # a change: docs/cli.md
         self.assertRegex(p.stdout, r"lz4/compress/4096\s+0\.80\d\s+0\.71\d\n")
         self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.89 slower \(p<0\.001\)")
         self.assertRegex(p.stdout, r"geometric mean\s+1\.00\s+0\.90\n")
@@ -368,10 +398,10 @@ class CompareTest(kvbtest.TempDirTest):
         base, same = self.kvbench_pair(1.0)
         p = kvb("compare", base, same, "--fail-on-regression")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.0\d no significant change")
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.0\d no change")
         _, slow = self.kvbench_pair(0.9)
         p = kvb("compare", base, slow, "--fail-on-regression")
-        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         for title in ("ops_per_sec [ops/s], higher", "latency_ns.p99 [us], lower",
                       "cost.cpu_user_us_per_op [us/op], lower",
                       "cost.cpu_sys_us_per_op [us/op], lower"):
@@ -403,9 +433,12 @@ class CompareTest(kvbtest.TempDirTest):
         a = write_json(self.path("a1.json"), gbench_doc(random.Random(1), 1.0, 1, "gcc"))
         b = write_json(self.path("b1.json"), gbench_doc(random.Random(2), 0.5, 1, "clang"))
         p = kvb("compare", a, b, "--fail-on-regression")
-        self.assertEqual(p.returncode, 0, p.stdout)
-        self.assertIn("n=1: noise unknown", p.stdout)
-        self.assertIn("0.50", p.stdout)
+        self.assertEqual(p.returncode, 4, p.stdout)  # undecided: docs/cli.md
+        self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.\d\d undecided\n")
+        self.assertRegex(p.stdout, r"geometric mean\s+1\.00\s+0\.50\n")
+        self.assertIn("note: undecided: n=1+1: a single value gives no estimate of the noise",
+                      p.stdout)
+        self.assertIn("row(s) undecided", p.stderr)
 
     def test_pooling_files_of_one_side(self) -> None:
         files = [write_json(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 2 else
@@ -500,10 +533,11 @@ class CompareTest(kvbtest.TempDirTest):
     def test_real_kvbench_output_with_repeats(self) -> None:
         path = real_kvbench(self.tmp, "--num=2000", "--benchmarks=fillseq,readrandom[X3]")
         p = kvb("compare", path, path, "--fail-on-regression")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 no significant change "
+        # Three repeats cannot decide (4 a side are needed), one cannot estimate the noise.
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
-        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.00 \(n=1: noise unknown\)")
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.00 undecided\n")
         self.assertRegex(p.stdout, r"memory readrandom \(n=3\)\s+[\d,]+\s+[\d,]+")
 
     def test_real_kvbench_micro_output_with_repetitions(self) -> None:
@@ -514,8 +548,10 @@ class CompareTest(kvbtest.TempDirTest):
                        check=True, capture_output=True, timeout=300)
         p = kvb("compare", out, out)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 no significant change "
+        self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
+        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
+                      p.stdout)
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
@@ -561,6 +597,86 @@ def lz4_tree(path: str, header: str) -> str:
     with open(os.path.join(path, "lib", "lz4.h"), "w") as f:
         f.write(header)
     return path
+
+
+class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
+    """Issue 29's acceptance: sides that measured different work are refused before any ratio
+    (exit 2) unless accepted by name; a 3+3 comparison of a 5x drop says "undecided", never
+    "no change"; the gate's exit statuses follow docs/cli.md."""
+    TMP_PREFIX = "kvb-comparable-test."
+
+    def run_kvbench(self, name: str, *flags: str) -> str:
+        out = os.path.join(self.tmp, name)
+        subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={self.tmp}/db-{name}",
+                        "--report_interval_seconds=0", f"--json={out}",
+                        "--benchmarks=fillseq,readrandom", *flags],
+                       check=True, capture_output=True, timeout=300)
+        return out
+
+    def test_different_num_is_not_comparable_unless_allowed(self) -> None:
+        big = self.run_kvbench("big.json", "--num=10000")
+        small = self.run_kvbench("small.json", "--num=1000")
+        html = os.path.join(self.tmp, "cmp.html")
+        p = kvb("compare", big, small, "--json", os.path.join(self.tmp, "cmp.json"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")  # refused before any number
+        self.assertIn("kvb: error: not comparable: the sides measured different work", p.stderr)
+        self.assertIn("num: 10000 in big.json, 1000 in small.json", p.stderr)
+        self.assertNotIn("reads:", p.stderr)  # reads and writes follow num: named once
+        self.assertIn("--allow-different num", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "cmp.json")))
+        ok = kvb("compare", big, small, "--allow-different", "num")
+        self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
+        self.assertTrue(ok.stdout.startswith(
+            "WARNING: not comparable, accepted with --allow-different: num: 10000 in big.json, "
+            "1000 in small.json\n"), ok.stdout[:300])
+        j = os.path.join(self.tmp, "ok.json")
+        kvb("compare", big, small, "--allow-different", "num", "--json", j)
+        self.assertIn("accepted with --allow-different: num", load_json(j)["warnings"][0])
+        bad = kvb("compare", big, small, "--allow-different", "bogus")
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("--allow-different bogus: not a field that defines the work", bad.stderr)
+        # Pooling two workloads into one side is refused too.
+        p = kvb("compare", "--base", big, small, "--other", big, "--allow-different", "seed")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("(pooled)", p.stderr)
+        self.assertFalse(os.path.exists(html))
+
+    def test_a_different_engine_is_the_axis(self) -> None:
+        a = self.run_kvbench("memory.json", "--num=1000", "--repeats=4")
+        b = os.path.join(self.tmp, "null.json")
+        subprocess.run([ARGS.kvbench, "--engine=null", f"--db={self.tmp}/db-null",
+                        "--report_interval_seconds=0", f"--json={b}", "--num=1000",
+                        "--repeats=4", "--benchmarks=fillseq,readrandom"],
+                       check=True, capture_output=True, timeout=300)
+        p = kvb("compare", a, b)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("not comparable", p.stdout + p.stderr)
+
+    def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
+        template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
+        base = write_json(os.path.join(self.tmp, "b3.json"),
+                          kvbench_doc(template, random.Random(1), 1.0, 3))
+        slow = write_json(os.path.join(self.tmp, "s3.json"),
+                          kvbench_doc(template, random.Random(2), 0.2, 3))
+        p = kvb("compare", base, slow, "--fail-on-regression")
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # undecided: docs/cli.md
+        self.assertNotIn("no significant change", p.stdout)
+        # Every metric the drop moved is undecided (those it did not move are constant in these
+        # files: no noise, decided "no change").
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+0\.20 undecided \(p=0\.100\)")
+        self.assertEqual(p.stdout.count("4.96 undecided (p=0.100)"), 3, p.stdout)
+        self.assertNotRegex(p.stdout, r"(0\.20|4\.96) no change")
+        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
+                      p.stdout)
+        # Four a side decide it: slower, and the gate exits 3.
+        base4 = write_json(os.path.join(self.tmp, "b4.json"),
+                           kvbench_doc(template, random.Random(1), 1.0, 4))
+        slow4 = write_json(os.path.join(self.tmp, "s4.json"),
+                           kvbench_doc(template, random.Random(2), 0.2, 4))
+        p = kvb("compare", base4, slow4, "--fail-on-regression")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+0\.20 slower \(p=0\.029\)")
 
 
 class MatrixVersionsArgsTest(unittest.TestCase):

@@ -155,7 +155,8 @@ class MatrixLayoutsTest(unittest.TestCase):
         self.assertEqual(c.cells[0].verdict.word, "slower")
         args = argparse.Namespace(threshold=0.05, alpha=0.05, layouts=4)
         decisions = matrix.placement_judgements(c, args)
-        self.assertEqual(c.cells[0].verdict.word, stats.NO_CHANGE)
+        self.assertEqual(c.cells[0].verdict.word, stats.UNDECIDED)
+        self.assertIn("over placements spans both", c.cells[0].verdict.note)
         self.assertFalse(next(iter(decisions.values())).resolved)
         line = matrix.placement_lines(c, 4)[0]
         self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "

@@ -396,7 +396,7 @@ class StoreTest(unittest.TestCase):
                                    r"--new v7\.10\.2 --preset \S+ --engine memory --bench fillseq "
                                    r"--num 3000 --metric ops_per_sec")
         self.assertRegex(p.stdout, r"-1[0-9]\.[0-9]% \(slower; 95% interval -")
-        self.assertEqual(kvb("trend", "--store", self.loc, "--fail-on-change").returncode, 1)
+        self.assertEqual(kvb("trend", "--store", self.loc, "--fail-on-change").returncode, 3)
         flat = BACKEND.new()
         files = [write(self.path(f"f{i:02}.json"), synthetic(
             i, [1000 * (1 + 0.03 * rng.gauss(0, 1)) for _ in range(5)])) for i in range(20)]

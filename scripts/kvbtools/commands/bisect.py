@@ -18,7 +18,7 @@ moves, no ref is written, and the worktrees are removed however the bisect ends.
 3. The first new commit is measured against its parent, with old and new, in a final series of
    twice as many rounds as the longest step took (at least twice --repeats): confirmed when it
    differs significantly in the direction looked for, explains at least half of old -> new and
-   changes something the build compiles; otherwise "not confirmed" (exit 1).
+   changes something the build compiles; otherwise "not confirmed" (exit 4).
 
 Two ways to build and measure a commit:
   kvbench mode:  --dep DEP [--preset P] (--bench WORKLOAD | --micro NAME): the library is built
@@ -30,8 +30,9 @@ Two ways to build and measure a commit:
 Results: results/bisect-<UTC time>-<repo>-<old>..<new>/ with summary.txt (how it ended),
 bisect.txt (the report), bisect.json, steps.jsonl (every series and its values), state.json,
 build.log and every run's JSON. Ctrl-C stops; --resume DIR continues without measuring the
-finished steps again. Exit status: 0 found and confirmed; 1 not confirmed, could not decide, or
-refused (old -> new is not such a change); 2 bad input; 130 interrupted. See docs/compare.md.
+finished steps again. Exit status (docs/cli.md): 0 found and confirmed; 4 not confirmed, could
+not decide, or refused (old -> new is not such a change); 1 a failure (the commits left do not
+build); 2 bad input; 130 interrupted. See docs/compare.md.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ from kvbtools.pages import result_pages
 from kvbtools.commands import compare
 from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, record_samples, step_line
 from kvbtools.measure.bisect_trees import git
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.measure.runner import Plan
 from kvbtools.core.table import fmt_value
 
@@ -282,10 +283,10 @@ def _search(search: Search, args: argparse.Namespace) -> int:
             blamed = found
     conf = search.confirmation(blamed) if blamed else None
     if conf is not None and conf.get("placement_effect"):
-        ending = Ending(1, f"not confirmed: a code-placement effect: {blamed[:12]} times "
-                           "differently from its parent but executes the same instructions")
+        ending = Ending(EXIT_UNDECIDED, f"not confirmed: a code-placement effect: {blamed[:12]} "
+                        "times differently from its parent but executes the same instructions")
     elif conf is not None:
-        ending = Ending(0 if not conf["reasons"] else 1,
+        ending = Ending(0 if not conf["reasons"] else EXIT_UNDECIDED,
                         f"{'confirmed' if not conf['reasons'] else 'not confirmed'}: "
                         f"{blamed[:12]} is the first new commit"
                         + ("" if not conf["reasons"] else "; " + "; ".join(conf["reasons"])))
@@ -431,6 +432,6 @@ def _median(v: list[float]) -> float:
 def _direction_word(search: Search, ratio: float, p: float) -> str:
     m = search.metric()
     if not math.isfinite(ratio) or p >= search.st["alpha"]:
-        return "no significant change"
+        return "undecided" if p >= search.st["alpha"] else "no change"
     better = (ratio > 1) == m.higher_is_better
     return m.better_word if better else m.worse_word

@@ -8,7 +8,7 @@ import sys
 
 from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
                                report, selfcheck, store, trend, validate, versions)
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import EXIT_FAILURE, EXIT_USAGE, RunError, UsageError
 from kvbtools.core.host import ROOT, tool_version
 
 # In `kvb --help` order.
@@ -56,7 +56,8 @@ def main(argv: list[str]) -> int:
             return rc
         except (UsageError, RunError) as e:
             _error(e)
-            return failure or (2 if isinstance(e, UsageError) else 1)
+            return failure or getattr(e, "exit_status",
+                                      EXIT_USAGE if isinstance(e, UsageError) else EXIT_FAILURE)
         except Exception as e:  # noqa: BLE001 - only where the command asked for it
             if failure is None:
                 raise

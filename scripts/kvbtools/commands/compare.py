@@ -2,8 +2,13 @@
 
 One table per metric, like the "values relative to ..." tables of the seeds: a row per benchmark,
 the median of each side, then for every side after the first its ratio to the first side, the
-verdict (faster / slower / no significant change, direction aware) and the Mann-Whitney p-value;
-the last row is the geometric mean of the ratios. For kvbench files the headline metrics by
+verdict and the Mann-Whitney p-value; the last row is the geometric mean of the ratios. A verdict
+is one of three: changed (faster / slower, larger / smaller: direction aware) when p < alpha and
+the change is at least --threshold; "no change" when the 95% interval of the ratio lies within
+the threshold; "undecided" otherwise, with the reason ("n=3+3 cannot reach p<0.05: 4 runs a side
+needed"). Before any ratio the sides' workloads are compared: sides that differ in what defines
+the workload (sizes, threads, engine options, memory budget, ...) are "not comparable" (exit 2)
+unless --allow-different names the differences to accept. For kvbench files the headline metrics by
 default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size; --metric all:
 every one). matrix, versions and bisect print through here.
 --html OUT.html also writes a page with a figure per metric: each side's ratio to the base with
@@ -20,8 +25,9 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, compare_by, comparison, fleet, profiles, results
-from kvbtools.core.errors import UsageError
+from kvbtools.core import (command, comparability, compare_by, comparison, fleet, profiles,
+                           results)
+from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
 
@@ -82,8 +88,15 @@ def register(sub: Any) -> None:
                    help="compare sides that differ in this context field (engine, build.preset, "
                         "...): rows keyed on benchmark and role, sides labelled by its value. "
                         "Automatic for engine when the sides' engines differ")
+    p.add_argument("--allow-different", action="append", metavar="NAME[,NAME...]",
+                   help="accept sides whose work differs in these fields (num, key_size, "
+                        "threads, compression, memory_budget, ...): without it such sides are "
+                        "'not comparable' (exit 2); the accepted differences head the output")
     p.add_argument("--fail-on-regression", action="store_true",
-                   help="exit 1 when any row is a significant regression beyond the threshold")
+                   help="a gate for CI: exit 3 when a row is a significant regression beyond "
+                        "the threshold, else 4 when a row is undecided (too few runs, or an "
+                        "interval that spans both no change and a change), else 0 "
+                        "(docs/cli.md)")
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON here")
     p.add_argument("--html", metavar="OUT.html",
                    help="also write a self-contained HTML page with the ratio figures "
@@ -97,11 +110,15 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
+    allowed = comparability.parse_allowed(args.allow_different)
+    axes: set[str] = set()
     if getattr(args, "store", None):
-        with fleet.selected_files(args) as (groups, labels):
+        with fleet.selected_files(args) as (groups, labels, named):
             args.store, args.base, args.other = None, groups[0], groups[1:]
             args.label = args.label or labels
+            args.store_axes = named
             return run(args)
+    axes |= set(getattr(args, "store_axes", ()))
     groups: list[list[str]] = []
     if args.base or args.other:
         if args.files:
@@ -131,8 +148,11 @@ def run(args: argparse.Namespace) -> int:
     by = args.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
     if by:
         compare_by.rekey(sides, by, relabel=not args.label)
+        axes.add(by)
+    warnings = comparability.check(sides, allowed, axes)
     c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
                          metric_keys=args.metric, bench_filter=args.filter)
+    c.warnings = warnings
     if not c.cells:
         raise UsageError("nothing to compare: no benchmark and metric is in both the base and "
                          "another side" + (" and matches --filter" if args.filter else "")
@@ -150,9 +170,21 @@ def run(args: argparse.Namespace) -> int:
             flame_figures.add_diff_sections(page, [profiles.of_documents(d) for d in side_docs],
                                             [s.label for s in sides])))
         print(f"report: {args.html} ({n} figures)")
-    regressions = c.regressions()
+    return gate(c, args.fail_on_regression)
+
+
+def gate(c: comparison.Comparison, asked: bool, ignore: tuple[str, ...] = ()) -> int:
+    """The regressions and undecided rows counted on stderr; with --fail-on-regression exit 3
+    for a regression, else 4 when a row is undecided, else 0 (docs/cli.md). Sides labelled in
+    `ignore` (matrix's control: the base measured again) are not counted."""
+    regressions = [x for x in c.regressions() if x.side not in ignore]
+    undecided = [x for x in c.undecided() if x.side not in ignore]
     if regressions:
         print(f"\n{len(regressions)} significant regression(s) beyond "
-              f"{args.threshold * 100:g}%", file=sys.stderr)
-    return 1 if args.fail_on_regression and regressions else 0
-
+              f"{c.threshold * 100:g}%", file=sys.stderr)
+    if undecided:
+        print(f"{'' if regressions else chr(10)}{len(undecided)} row(s) undecided: more runs "
+              "would decide them (see the notes)", file=sys.stderr)
+    if not asked:
+        return EXIT_OK
+    return EXIT_CHANGED if regressions else EXIT_UNDECIDED if undecided else EXIT_OK

@@ -60,6 +60,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "AVX-512 host (docs/compare.md)")
     p.add_argument("--no-control", action="store_true",
                    help="do not measure the first series twice")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="a gate for CI: exit 3 when a series (the control not counted) has a "
+                        "significant regression beyond the threshold, else 4 when a row is "
+                        "undecided, else 0 (docs/cli.md)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the builds and the run order, build and run nothing")
     p.add_argument("--layouts", type=rounds.positive_int, default=1, metavar="K",
@@ -194,7 +198,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
     store.auto_store([f for s in c.sides for f in s.paths], args)
-    return 0
+    return compare.gate(c, args.fail_on_regression, ignore=("control",))
 
 
 Key = tuple[str, str, str]

@@ -7,7 +7,8 @@ rather than as a staircase of steps. For each change: the series, the point befo
 point after (time, commit, library versions), the magnitude with its 95% interval, what the
 store records as different between the two points and, when that is exactly one library's
 version or commit (or kvbench's own commit), the `kvb bisect` command that finds the culprit.
---fail-on-change exits 1 when anything is reported (for CI).
+--fail-on-change (for CI) exits 3 when anything is reported, else 4 when a series was too short
+to test (undecided), else 0 (docs/cli.md).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from kvbtools.core import command, edivisive, manifest
 from kvbtools.commands import compare, history
-from kvbtools.core.errors import UsageError
+from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
 from kvbtools.core.series import Point, Series, changed
 from kvbtools.core.table import fmt_value as fmt
@@ -246,12 +247,19 @@ def cmd(args: argparse.Namespace) -> int:
             + (f"; only changes in the last {args.last} points" if args.last else ""))
     print(head)
     if short:
-        print(f"{short} series with fewer than {2 * params.min_size} points: too short to test")
+        print(f"{short} series with fewer than {2 * params.min_size} points: too short to test, "
+              "undecided")
+    tested = len(series) - short
     print("\n".join(lines[1:] if lines and not lines[0] else lines) if lines else
-          "no change found")
+          f"no change found in the {tested} series long enough to test" if tested else
+          "no series is long enough to test: undecided")
     if found:
         print(f"\n{found} change(s) found", file=sys.stderr)
-    return 1 if found and args.fail_on_change else 0
+    elif short:
+        print(f"\nundecided: {short} series too short to test", file=sys.stderr)
+    if not args.fail_on_change:
+        return EXIT_OK
+    return EXIT_CHANGED if found else EXIT_UNDECIDED if short else EXIT_OK
 
 
 def _percent(text: str) -> float:
@@ -274,4 +282,5 @@ def register(subparsers: Any) -> None:
     p.add_argument("--last", type=int, metavar="N",
                    help="report only changes among the last N points (drifts always)")
     p.add_argument("--fail-on-change", action="store_true",
-                   help="exit 1 when a change or a drift is reported")
+                   help="a gate for CI: exit 3 when a change or a drift is reported, else 4 "
+                        "when a series is too short to test, else 0 (docs/cli.md)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvbtools.core import environment, metrics, results, stats, table
@@ -40,9 +40,15 @@ class Comparison:
     alpha: float
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
     test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: measure/placement.py)
+    # Lines that head the output and every page of it: the differences accepted with
+    # --allow-different (core/comparability.py).
+    warnings: list[str] = field(default_factory=list)
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
+
+    def undecided(self) -> list[Cell]:
+        return [c for c in self.cells if not c.verdict.decided]
 
 
 def build(sides: list[Side], *, threshold: float, alpha: float,
@@ -122,10 +128,11 @@ def fmt_p(p: float) -> str:
 def format_comparison(c: Comparison, control: str = "",
                       extra: dict[tuple[str, str, str], str] | None = None) -> str:
     """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
-    ("values relative to ..."), then the geometric mean of the ratios. With one other side the
-    verdict is spelled out; with several, a ratio without a word is no significant change.
-    `extra` (metric, benchmark, side) -> text is appended to that ratio cell (e.g. the interval
-    and 'unresolved at n=12' of kvb matrix --until-resolved)."""
+    ("values relative to ..."), then the geometric mean of the ratios. With one other side every
+    verdict is spelled out; with several, a ratio without a word is no change (undecided is
+    always written). The reasons of undecided rows follow as notes. `extra` (metric, benchmark,
+    side) -> text is appended to that ratio cell (e.g. the interval and 'unresolved at n=12' of
+    kvb matrix --until-resolved)."""
     lines = _heading(c, control)
     notes: set[str] = set()
     by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
@@ -139,9 +146,12 @@ def format_comparison(c: Comparison, control: str = "",
         lines.append("")
         lines.append("skipped (the benchmark reported an error):")
         lines.extend(f"  {x}" for x in skipped)
-    if any(x.verdict.word == stats.NOISE_UNKNOWN for x in c.cells):
-        notes.add("n=1: a single value per side gives no estimate of the noise; rerun with "
-                  "repeats (kvbench --repeats=5, kvbench_micro --benchmark_repetitions=5)")
+    undecided = c.undecided()
+    if undecided:
+        lines.append("")
+        lines.append(f"undecided: {len(undecided)} of {len(c.cells)} row(s): the data can show "
+                     "neither a change nor its absence (reasons below); a gate "
+                     "(--fail-on-regression) exits 4 on them")
     for n in sorted(notes):
         lines.append(f"note: {n}")
     return "\n".join(lines)
@@ -149,7 +159,7 @@ def format_comparison(c: Comparison, control: str = "",
 
 def _heading(c: Comparison, control: str) -> list[str]:
     """The sides, warnings about their inputs and environments, and how verdicts are made."""
-    lines: list[str] = []
+    lines: list[str] = list(c.warnings)
     base = c.sides[0]
     lines.append("sides (" + ("kvbench" if base.kind == "kvbench" else "Google Benchmark")
                  + " JSON):")
@@ -171,8 +181,10 @@ def _heading(c: Comparison, control: str) -> list[str]:
         lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
                      f"{c.described} the files describe; --metric NAME: chosen ones)")
     lines.append(f"verdict: {c.test} two-sided, alpha {c.alpha:g}, threshold "
-                 f"{c.threshold * 100:g}% (smaller changes are no significant change)"
-                 + ("; a ratio with no word after it is no significant change" if wide else ""))
+                 f"{c.threshold * 100:g}%: changed when p<{c.alpha:g} and the change is at least "
+                 f"the threshold; no change when the {stats.pct(1 - c.alpha)} interval of the "
+                 "ratio lies within the threshold; otherwise undecided"
+                 + ("; a ratio with no word after it is no change" if wide else ""))
     return lines
 
 
@@ -201,12 +213,12 @@ def _absolute_table(c: Comparison, mkey: str, names: list[str]) -> list[str]:
 
 
 def _ratio_cell(cell: Cell, wide: bool) -> str:
-    """'0.94 slower (p=0.008)'; with several other sides no word for no significant change."""
+    """'0.94 slower (p=0.008)'; with several other sides no word for no change."""
     v = cell.verdict
     r = f"{v.ratio:.2f}" if math.isfinite(v.ratio) else "-"
     if v.test is None:
-        return f"{r} ({v.word})"
-    if wide and v.better is None:
+        return f"{r} {v.word}"
+    if wide and v.word == stats.NO_CHANGE:
         return f"{r} ({fmt_p(v.test.p)})"
     return f"{r} {v.word} ({fmt_p(v.test.p)})"
 
@@ -231,7 +243,9 @@ def _relative_table(c: Comparison, mkey: str, names: list[str],
             row.append(_ratio_cell(cell, wide) + extra.get((mkey, bench, s.label), ""))
             if math.isfinite(cell.verdict.ratio):
                 ratios[s.label].append(cell.verdict.ratio)
-            if cell.verdict.note:
+            if cell.verdict.note and not cell.verdict.decided:
+                notes.add(f"undecided: {cell.verdict.note}")
+            elif cell.verdict.note:
                 notes.add(cell.verdict.note)
         rows.append(row)
     row = ["geometric mean", "1.00"]
@@ -245,16 +259,23 @@ def _relative_table(c: Comparison, mkey: str, names: list[str],
 
 def to_json(c: Comparison) -> dict[str, Any]:
     return {
-        "schema": "kvb-comparison", "schema_version": 1,
-        "threshold": c.threshold, "alpha": c.alpha,
+        "schema": "kvb-comparison", "schema_version": 2,
+        "threshold": c.threshold, "alpha": c.alpha, "warnings": c.warnings,
         "sides": [{"label": s.label, "files": s.paths, "kind": s.kind} for s in c.sides],
         "rows": [{
             "metric": x.metric.key, "unit": x.metric.unit, "benchmark": x.bench,
             "side": x.side, "base_values": x.base, "values": x.other,
             "ratio": x.verdict.ratio if math.isfinite(x.verdict.ratio) else None,
             "verdict": x.verdict.word, "regression": x.verdict.regression,
+            "decided": x.verdict.decided, "reason": x.verdict.note,
+            "interval": _interval_json(x.verdict.interval),
             "u": x.verdict.test.u if x.verdict.test else None,
             "p": x.verdict.test.p if x.verdict.test else None,
             "test": x.verdict.test.method if x.verdict.test else None,
         } for x in c.cells],
     }
+
+
+def _interval_json(iv: stats.Interval | None) -> list[float] | None:
+    """[lo, hi] of other / base, None when there is no finite interval."""
+    return [iv.lo, iv.hi] if iv is not None and iv.finite else None

@@ -197,6 +197,11 @@ def _gbench_fields(ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]
     return _present(key), _present(attrs)
 
 
+def key_fields(kind: str, ctx: dict[str, Any]) -> dict[str, str]:
+    """The key fields of a context of either kind (kvb compare's comparability check too)."""
+    return (_kvbench_fields if kind == results.KVBENCH else _gbench_fields)(ctx)[0]
+
+
 def _present(d: dict[str, Any]) -> dict[str, str]:
     return {k: text(v) for k, v in d.items() if v is not None and v != ""}
 

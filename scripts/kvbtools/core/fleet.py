@@ -4,8 +4,8 @@ Each side is the stored runs matching all of its NAME=VALUE selectors (any store
 preset, engine, commit, lib.rocksdb.version, workload.num, document=HASH...). The documents are
 written to a temporary directory as they were stored and handed to kvb compare's own loading,
 pooling and statistics, so the table is the one compare prints for files. The runs of both
-sides must share one workload (the workload.* key fields): comparing machines is only
-meaningful on the same work.
+sides must share one workload (core/comparability.py), except in the fields the selectors name:
+those are the axis (--base workload.compression=none --other workload.compression=zstd).
 """
 from __future__ import annotations
 
@@ -39,19 +39,11 @@ def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int
         + " AND ".join(where) + " ORDER BY d.run_utc, d.id", params)]
 
 
-def _workloads(st: store_mod.Store, docs: list[int]) -> dict[int, tuple[tuple[str, str], ...]]:
-    out: dict[int, list[tuple[str, str]]] = {d: [] for d in docs}
-    marks = ",".join("?" * len(docs))
-    for d, name, value in st.q("SELECT document_id, name, value FROM fields WHERE is_key = 1 "
-                               f"AND name LIKE ? AND document_id IN ({marks}) ORDER BY name",
-                               ["workload.%", *docs]):
-        out[int(d)].append((name, value))
-    return {d: tuple(v) for d, v in out.items()}
-
-
 @contextlib.contextmanager
-def selected_files(args: argparse.Namespace) -> Iterator[tuple[list[list[str]], list[str]]]:
-    """The sides' documents as files in a temporary directory: (groups of paths, labels)."""
+def selected_files(args: argparse.Namespace
+                   ) -> Iterator[tuple[list[list[str]], list[str], set[str]]]:
+    """The sides' documents as files in a temporary directory: (groups of paths, labels, the
+    field names the selectors use: the axes of the comparison)."""
     if args.files:
         raise UsageError("with --store, give the sides as --base NAME=VALUE... --other "
                          "NAME=VALUE..., not files")
@@ -73,14 +65,6 @@ def selected_files(args: argparse.Namespace) -> Iterator[tuple[list[list[str]], 
         if len(kinds) > 1:
             raise UsageError("the selected runs mix kvbench and kvbench_micro results: add "
                              "kind=kvbench or kind=gbench to the selectors")
-        work = _workloads(st, [d for d, _, _ in every])
-        if len(set(work.values())) > 1:
-            names = sorted({n for w in work.values() for n, _ in w})
-            differ = [n for n in names if len({dict(w).get(n) for w in work.values()}) > 1]
-            raise UsageError("the selected runs are not one workload (they differ in "
-                             + ", ".join(f"{n}: {', '.join(sorted({dict(w).get(n, '-') for w in work.values()}))}"
-                                         for n in differ)
-                             + "): add a selector such as " + f"{differ[0]}=VALUE")
         groups = []
         for docs in picked:
             paths = []
@@ -91,4 +75,5 @@ def selected_files(args: argparse.Namespace) -> Iterator[tuple[list[list[str]], 
                     f.write(raw)
                 paths.append(path)
             groups.append(paths)
-        yield groups, [" ".join(sel) for sel in sides]
+        named = {k for sel in sides for k in store_mod.parse_pairs(sel, "selector")}
+        yield groups, [" ".join(sel) for sel in sides], named

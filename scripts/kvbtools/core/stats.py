@@ -4,7 +4,9 @@
   small, else the normal approximation with tie and continuity corrections (as scipy's
   `mannwhitneyu(method="auto")` does: exact for n <= 8 without ties).
 - A bootstrap interval of the ratio of medians, seeded so the same data give the same interval.
-- The geometric mean of ratios, and the verdict rule every table uses (`verdict`).
+- The Hodges-Lehmann interval of the ratio, inverted from the U test.
+- The geometric mean of ratios, and the three-valued verdict every table uses (`verdict`):
+  changed, no change, or undecided with its reason.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import random
 import statistics
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 from typing import Sequence
 
 # Exact p-values when both samples have at most this many values and there are no ties.
@@ -124,49 +127,217 @@ def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 1,
     return lo, hi
 
 
+# ---- the interval of the ratio ------------------------------------------------------------------
+# The Hodges-Lehmann interval, inverted from the Mann-Whitney U test: on log values, the
+# differences log(other_j) - log(base_i) of every pair, sorted; the 95% interval runs from the
+# C-th smallest to the C-th largest, C from the exact distribution of U (the normal approximation
+# past 25 values a side). It is the interval of the very test whose p-value the tables print, so
+# the two never disagree; it is distribution-free (benchmark noise is skewed), deterministic (no
+# resampling), and valid at the small n where a bootstrap of medians is not. kvb matrix's
+# --until-resolved (measure/rounds.py) and the verdicts below use it.
+
+LEVEL = 0.95
+# Exact distribution of U up to this many values a side; the normal approximation beyond.
+INTERVAL_EXACT_MAX_N = 25
+
+
+def cut(m: int, n: int, level: float = LEVEL) -> int:
+    """How many pairwise differences the interval leaves out at each end: the largest C with
+    P(U <= C - 1) <= (1 - level) / 2 under 'same distribution'. 0: no finite interval."""
+    tail = (1.0 - level) / 2.0
+    if max(m, n) <= INTERVAL_EXACT_MAX_N:
+        counts = _u_counts(m, n)  # the U test's own exact distribution (cached)
+        total = sum(counts)
+        acc, c = 0, 0
+        for u, k in enumerate(counts):
+            acc += k
+            if acc / total > tail:
+                break
+            c = u + 1
+        return c
+    z = NormalDist().inv_cdf(1.0 - tail)
+    return max(0, int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0) + 0.5)))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """other / base: the Hodges-Lehmann estimate and its interval (ratios, not logs)."""
+    estimate: float
+    lo: float
+    hi: float
+    n: int            # values per side (the smaller side)
+
+    @property
+    def finite(self) -> bool:
+        return self.lo > 0 and math.isfinite(self.hi)
+
+    @property
+    def width(self) -> float:
+        """hi / lo - 1: 0.04 is an interval 4% wide."""
+        return self.hi / self.lo - 1.0 if self.finite else math.inf
+
+    def text(self) -> str:
+        return f"[{self.lo:.3f}, {self.hi:.3f}]" if self.finite else "[unbounded]"
+
+
+def log_shifts(base: Sequence[float], other: Sequence[float]) -> list[float] | None:
+    """Sorted log(o) - log(b) over all pairs; None when a value is not positive."""
+    if min(base) <= 0 or min(other) <= 0:
+        return None
+    lb = [math.log(b) for b in base]
+    return sorted(math.log(o) - x for o in other for x in lb)
+
+
+def ratio_interval(base: Sequence[float], other: Sequence[float],
+                   level: float = LEVEL) -> Interval:
+    """The Hodges-Lehmann ratio other/base with its `level` interval (see the module doc)."""
+    n = min(len(base), len(other))
+    if not base or not other:
+        return Interval(math.nan, 0.0, math.inf, n)
+    d = log_shifts(base, other)
+    if d is None:
+        same = set(base) == set(other) and len(set(base)) == 1
+        return Interval(1.0, 1.0, 1.0, n) if same else Interval(math.nan, 0.0, math.inf, n)
+    c = cut(len(base), len(other), level)
+    est = math.exp(statistics.median(d))
+    if c == 0:
+        return Interval(est, 0.0, math.inf, n)
+    return Interval(est, math.exp(d[c - 1]), math.exp(d[len(d) - c]), n)
+
+
+
 # Verdict words. "worse" wording depends on the metric: slower for time and throughput, larger for
-# sizes; see Metric in samples.py.
-NO_CHANGE = "no significant change"
-NOISE_UNKNOWN = "n=1: noise unknown"
+# sizes; see Metric in metrics.py. A verdict is one of three: changed (the better or worse word),
+# NO_CHANGE, or UNDECIDED with the reason in its note.
+NO_CHANGE = "no change"
+UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True)
 class Verdict:
     ratio: float        # median(other) / median(base)
-    better: bool | None  # None: no significant change or noise unknown
-    word: str           # faster / slower / larger / smaller / NO_CHANGE / NOISE_UNKNOWN
+    better: bool | None  # None: no change or undecided
+    word: str           # faster / slower / larger / smaller / NO_CHANGE / UNDECIDED
     test: UTest | None
-    note: str = ""      # e.g. why a difference was not called significant
+    note: str = ""      # why undecided; or a remark on a decided one
+    interval: Interval | None = None  # of other / base at 1 - alpha (None: no test)
 
     @property
     def regression(self) -> bool:
         return self.better is False
 
+    @property
+    def decided(self) -> bool:
+        return self.word != UNDECIDED
+
+
+def runs_needed(alpha: float) -> int:
+    """The fewest values a side with which the U test can reach p < alpha."""
+    n = 2
+    while min_p(n, n) >= alpha and n < 1000:
+        n += 1
+    return n
+
+
+def _additive_interval(base: Sequence[float], other: Sequence[float],
+                       level: float) -> Interval:
+    """For values that are not all positive (a count of 0 stalls): the Hodges-Lehmann interval of
+    the difference other - base, as a ratio to the base's median (1 + d / median); unbounded when
+    that median is 0, unless the interval is [0, 0]."""
+    n = min(len(base), len(other))
+    d = sorted(o - b for o in other for b in base)
+    c = cut(len(base), len(other), level)
+    mb = statistics.median(base)
+    if c == 0:
+        return Interval(math.nan, 0.0, math.inf, n)
+    lo, hi = d[c - 1], d[len(d) - c]
+    if lo == 0 and hi == 0:
+        return Interval(1.0, 1.0, 1.0, n)
+    if mb <= 0:
+        return Interval(math.nan, 0.0, math.inf, n)
+    return Interval(1 + statistics.median(d) / mb, max(0.0, 1 + lo / mb), 1 + hi / mb, n)
+
+
+def constant(base: Sequence[float], other: Sequence[float]) -> bool:
+    """Every value of each side is the same (a count, a size, instructions): no noise."""
+    return min(base) == max(base) and min(other) == max(other)
+
+
+def verdict_interval(base: Sequence[float], other: Sequence[float], level: float) -> Interval:
+    """ratio_interval, or _additive_interval when a value is not positive; a point when both
+    sides are constant (their difference is known exactly)."""
+    n = min(len(base), len(other))
+    if constant(base, other):
+        if base[0] == other[0]:
+            return Interval(1.0, 1.0, 1.0, n)
+        if base[0] > 0:
+            r = other[0] / base[0]
+            return Interval(r, r, r, n)
+    if min(base) > 0 and min(other) > 0:
+        return ratio_interval(base, other, level)
+    return _additive_interval(base, other, level)
+
+
+def within(iv: Interval, threshold: float) -> bool:
+    """The interval lies inside [1 - threshold, 1 + threshold]: any change is smaller than it."""
+    return iv.lo > 0 and math.isfinite(iv.hi) and iv.lo >= 1 - threshold - 1e-12 \
+        and iv.hi <= 1 + threshold + 1e-12
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.3g}%"
+
 
 def verdict(base: Sequence[float], other: Sequence[float], *, higher_is_better: bool,
             threshold: float, alpha: float, better_word: str = "faster",
             worse_word: str = "slower") -> Verdict:
-    """faster/slower only when the U test rejects at `alpha` AND the change of the medians is at
-    least `threshold` (a fraction: 0.05 = 5%); otherwise no significant change. With a single
-    value on either side there is no noise estimate, so no verdict."""
+    """Three-valued:
+    - changed (better_word / worse_word): the U test rejects at `alpha` AND the medians differ
+      by at least `threshold` (a fraction: 0.05 = 5%), as Google's compare.py and kvb always did;
+    - NO_CHANGE: the 1 - alpha interval of the ratio lies within +-threshold: whatever the change
+      is, it is smaller than the threshold;
+    - UNDECIDED otherwise, the note saying why: a single value a side; too few values for the
+      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 runs a side needed"); or an interval
+      that spans both no change and a change of the threshold or more.
+    Never "no change" when the data could not have shown a change."""
     mb, mo = statistics.median(base), statistics.median(other)
     ratio = mo / mb if mb else (1.0 if mo == 0 else float("nan"))
+    need = runs_needed(alpha)
     if len(base) < 2 or len(other) < 2:
-        return Verdict(ratio, None, NOISE_UNKNOWN, None)
+        return Verdict(ratio, None, UNDECIDED, None,
+                       f"n={len(base)}+{len(other)}: a single value gives no estimate of the "
+                       f"noise; {need} runs a side needed")
     test = mann_whitney_u(other, base)
-    if not math.isfinite(ratio):
-        return Verdict(ratio, None, NO_CHANGE, test, "base median is 0")
+    iv = verdict_interval(base, other, 1.0 - alpha)
+    if not math.isfinite(ratio):  # the base's median is 0, the other's is not
+        if test.p < alpha:
+            improved = (mo > mb) == higher_is_better
+            return Verdict(ratio, improved, better_word if improved else worse_word, test,
+                           "the base's median is 0", iv)
+        return Verdict(ratio, None, UNDECIDED, test,
+                       f"the base's median is 0 and p={test.p:.3g}: more runs needed", iv)
     improved = ratio > 1 if higher_is_better else ratio < 1
-    change = abs(ratio - 1.0)
-    if test.p >= alpha:
-        note = ""
-        if min_p(len(base), len(other)) >= alpha:
-            note = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}; "
-                    "use more repeats")
-        return Verdict(ratio, None, NO_CHANGE, test, note)
-    if change < threshold:
-        return Verdict(ratio, None, NO_CHANGE, test, f"p<{alpha:g} but under the threshold")
-    return Verdict(ratio, improved, better_word if improved else worse_word, test)
+    if constant(base, other) and iv.finite and abs(ratio - 1.0) >= threshold:
+        return Verdict(ratio, improved, better_word if improved else worse_word, test,
+                       "every value of each side is the same: no noise to test against", iv)
+    if test.p < alpha and abs(ratio - 1.0) >= threshold:
+        return Verdict(ratio, improved, better_word if improved else worse_word, test, "", iv)
+    if within(iv, threshold):
+        return Verdict(ratio, None, NO_CHANGE, test,
+                       f"p<{alpha:g} but within the {pct(threshold)} threshold"
+                       if test.p < alpha else "", iv)
+    if not iv.finite and mb == 0:
+        why = "the base's median is 0: the ratio has no interval; more runs needed"
+    elif min_p(len(base), len(other)) >= alpha:
+        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} runs a side "
+               "needed")
+    elif test.p < alpha:
+        why = (f"p<{alpha:g} and the change is under the {pct(threshold)} threshold, but its "
+               f"{pct(1 - alpha)} interval {iv.text()} reaches beyond it: more runs needed")
+    else:
+        why = (f"its {pct(1 - alpha)} interval {iv.text()} spans both no change and a change of "
+               f"{pct(threshold)} or more: more runs needed")
+    return Verdict(ratio, None, UNDECIDED, test, why, iv)
 
 
 def cv(values: Sequence[float]) -> float:

@@ -21,7 +21,7 @@ from kvbtools.measure import bisect_witness
 from kvbtools.core import metrics, results
 from kvbtools.measure import placement, rounds
 from kvbtools.measure.bisect_trees import CompiledSet, Workspace, fingerprint, git, learn, tracer
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.measure.rounds import Budget, Interval
 from kvbtools.measure.runner import BuildError, progress
 from kvbtools.core.samples import load_side
@@ -35,7 +35,9 @@ class Ending:
 
 
 class Refused(RunError):
-    """old -> new is not a change to bisect (or no commit between them can be it)."""
+    """old -> new is not a change to bisect (or no commit between them can be it): exit 4, the
+    bisect has no answer (docs/cli.md)."""
+    exit_status = EXIT_UNDECIDED
 
 
 class CommitCannotRun(Exception):
@@ -306,10 +308,11 @@ class Search:
             spread = placement.spread(list(got.values()))[0]
             noise = ("the code placement effect" if spread > self.st["threshold"]
                      else "the noise")
-            return Ending(1, f"could not decide between old {rec['old'][:12]} and new "
-                             f"{rec['new'][:12]}: the change is within {noise} at n={n} "
-                             f"({shown}; {placement.spread_text(list(got.values()))}); nothing "
-                             "was bisected")
+            return Ending(EXIT_UNDECIDED,
+                          f"could not decide between old {rec['old'][:12]} and new "
+                          f"{rec['new'][:12]}: the change is within {noise} at n={n} "
+                          f"({shown}; {placement.spread_text(list(got.values()))}); nothing "
+                          "was bisected")
         other = "faster" if find == "slower" else "slower"
         word = m.better_word if find == "slower" else m.worse_word
         if state == judge.OPPOSITE:
@@ -431,9 +434,10 @@ class Search:
         else:
             why = (f"the change is within the noise at n={n} (step {rec['step']}, "
                    f"{rec['commit'][:12]}" + (f": {where}" if where else "") + ")")
-        return Ending(1, f"could not decide between {a[:12]} and {b[:12]}: {why}; the first new "
-                         f"commit is in {a[:12]}..{b[:12]} ({len(self.candidates())} commit(s) "
-                         "left)" + self.placement_caveat(a, b))
+        return Ending(EXIT_UNDECIDED,
+                      f"could not decide between {a[:12]} and {b[:12]}: {why}; the first new "
+                      f"commit is in {a[:12]}..{b[:12]} ({len(self.candidates())} commit(s) "
+                      "left)" + self.placement_caveat(a, b))
 
     def placement_caveat(self, a: str, b: str) -> str:
         """Honest ranges (docs/placement.md): a range bounded by verdicts measured on

@@ -226,24 +226,33 @@ def verdict(base: Sequence[float], other: Sequence[float], *, layouts: int,
             higher_is_better: bool, threshold: float, alpha: float,
             better_word: str = "faster", worse_word: str = "slower") -> stats.Verdict:
     """stats.verdict with placements as the units: better/worse only when the t test on the
-    placements rejects at `alpha` and the change is at least `threshold`. The ratio is the
-    geometric mean of the per-placement medians' ratios."""
+    placements rejects at `alpha` and the change is at least `threshold`; no change when the
+    t interval lies within the threshold; undecided otherwise. The ratio is the geometric mean
+    of the per-placement medians' ratios."""
     b, o = by_rounds(base, layouts), by_rounds(other, layouts)
     if not placement_aware(b, o):
         return stats.verdict(base, other, higher_is_better=higher_is_better,
                              threshold=threshold, alpha=alpha, better_word=better_word,
                              worse_word=worse_word)
-    c = compare(b, o)
-    ratio = c.interval.estimate
+    c = compare(b, o, level=1.0 - alpha)
+    ratio, iv = c.interval.estimate, c.interval
     test = stats.UTest(math.nan, c.p, f"t on {min(b.placements, o.placements)} placements")
-    if c.p >= alpha or not math.isfinite(ratio):
-        return stats.Verdict(ratio, None, stats.NO_CHANGE, test,
-                             "placement spread" if c.df else "")
-    if abs(ratio - 1.0) < threshold:
-        return stats.Verdict(ratio, None, stats.NO_CHANGE, test,
-                             f"p<{alpha:g} but under the threshold")
     improved = ratio > 1 if higher_is_better else ratio < 1
-    return stats.Verdict(ratio, improved, better_word if improved else worse_word, test)
+    if math.isfinite(ratio) and c.p < alpha and abs(ratio - 1.0) >= threshold:
+        return stats.Verdict(ratio, improved, better_word if improved else worse_word, test,
+                             "", iv)
+    if stats.within(iv, threshold):
+        return stats.Verdict(ratio, None, stats.NO_CHANGE, test,
+                             f"p<{alpha:g} but within the {stats.pct(threshold)} threshold"
+                             if c.p < alpha else "", iv)
+    if not iv.finite:
+        why = (f"{min(b.placements, o.placements)} placement(s) a side give no interval: "
+               "more links (--layouts) or rounds needed")
+    else:
+        why = (f"its {stats.pct(1 - alpha)} interval {iv.text()} over placements spans both no "
+               f"change and a change of {stats.pct(threshold)} or more: more links (--layouts) "
+               "or rounds needed")
+    return stats.Verdict(ratio, None, stats.UNDECIDED, test, why, iv)
 
 
 def decide(base: Sequence[float], other: Sequence[float], *, layouts: int,
@@ -256,4 +265,6 @@ def decide(base: Sequence[float], other: Sequence[float], *, layouts: int,
         return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
     v = verdict(base, other, layouts=layouts, higher_is_better=higher_is_better,
                 threshold=threshold, alpha=alpha, better_word=better_word, worse_word=worse_word)
+    if not v.decided:  # narrow, but astride the threshold
+        return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
     return rounds.Decision(v.word if v.better is not None else "same", iv, True)

@@ -20,87 +20,23 @@ noise, not on the sign or size of the difference (docs/compare.md).
 from __future__ import annotations
 
 import argparse
-import math
 import re
-import statistics
 import time
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Callable, Sequence
 
 from kvbtools.core import command, stats
 from kvbtools.core.errors import UsageError
 
-LEVEL = 0.95
-# Exact distribution of U up to this many values a side; the normal approximation beyond.
-EXACT_MAX_N = 25
 DEFAULT_MAX_ROUNDS = 20
 
-
-# ---- the interval ----------------------------------------------------------------------------
-
-def cut(m: int, n: int, level: float = LEVEL) -> int:
-    """How many pairwise differences the interval leaves out at each end: the largest C with
-    P(U <= C - 1) <= (1 - level) / 2 under 'same distribution'. 0: no finite interval."""
-    tail = (1.0 - level) / 2.0
-    if max(m, n) <= EXACT_MAX_N:
-        counts = stats._u_counts(m, n)  # the U test's own exact distribution (cached)
-        total = sum(counts)
-        acc, c = 0, 0
-        for u, k in enumerate(counts):
-            acc += k
-            if acc / total > tail:
-                break
-            c = u + 1
-        return c
-    z = NormalDist().inv_cdf(1.0 - tail)
-    return max(0, int(math.floor(m * n / 2.0 - z * math.sqrt(m * n * (m + n + 1) / 12.0) + 0.5)))
-
-
-@dataclass(frozen=True)
-class Interval:
-    """other / base: the Hodges-Lehmann estimate and its interval (ratios, not logs)."""
-    estimate: float
-    lo: float
-    hi: float
-    n: int            # values per side (the smaller side)
-
-    @property
-    def finite(self) -> bool:
-        return self.lo > 0 and math.isfinite(self.hi)
-
-    @property
-    def width(self) -> float:
-        """hi / lo - 1: 0.04 is an interval 4% wide."""
-        return self.hi / self.lo - 1.0 if self.finite else math.inf
-
-    def text(self) -> str:
-        return f"[{self.lo:.3f}, {self.hi:.3f}]" if self.finite else "[unbounded]"
-
-
-def log_shifts(base: Sequence[float], other: Sequence[float]) -> list[float] | None:
-    """Sorted log(o) - log(b) over all pairs; None when a value is not positive."""
-    if min(base) <= 0 or min(other) <= 0:
-        return None
-    lb = [math.log(b) for b in base]
-    return sorted(math.log(o) - x for o in other for x in lb)
-
-
-def ratio_interval(base: Sequence[float], other: Sequence[float],
-                   level: float = LEVEL) -> Interval:
-    """The Hodges-Lehmann ratio other/base with its `level` interval (see the module doc)."""
-    n = min(len(base), len(other))
-    if not base or not other:
-        return Interval(math.nan, 0.0, math.inf, n)
-    d = log_shifts(base, other)
-    if d is None:
-        same = set(base) == set(other) and len(set(base)) == 1
-        return Interval(1.0, 1.0, 1.0, n) if same else Interval(math.nan, 0.0, math.inf, n)
-    c = cut(len(base), len(other), level)
-    est = math.exp(statistics.median(d))
-    if c == 0:
-        return Interval(est, 0.0, math.inf, n)
-    return Interval(est, math.exp(d[c - 1]), math.exp(d[len(d) - c]), n)
+# The interval lives in core/stats.py (the verdicts use it too); these names stay for callers.
+LEVEL = stats.LEVEL
+EXACT_MAX_N = stats.INTERVAL_EXACT_MAX_N
+Interval = stats.Interval
+cut = stats.cut
+log_shifts = stats.log_shifts
+ratio_interval = stats.ratio_interval
 
 
 # ---- a row of a table ------------------------------------------------------------------------
@@ -123,6 +59,8 @@ def decide(base: Sequence[float], other: Sequence[float], *, higher_is_better: b
         return Decision(f"unresolved at n={iv.n}", iv, False)
     v = stats.verdict(base, other, higher_is_better=higher_is_better, threshold=threshold,
                       alpha=alpha, better_word=better_word, worse_word=worse_word)
+    if not v.decided:  # narrow, but astride the threshold
+        return Decision(f"unresolved at n={iv.n}", iv, False)
     return Decision(v.word if v.better is not None else "same", iv, True)
 
 
