@@ -639,7 +639,7 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         # Pooling two workloads into one side is refused too.
         p = kvb("compare", "--base", big, small, "--other", big, "--allow-different", "seed")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("(pooled)", p.stderr)
+        self.assertIn("num: 1000 and 10000 pooled in one side", p.stderr)
         self.assertFalse(os.path.exists(html))
 
     def test_a_different_engine_is_the_axis(self) -> None:
@@ -652,6 +652,53 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         p = kvb("compare", a, b)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertNotIn("not comparable", p.stdout + p.stderr)
+
+    def test_store_selectors_name_the_axis(self) -> None:
+        # Two configurations in one store: the field the selectors name is the axis (it was
+        # refused, suggesting a selector that could not help); another difference is not.
+        files = [self.run_kvbench(f"v{v}-k{k}-{i}.json", "--num=500", f"--value_size={v}",
+                                  f"--key_size={k}")
+                 for v, k in ((100, 16), (200, 16), (200, 24)) for i in range(2)]
+        st = os.path.join(self.tmp, "store.db")
+        self.assertEqual(kvb("store", "add", "--store", st, *files).returncode, 0)
+        p = kvb("compare", "--store", st, "--base", "workload.value_size=100",
+                "--other", "workload.value_size=200", "workload.key_size=16")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(p.stdout.startswith("the axis of this comparison: value_size: 100 in "),
+                        p.stdout[:200])
+        p = kvb("compare", "--store", st, "--base", "workload.value_size=100",
+                "--other", "workload.value_size=200")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("key_size: 16 and 24 pooled in one side, workload.value_size=200",
+                      p.stderr)
+
+    def test_trend_gate_on_a_short_history_is_undecided(self) -> None:
+        files = [self.run_kvbench(f"t{i}.json", "--num=500") for i in range(2)]
+        st = os.path.join(self.tmp, "trend.db")
+        self.assertEqual(kvb("store", "add", "--store", st, *files).returncode, 0)
+        p = kvb("trend", "--store", st, "--fail-on-change")
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # undecided: docs/cli.md
+        self.assertIn("too short to test, undecided", p.stdout)
+        self.assertNotIn("no change found", p.stdout)
+        self.assertEqual(kvb("trend", "--store", st).returncode, 0)  # no gate: done
+
+    def test_the_gate_does_not_count_the_control(self) -> None:
+        from kvbtools.commands import compare as compare_cmd
+        from kvbtools.core import comparison, metrics as metrics_mod
+        m = metrics_mod.Metric("ops_per_sec", "ops/s", "higher")
+        def cell(side: str, word: str) -> comparison.Cell:
+            better = {"slower": False, "faster": True}.get(word)
+            v = stats.Verdict(1.0, better, word, None)
+            return comparison.Cell(m, "memory fillseq", side, [1.0], [1.0], v)
+        c = comparison.Comparison([], {}, {}, [cell("control", "slower"), cell("b", "no change")],
+                                  0.05, 0.05)
+        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 0)
+        self.assertEqual(compare_cmd.gate(c, True), 3)
+        self.assertEqual(compare_cmd.gate(c, False), 0)
+        c.cells.append(cell("b", stats.UNDECIDED))
+        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 4)
+        c.cells.append(cell("b", "slower"))
+        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 3)
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))

@@ -51,12 +51,16 @@ def key_of(kind: str, ctx: dict) -> dict[str, str]:
 class Difference:
     name: str                       # short name: num, preset, host
     values: list[tuple[str, str]]   # (side label, value), the base first
+    pooled: bool = False            # the values of one side's files (values: that side's)
 
     @property
     def group(self) -> str:
         return group(self.name)
 
     def text(self) -> str:
+        if self.pooled:
+            return (f"{self.name}: " + " and ".join(v for _, v in self.values)
+                    + f" pooled in one side, {self.values[0][0]}")
         return f"{self.name}: " + ", ".join(f"{v} in {label}" for label, v in self.values)
 
 
@@ -74,7 +78,7 @@ def differences(sides: list[Side]) -> tuple[list[Difference], list[Difference]]:
         for s, ks in zip(sides, keys):
             vals = sorted({k[name] for k in ks})
             if len(vals) > 1:
-                within.append(Difference(name, [(f"{s.label} (pooled)", v) for v in vals]))
+                within.append(Difference(name, [(s.label, v) for v in vals], pooled=True))
         per_side = [(s.label, ks[0][name]) for s, ks in zip(sides, keys) if ks]
         if len({v for _, v in per_side}) > 1:
             between.append(Difference(name, per_side))
