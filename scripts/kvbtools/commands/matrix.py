@@ -403,6 +403,10 @@ def run(args: argparse.Namespace) -> int:
         if args.layouts > 1:
             raise UsageError("--layouts compares builds (--presets, kvb versions); a study's "
                              "series share one build")
+        if args.fail_on_regression:
+            raise UsageError("--fail-on-regression judges builds (--presets, kvb versions); a "
+                             "study's tables show its configurations side by side, without "
+                             "verdicts")
         plan = make_plan(args, False, "")
         return study.run(args, study_builds(args), plan, plan.engines,
                          result_pages.write_report)
