@@ -252,7 +252,8 @@ class DamagedDocumentsTest(unittest.TestCase):
             f.write(data)
         return path
 
-    NOT_RESULTS = ("truncated.json", "cut-in-string.json", "empty.json", "latin1.json", "other.json", "list.json")
+    NOT_RESULTS = ("truncated.json", "cut-in-string.json", "cut-in-number.json", "empty.json",
+                   "latin1.json", "other.json", "list.json")
 
     def kvbench_cases(self) -> dict[str, str]:
         """File -> a word the message must carry."""
@@ -280,6 +281,10 @@ class DamagedDocumentsTest(unittest.TestCase):
                 "the file ends early (truncated?)",
             self.raw("cut-in-string.json", self.text[:self.text.index('"fillseq"') + 4].encode()):
                 "Unterminated string",
+            # Cut after a number's dot ("12."): the decoder fails at the dot, before the end.
+            self.raw("cut-in-number.json",
+                     self.text[:re.search(r"\d\.\d", self.text).start() + 2].encode()):
+                "the file ends early (truncated?)",
             self.raw("empty.json", b""): "empty file",
             self.raw("latin1.json", b'{"schema": "kvbench-run\xff"}'): "not UTF-8",
             write_json(os.path.join(self.tmp, "other.json"), {"name": "left-pad", "version": "1"}):

@@ -474,7 +474,8 @@ class StoreTest(unittest.TestCase):
         self.add(*files)
         p = kvb("compare", "--store", self.loc, "--base", "host=arm1", "--other", "host=x86a")
         self.assertEqual(p.returncode, 2)
-        self.assertIn("not one workload (they differ in workload.num: 3000, 7)", p.stderr)
+        self.assertIn("not comparable: the sides measured different work:\n"
+                      "kvb: error:   num: 3000 and 7 pooled in one side, host=x86a", p.stderr)
         p = kvb("compare", "--store", self.loc, "--base", "host=arm1", "--other", "host=x86a",
                 "workload.num=3000", "--metric", "ops_per_sec")
         self.assertEqual(p.returncode, 0, p.stderr)

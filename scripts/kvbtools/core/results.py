@@ -66,8 +66,11 @@ def read_json(path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        # A cut file fails at its end, or in a string that runs to its end.
-        cut = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")
+        # A cut file fails at its end, or in a string that runs to its end, or (cut inside a
+        # number: "12." fails at the dot) does not end as a document ends, with } or ].
+        tail = text.rstrip()
+        cut = (e.pos >= len(tail) or e.msg.startswith("Unterminated string")
+               or not tail.endswith(("}", "]")))
         raise UsageError(f"{path}: not JSON: {e.msg} (line {e.lineno} column {e.colno})"
                          + (": the file ends early (truncated?)" if cut else "")) from None
     except RecursionError:
