@@ -432,6 +432,6 @@ def _median(v: list[float]) -> float:
 def _direction_word(search: Search, ratio: float, p: float) -> str:
     m = search.metric()
     if not math.isfinite(ratio) or p >= search.st["alpha"]:
-        return "undecided" if p >= search.st["alpha"] else "no change"
+        return "not significant"
     better = (ratio > 1) == m.higher_is_better
     return m.better_word if better else m.worse_word
