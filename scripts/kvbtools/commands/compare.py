@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, compare_by, comparison, fleet, profiles, results
+from kvbtools.core import command, compare_by, comparison, fleet, output, profiles, results
 from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
@@ -95,6 +95,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.json, "--json")  # exit 2 before any output (docs/cli.md)
+    output.check_writable(args.html, "--html")
     if args.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
     if getattr(args, "store", None):
