@@ -75,6 +75,13 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
+    if args.num < 1 or args.min_time <= 0:
+        raise UsageError("--num and --min-time must be positive")
+    if args.filter:
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            raise UsageError(f"--filter: bad regular expression: {e}") from None
     if args.instructions and not micro:
         raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); for "
                          "kvbench's engines, kvb dbbench instructions counts rocksdb per op")
