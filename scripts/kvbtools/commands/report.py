@@ -6,6 +6,7 @@ and one per kvbench_micro (Google Benchmark) file: a line per benchmark.
                                      items/s, the median of the repetitions and their CV
   kvb report --metrics FILE.json...  every metric the runs describe (their "metrics" array,
                                      docs/json.md), one line per engine, benchmark, role, metric
+                                     (kvbench_micro: per benchmark, engine "micro")
   kvb report --html OUT.html FILE.json...
                                      one self-contained HTML page with figures (docs/report.md):
                                      context, throughput over time, latency percentiles, cost
@@ -16,9 +17,11 @@ and one per kvbench_micro (Google Benchmark) file: a line per benchmark.
   --svg DIR / --png DIR              also (or only) each figure as its own file, named
                                      <benchmark>[-<role>]-<figure>.svg|png, 1200 px wide PNGs
 
-A file that is not a usable kvbench document is refused with every problem listed (exit 2); a
-run that did not complete is reported with a warning (and in the page, with what is missing).
---html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it they exit 2.
+A file that is not a usable kvbench or kvbench_micro document is refused with every problem
+listed (exit 2), and so is an --html, --svg or --png path that cannot be written, before anything
+is printed; a run that did not complete is reported with a warning (and in the page, with what
+is missing). --html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it
+they exit 2.
 """
 from __future__ import annotations
 
