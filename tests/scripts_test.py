@@ -72,11 +72,14 @@ class ReportTest(unittest.TestCase):
                 json.dump({"benchmarks": []}, f)
             with self.assertRaises(UsageError):
                 results.load(bad, [results.KVBENCH])
-            p = kvb("report", bad, os.path.join(tmp, "missing.json"))
+            other = os.path.join(tmp, "other.json")
+            with open(other, "w") as f:
+                json.dump({"schema": "kvb-compare", "rows": []}, f)
+            p = kvb("report", other, os.path.join(tmp, "missing.json"))
             self.assertEqual(p.returncode, 2)
+            self.assertEqual(p.stdout, "")
             # Both files' problems, in one message.
-            self.assertIn(f"kvb: error: {bad}: Google Benchmark JSON", p.stderr)
-            self.assertIn("this command reads a kvbench run document", p.stderr)
+            self.assertIn(f"kvb: error: {other}: neither a kvbench run document", p.stderr)
             self.assertIn("missing.json: cannot read", p.stderr)
 
     def test_undecodable_or_unreadable_files_are_errors_not_tracebacks(self) -> None:
@@ -326,12 +329,17 @@ class DamagedDocumentsTest(unittest.TestCase):
         inf = write_json(os.path.join(self.tmp, "micro-inf.json"), gbench(float("inf")))
         for path, words in ((bad, "bytes_per_second: expected a number, got a string"),
                             (inf, "bytes_per_second: Infinity is not a number")):
-            for args in (["validate", path], ["compare", self.gbench, path],
+            for args in (["validate", path], ["report", path], ["compare", self.gbench, path],
                          ["micro", "--compare", self.gbench, path]):
                 with self.subTest(args=args):
                     self.assert_refused(kvb(*args), path, words)
-        # A kvbench_micro file where kvbench runs are read: refused, saying what it is.
-        self.assert_refused(kvb("report", self.gbench), self.gbench, "Google Benchmark JSON")
+        # A kvbench_micro file where only kvbench runs are read: refused, saying what it is.
+        self.assert_refused(kvb("export", "hgrm", self.gbench), self.gbench,
+                            "Google Benchmark JSON")
+        # kvb report reads both (README): a line per benchmark.
+        p = kvb("report", self.gbench)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"crc32c/table/4096 +2\.000 ns +2\.000 ns +2\.00 GB/s +1")
 
     def test_all_problems_of_all_files_at_once(self) -> None:
         def three(doc: dict[str, Any], role: dict[str, Any]) -> None:

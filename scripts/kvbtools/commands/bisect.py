@@ -232,6 +232,7 @@ def load_resume(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str
 # ---- running ---------------------------------------------------------------------------------
 
 def run(args: argparse.Namespace) -> int:
+    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
     if args.resume:
         state, records = load_resume(args)
     else:

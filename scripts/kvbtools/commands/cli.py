@@ -8,7 +8,9 @@ import sys
 
 from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
                                report, selfcheck, store, trend, validate, versions)
-from kvbtools.core.errors import EXIT_FAILURE, EXIT_USAGE, RunError, UsageError
+from kvbtools.core import command
+from kvbtools.core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_USAGE, \
+    RunError, UsageError
 from kvbtools.core.host import ROOT, tool_version
 
 # In `kvb --help` order.
@@ -18,9 +20,16 @@ COMMANDS = (report, validate, compare, matrix, versions, bisect, crashtest, micr
 DESCRIPTION = """kvb: tools around kvbench results.
 
 See docs/compare.md, docs/json.md, docs/micro.md, docs/dbbench-parity.md, docs/history.md
-(store, history, trend, export) and docs/workloads.md (crash consistency). Exit status:
-0 done, 1 a run or a check failed, 2 bad input (a flag, a file that is not a usable result),
-130 interrupted.
+(store, history, trend, export) and docs/workloads.md (crash consistency).
+
+Exit status, the same for every command (docs/cli.md, "kvb: exit status"):
+  0    done
+  1    runtime failure: the input was fine, running it failed (a build, a run, a write)
+  2    bad input: nothing was run or written (a flag, a file that is not a usable result,
+       an output path that cannot be written, an unknown engine, a damaged store)
+  3    a gate (--fail-on-regression, --fail-on-change) found a change
+  4    a gate could not decide, and found no change
+  130  interrupted; 141 the reader of the output went away
 
 kvb runs under /usr/bin/python3 when that exists (Debian's packages, e.g. python3-matplotlib,
 live there): started by another python3, it re-executes itself once under /usr/bin/python3.
@@ -28,8 +37,8 @@ KVB_PYTHON_CHOSEN=1 in the environment keeps the interpreter it was started with
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kvb", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = command.Parser(prog="kvb", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version",
                    version=f"kvb {tool_version()}: kvbench tools in {ROOT}, Python "
                            f"{sys.version.split()[0]} at {sys.executable}")
@@ -65,9 +74,9 @@ def main(argv: list[str]) -> int:
             return failure
     except KeyboardInterrupt:
         print("kvb: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (kvb report ... | head): nothing more to say to it.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return EXIT_BROKEN_PIPE

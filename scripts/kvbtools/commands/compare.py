@@ -25,8 +25,8 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import (command, comparability, compare_by, comparison, fleet, profiles,
-                           results)
+from kvbtools.core import (command, comparability, compare_by, comparison, fleet, output,
+                           profiles, results)
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
@@ -108,6 +108,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.json, "--json")  # exit 2 before any output (docs/cli.md)
+    output.check_writable(args.html, "--html")
     if args.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
     allowed = comparability.parse_allowed(args.allow_different)

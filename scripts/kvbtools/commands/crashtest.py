@@ -18,7 +18,7 @@ import os
 from dataclasses import asdict
 from typing import Any
 
-from kvbtools.core import command, manifest, results, table
+from kvbtools.core import command, manifest, output, results, table
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.crash_trials import Tally, run_trials
 
@@ -108,6 +108,8 @@ def checked_flags(args: argparse.Namespace) -> tuple[list[str], float, float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.json, "--json")  # exit 2 before any trial (docs/cli.md)
+    output.check_directory(args.dir, "--dir")
     engines, low, high = checked_flags(args)
     trials, tallies = run_trials(args, engines, low, high)
     failed = any(a.failed(args.sync) for a in tallies)

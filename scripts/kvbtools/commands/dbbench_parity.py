@@ -74,7 +74,10 @@ def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
         raise RunError(f"kvbench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    doc = results.load(json_path, [results.KVBENCH]).doc
+    try:
+        doc = results.load(json_path, [results.KVBENCH]).doc
+    except UsageError as e:  # what kvbench wrote, not what the user gave
+        raise RunError(f"kvbench wrote no usable JSON: {e}") from None
     got = {}
     for r in doc["results"]:
         if r["benchmark"] in benchmarks:

@@ -96,6 +96,9 @@ def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
 
 
 def cmd(args: argparse.Namespace) -> int:
+    # --out checked before any work (docs/cli.md): bencher writes a file, the others a directory.
+    (output.check_writable if args.format == "bencher" else output.check_directory)(
+        args.out, "--out")
     if args.format == "folded":
         if not args.files:
             raise UsageError("export folded: give kvbench result files of --profile runs")

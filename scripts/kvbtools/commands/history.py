@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from kvbtools.core import command, store as store_mod
+from kvbtools.core import command, output, store as store_mod
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Series, changed, load, metric_names
@@ -113,6 +113,7 @@ def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
 
 
 def cmd(args: argparse.Namespace) -> int:
+    output.check_writable(args.html, "--html")  # exit 2 before any work (docs/cli.md)
     st, series = select(args)
     with st:
         where = store_mod.shown(st.loc)

@@ -79,6 +79,13 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
+    if args.num < 1 or args.min_time <= 0:
+        raise UsageError("--num and --min-time must be positive")
+    if args.filter:
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            raise UsageError(f"--filter: bad regular expression: {e}") from None
     if args.instructions and not micro:
         raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); for "
                          "kvbench's engines, kvb dbbench instructions counts rocksdb per op")
@@ -88,12 +95,14 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.instructions:
         callgrind.require_valgrind()
         args.metric = args.metric or ["instructions_per_byte"]
-    return Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
+    plan = Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
                 instructions=args.instructions,
                 min_time=args.min_time,
                 engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
                 workloads=args.workloads, num=args.num,
                 extra=[] if micro else list(args.kvbench_arg))
+    runner.check_engines_early(plan)  # and check_plan once each kvbench is there
+    return plan
 
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan,
@@ -153,6 +162,9 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
     series = [s for s in series if s.build.label not in failed]
     if not series or series[0].build.label in failed:
         raise RunError(f"{kind}: the first build failed; nothing to compare against")
+    for b in builds:
+        if b.label not in failed:
+            runner.check_plan(b.binary(plan.micro), plan)
     c, outcome, decisions = measure_until(series, plan, args, budget, outdir)
     mismatches = check_library_versions(c.sides, meta.get("expect", {}))
     extra = {k: f" {d.interval.text()}" + (f" {d.word}" if not d.resolved else
@@ -389,13 +401,14 @@ def study_builds(args: argparse.Namespace) -> list[tuple[str, Build]]:
         return [(b.label if len(builds) > 1 else "", b) for b in builds]
     binary = args.kvbench or os.path.join(host.ROOT, "build", host.native_preset(), "src",
                                           "kvbench")
-    if not os.access(binary, os.X_OK):
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         raise UsageError(f"no kvbench at {binary}: build it (cmake --preset ...), give "
                          "--kvbench BINARY, or --presets to build")
     return [("", Build("kvbench", "", "", prebuilt=os.path.abspath(binary)))]
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
     if args.threads or args.configs or args.presets is None:
         if args.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
@@ -408,8 +421,10 @@ def run(args: argparse.Namespace) -> int:
                              "study's tables show its configurations side by side, without "
                              "verdicts")
         plan = make_plan(args, False, "")
-        return study.run(args, study_builds(args), plan, plan.engines,
-                         result_pages.write_report)
+        builds = study_builds(args)
+        if builds[0][1].prebuilt:
+            runner.check_plan(builds[0][1].prebuilt, plan)
+        return study.run(args, builds, plan, plan.engines, result_pages.write_report)
     presets, skipped, builds, suffix, versions = preset_builds(args)
     plan = make_plan(args, args.micro, "/4096$")
     series = [Series(b.label, b) for b in builds]

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from kvbtools.core import command, host, results, table
+from kvbtools.core import command, host, output, results, summary, table
 from kvbtools.core.comparison import INPUT_KEYS
 from kvbtools.core.errors import RunError, UsageError
 
@@ -47,9 +47,14 @@ def run_micro(binary: str, block_size: int, min_time: float,
                f"--benchmark_min_time={min_time}", f"--block_sizes={block_size}",
                f"--benchmark_out={out}", "--benchmark_out_format=json", *extra]
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode == 2:  # kvbench_micro's usage error: a flag given after --
+            raise UsageError(f"kvbench_micro refused its flags: {proc.stderr.strip()}")
         if proc.returncode != 0:
             raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
-        return results.load(out, [results.GBENCH])
+        try:
+            return results.load(out, [results.GBENCH])
+        except UsageError as e:  # what it wrote, not what the user gave
+            raise RunError(f"{binary} wrote no usable JSON: {e}") from None
 
 
 def function_name(benchmark_name: str) -> str:
@@ -83,12 +88,8 @@ def of_ceiling(gbps: dict[str, float | None], name: str) -> str:
 
 
 def format_table(doc: dict[str, Any], block_size: int) -> str:
-    ctx = doc["context"]
     lines = [
-        "kvbench_micro {preset}: {compiler}, {arch}, {build_type}; {mode}".format(
-            preset=ctx.get("kvbench_preset", "?"), compiler=ctx.get("kvbench_compiler", "?"),
-            arch=ctx.get("kvbench_arch_flags", "?"), build_type=ctx.get("kvbench_build_type", "?"),
-            mode=ctx.get("cache_mode", "?")),
+        summary.micro_context(doc["context"]),
         f"{block_size}-byte blocks; GB/s = 10^9 bytes/s of uncompressed input; "
         f"of read = fraction of {CEILING} (the ceiling); ratio = compressed/input",
         "",
@@ -180,6 +181,7 @@ def format_compare(docs: list[results.Document]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.json, "--json")  # exit 2 before any work (docs/cli.md)
     if args.compare:
         if args.binary or args.extra or args.json:
             raise UsageError("--compare reads files: --binary, --json and kvbench_micro flags "

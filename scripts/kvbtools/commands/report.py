@@ -1,8 +1,12 @@
-"""kvb report: one summary table over kvbench runs: a line per engine, benchmark and role.
+"""kvb report: one summary table over kvbench runs: a line per engine, benchmark and role;
+and one per kvbench_micro (Google Benchmark) file: a line per benchmark.
 
-  kvb report FILE.json...            ops/s, MB/s, latency, CPU and bytes written per op, size
+  kvb report FILE.json...            kvbench: ops/s, MB/s, latency, CPU and bytes written per
+                                     op, size; kvbench_micro: time and CPU per iteration, GB/s or
+                                     items/s, the median of the repetitions and their CV
   kvb report --metrics FILE.json...  every metric the runs describe (their "metrics" array,
                                      docs/json.md), one line per engine, benchmark, role, metric
+                                     (kvbench_micro: per benchmark, engine "micro")
   kvb report --html OUT.html FILE.json...
                                      one self-contained HTML page with figures (docs/report.md):
                                      context, throughput over time, latency percentiles, cost
@@ -13,17 +17,20 @@
   --svg DIR / --png DIR              also (or only) each figure as its own file, named
                                      <benchmark>[-<role>]-<figure>.svg|png, 1200 px wide PNGs
 
-A file that is not a usable kvbench document is refused with every problem listed (exit 2); a
-run that did not complete is reported with a warning (and in the page, with what is missing).
---html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it they exit 2.
+A file that is not a usable kvbench or kvbench_micro document is refused with every problem
+listed (exit 2), and so is an --html, --svg or --png path that cannot be written, before anything
+is printed; a run that did not complete is reported with a warning (and in the page, with what
+is missing). --html, --svg and --png need matplotlib (Debian: python3-matplotlib); without it
+they exit 2.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 from typing import Any
 
-from kvbtools.core import command, results, table
+from kvbtools.core import command, output, results, samples, summary as summary_mod, table
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import value
 from kvbtools.core.summary import summary
@@ -44,6 +51,9 @@ def register(sub: Any) -> None:
 def metric_lines(docs: list[results.Document]) -> str:
     body = []
     for d in docs:
+        if d.kind == results.GBENCH:
+            body.extend(micro_metric_rows(d))
+            continue
         described = d.metrics
         for row in results.rows(d.doc):
             for path, m in described.items():
@@ -55,17 +65,35 @@ def metric_lines(docs: list[results.Document]) -> str:
                                                 "unit", ""], left=(0, 1, 2, 4, 5), rule=True))
 
 
+def micro_metric_rows(d: results.Document) -> list[list[str]]:
+    """A Google Benchmark file's metrics, the median of each benchmark's repetitions (times in
+    ns), under the engine column "micro"."""
+    side = samples.side_of(d.path, [d])
+    return [["micro", bench, key, fmt_value(statistics.median(side.values[(bench, key)])),
+             side.metrics[key].unit, f"{side.metrics[key].better} is better"]
+            for bench, key in side.order]
+
+
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.html, "--html")  # exit 2 before any work (docs/cli.md)
+    output.check_directory(args.svg, "--svg")
+    output.check_directory(args.png, "--png")
     if args.html or args.svg or args.png:
         return write_pages(args)
-    docs = results.load_all(args.files, [results.KVBENCH])
+    docs = results.load_all(args.files)
 
     for d in docs:
         results.warn_incomplete(d)
     if args.metrics:
         print(metric_lines(docs))
-    else:
-        print(summary(r for d in docs for r in results.rows(d.doc)))
+        return 0
+    kv = [d for d in docs if d.kind == results.KVBENCH]
+    tables = [summary(r for d in kv for r in results.rows(d.doc))] if kv else []
+    tables += [summary_mod.micro_summary(d.path, d.doc) for d in docs
+               if d.kind == results.GBENCH]
+    if len(tables) > len(kv):
+        tables.append(summary_mod.MICRO_NOTE)
+    print("\n\n".join(tables))
     return 0
 
 

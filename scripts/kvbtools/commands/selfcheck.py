@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from kvbtools.core import command, host, results
+from kvbtools.core import command, host, output, results
 from kvbtools.core.errors import RunError, UsageError
 
 MIB = 1048576.0
@@ -57,7 +57,10 @@ def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RunError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    return results.load(out, [results.KVBENCH]).doc
+    try:
+        return results.load(out, [results.KVBENCH]).doc
+    except UsageError as e:  # what kvbench wrote, not what the user gave
+        raise RunError(f"{kvbench} wrote no usable JSON: {e}") from None
 
 
 def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
@@ -79,6 +82,7 @@ SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_writable(args.json, "--json")  # exit 2 before any run (docs/cli.md)
     if min(args.reads, args.small) < 1 or args.large <= args.small:
         raise UsageError("--reads and --small must be positive and --large above --small")
     kvbench = host.binary("kvbench", args.kvbench, "--kvbench")

@@ -14,7 +14,7 @@ import re
 import subprocess
 from typing import Any
 
-from kvbtools.core import command, host, manifest
+from kvbtools.core import command, host, manifest, output
 from kvbtools.measure import runner, sources
 from kvbtools.measure.presets import select_presets
 from kvbtools.commands import matrix
@@ -45,6 +45,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
     lib = manifest.check_buildable(args.dep)
     dep = lib.name
     args.preset = args.preset or host.native_preset()

@@ -10,10 +10,22 @@ catches them.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, TypeVar
+import sys
+from typing import Any, Callable, NoReturn, TypeVar
 
 Handler = Callable[[argparse.Namespace], int]
 T = TypeVar("T")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with kvb's one error line: the usage, then `kvb: error: COMMAND:
+    message` on stderr and exit 2 (docs/cli.md), as for every other bad input. Subcommands'
+    parsers are of the same class (add_subparsers makes its parsers of its parser's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        command = self.prog.split(" ", 1)[1] + ": " if " " in self.prog else ""
+        self.exit(2, f"kvb: error: {command}{message}\n")
 
 
 def add(subparsers: Any, name: str, doc: str | None,

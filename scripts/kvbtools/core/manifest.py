@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.core.host import ROOT
+from kvbtools.core.host import BINARIES, ROOT, native_preset
 
 DEPS_JSON = os.path.join(ROOT, "cmake", "deps.json")
 
@@ -113,6 +113,66 @@ def _engines_from_version(kvbench: str) -> dict[str, str]:
             return {w: "storage" if is_engine(w) else "reference"
                     for w in listed if "(" not in w}
     raise UsageError(f"{kvbench} is not a kvbench binary (no engines in its --version)")
+
+
+@lru_cache(maxsize=None)
+def _help(kvbench: str) -> str:
+    p = _run(kvbench, "--help")
+    if p.returncode != 0 or "Benchmarks:" not in p.stdout:
+        raise UsageError(f"{kvbench} is not a kvbench binary (no benchmarks in its --help)")
+    return p.stdout
+
+
+def benchmarks_of(kvbench: str) -> list[str]:
+    """The benchmarks and suites `kvbench --help` lists (its registry's tables: a line
+    `  name  what it does` each, under "Benchmarks:" and "Suites ...:")."""
+    out, section = [], ""
+    for line in _help(kvbench).splitlines():
+        if line and not line[0].isspace():
+            section = line
+        elif section.startswith(("Benchmarks", "Suites")) and line.startswith("  ") \
+                and not line.startswith("   "):
+            out.append(line.split()[0])
+    return out
+
+
+def flags_of(kvbench: str) -> set[str]:
+    """The flags `kvbench --help` lists, without their dashes."""
+    return {line[4:].split()[0] for line in _help(kvbench).splitlines()
+            if line.startswith("  --")}
+
+
+def check_names(kvbench: str, engines: list[str], workloads: str = "",
+                flags: list[str] | None = None) -> None:
+    """Before the first run: a UsageError for an engine not compiled into `kvbench`, a workload
+    of `workloads` (--benchmarks, repeat syntax allowed) it does not know, or one of `flags`
+    (--name=value, --name, --noname) it does not take. kvbench checks the values itself."""
+    available = engines_of(kvbench)
+    for e in engines:
+        if e not in available:
+            raise UsageError(f"--engines: engine '{e}' is not compiled into {kvbench} (it has: "
+                             f"{', '.join(available)})")
+    known = benchmarks_of(kvbench)
+    for w in (w.split("[", 1)[0] for w in workloads.split(",") if w):
+        if w not in known:
+            raise UsageError(f"unknown workload '{w}' (kvbench knows: {', '.join(known)})")
+    names = flags_of(kvbench) if flags else set()
+    for a in flags or []:
+        name = a[2:].split("=", 1)[0] if a.startswith("--") else ""
+        if not name or (name not in names and not (name.startswith("no") and name[2:] in names
+                                                   and "=" not in a)):
+            raise UsageError(f"{a!r} is not a flag of {kvbench} (kvbench --help lists them; "
+                             "write --flag=value)")
+
+
+def known_engines() -> set[str] | None:
+    """Every engine name a kvbench of this checkout may know, for a check before anything is
+    built: the manifest's engines and those of the host's own build (the reference engines);
+    None when there is no such build to ask."""
+    own = os.path.join(ROOT, "build", native_preset(), BINARIES["kvbench"])
+    if not os.access(own, os.X_OK) or not os.path.isfile(own):
+        return None
+    return {d.name for d in deps().values() if d.engine} | set(engines_of(own))
 
 
 def _run(kvbench: str, flag: str) -> subprocess.CompletedProcess[str]:

@@ -11,6 +11,11 @@ the same rule (src/common/file_output.h):
   FIFO) is written in place, never replaced by a regular file;
 - a failure (no space, /dev/full, a read-only directory) raises RunError, "cannot write PATH:
   REASON" (exit 1, one line), removes the temporary file and leaves what was at PATH as it was.
+
+A command checks every path it was given to write with check_writable (a file) or
+check_directory (a directory it fills) before its work: a path that cannot be written at all (its
+directory missing or not writable, a directory where a file is asked for) is bad input, exit 2
+before anything is run or printed (docs/cli.md, "kvb: exit status").
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ import os
 import stat
 import sys
 
-from kvbtools.core.errors import RunError
+from kvbtools.core.errors import RunError, UsageError
 
 STDOUT = "-"
 MAX_LINKS = 40  # as the kernel's own limit (ELOOP)
@@ -75,6 +80,62 @@ def resolve(path: str) -> tuple[str, bool]:
         if p.startswith("/proc/"):  # /dev/stdout -> /proc/self/fd/1: an open file, not a name
             return path, True
     raise _fail(path, errno.ELOOP)
+
+
+def _shown_dir(path: str) -> str:
+    return os.path.dirname(path) or "."
+
+
+def _check_parent(where: str, parent: str) -> None:
+    """UsageError unless `parent` is a directory this process may create files in."""
+    if not os.path.isdir(parent):
+        raise UsageError(f"{where}: {parent} is not a directory" if os.path.exists(parent) else
+                         f"{where}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{where}: directory {parent} is not writable")
+
+
+def check_writable(path: str | None, flag: str) -> None:
+    """Whether write_text(path, ...) can work, before any work: UsageError `FLAG PATH: why` for
+    a path whose directory does not exist or is not writable, a directory, a device or FIFO that
+    is not writable. Nothing (or `-`, /dev/stdout) passes; so does a file that exists, since it
+    is replaced, not written into."""
+    if not path or descriptor(path) is not None:
+        return
+    where = f"{flag} {path}"
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None  # nothing there yet (or a file on the way): the directory check says which
+    except OSError as e:
+        raise UsageError(f"{where}: {e.strerror or e}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{where}: is a directory; give a file name")
+    try:
+        target, in_place = resolve(path)
+    except RunError as e:
+        raise UsageError(f"{where}: {str(e).rsplit(': ', 1)[-1]}") from None
+    if in_place:  # a device or FIFO, written where it is
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"{where}: not writable")
+        return
+    _check_parent(where, _shown_dir(target))
+
+
+def check_directory(path: str | None, flag: str) -> None:
+    """Whether `path` can be the directory a command fills (make_dirs, then files in it): an
+    existing directory that is writable, or a new one in an existing, writable directory.
+    UsageError `FLAG PATH: why` otherwise, before any work."""
+    if not path:
+        return
+    where = f"{flag} {path}"
+    if os.path.isdir(path):
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UsageError(f"{where}: directory is not writable")
+        return
+    if os.path.lexists(path):
+        raise UsageError(f"{where}: not a directory")
+    _check_parent(where, _shown_dir(os.path.normpath(path)))
 
 
 def write_bytes(path: str, data: bytes) -> None:

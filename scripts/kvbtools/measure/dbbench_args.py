@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from typing import Iterator
 
-from kvbtools.core import host
+from kvbtools.core import host, output
 from kvbtools.core.errors import UsageError
 
 # kvbench benchmark -> db_bench benchmark
@@ -74,7 +74,9 @@ def add_arguments(p: argparse.ArgumentParser, num: int) -> None:
 
 def check(args: argparse.Namespace, *tools: str) -> list[str]:
     """The benchmarks asked for; args.kvbench and args.db_bench resolved. A tool (db_bench, or
-    one of `tools`, e.g. valgrind) that is not there is a UsageError."""
+    one of `tools`, e.g. valgrind) that is not there, or a --workdir that cannot be one, is a
+    UsageError."""
+    output.check_directory(args.workdir, "--workdir")
     benchmarks = [b for b in args.benchmarks.split(",") if b]
     unknown = [b for b in benchmarks if b not in BENCHMARKS]
     if unknown or not benchmarks:

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 
 from kvbtools.measure import callgrind
-from kvbtools.core import output
-from kvbtools.core.errors import RunError
+from kvbtools.core import manifest, output
+from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
 
 
@@ -156,6 +156,24 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
 
 
+def check_plan(binary: str, plan: Plan) -> None:
+    """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
+    run it, before the first run: a name it does not know is bad input (exit 2), not a failed
+    run after the base was measured. kvbench_micro takes whatever filter it is given."""
+    if not plan.micro:
+        manifest.check_names(binary, plan.engines, plan.workloads, plan.extra)
+
+
+def check_engines_early(plan: Plan) -> None:
+    """Before anything is built: an engine no kvbench of this checkout knows (the manifest's and
+    the host build's engines; skipped without a host build) is bad input. check_plan checks
+    each build's kvbench again once it is built."""
+    known = None if plan.micro else manifest.known_engines()
+    for e in plan.engines if known is not None else []:
+        if e not in known:
+            raise UsageError(f"--engines: unknown engine '{e}' (known: {', '.join(sorted(known))})")
+
+
 # ---- results ---------------------------------------------------------------------------------
 
 def shown(path: str) -> str:
@@ -171,7 +189,7 @@ def utc_stamp() -> str:
 def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
     """results/<kind>-<UTC time>-<what>/, made fresh: a -2, -3... suffix instead of reusing."""
     parent = base or os.path.join(ROOT, "results")
-    os.makedirs(parent, exist_ok=True)
+    output.make_dirs(parent)
     safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", what)[:80]
     stem = os.path.join(parent, f"{kind}-{utc_stamp()}-{safe}")
     path, i = stem, 1
@@ -182,6 +200,8 @@ def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
         except FileExistsError:
             i += 1
             path = f"{stem}-{i}"
+        except OSError as e:
+            raise RunError(f"cannot create the directory {path}: {e.strerror or e}") from None
 
 
 def write_summary(outdir: str, text: str) -> None:

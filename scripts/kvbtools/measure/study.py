@@ -198,6 +198,8 @@ def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str
             runner.do_build(b, False, f"[{i}/{len(builds)}] ")
     if args.configs and not prebuilt:
         configs = parse_configs(args.configs, known_flags(builds[0][1].binary(False)))
+    for _, b in builds if not prebuilt else []:
+        runner.check_plan(b.binary(False), plan)
     files: dict[str, list[str]] = {s.label: [] for s in series}
     for r in range(1, args.repeats + 1):
         try:

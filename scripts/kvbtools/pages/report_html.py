@@ -219,6 +219,11 @@ def _micro_sections(page: Page, micro: list[Document]) -> None:
                      c.get("kvbench_cxx_flags", ""), c.get("host_name", ""),
                      c.get("date", "")])
     page.html(htmlpage.table(rows, ["side", "file", "compiler", "flags", "host", "date"]))
+    for s, d in zip(sides, micro):  # kvb report's table of each file
+        page.para(f"{s.label}: {summary.micro_context(d.context)}")
+        page.html(htmlpage.table(summary.micro_rows(d.doc), summary.MICRO_COLUMNS,
+                                 numeric=range(1, 6)))
+    page.para(summary.MICRO_NOTE, "muted")
     add_micro_figures(page, sides)
 
 

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""kvb's exit statuses, one table for every subcommand (docs/cli.md, "kvb: exit status").
+
+The table is read from the docs, not copied here: each case names the meaning it expects
+("bad input", "runtime failure", "done", and for the gates "a gate found a change", "a gate could
+not decide"), and the status it must exit with is the table's for that meaning. Every case also
+holds kvb to the rest of the table's rules: an error is `kvb: error: ...` on stderr, never a
+traceback; bad input (2) prints nothing on stdout and writes nothing (the output paths it was
+given stay absent); success (0) prints no error. The cases walk each subcommand's error paths as
+a user meets them: missing files, a directory for a file, an empty file, JSON of another kind,
+bad flags, output paths that cannot be written, unknown names, and a kvbench, kvbench_micro or
+store that fails.
+
+  exit_codes_test.py --kvbench build/<preset>/src/kvbench --micro build/<preset>/bench/kvbench_micro
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, "scripts")
+KVB = os.path.join(SCRIPTS, "kvb")
+sys.path.insert(0, SCRIPTS)
+
+from kvbtools.commands import cli  # noqa: E402
+from kvbtools.core import errors  # noqa: E402
+import kvbtest  # noqa: E402  (tests/kvbtest.py)
+from kvbtest import ARGS  # noqa: E402
+
+# A case's expectation, as the first words of the table's "meaning" column.
+MEANINGS = {"ok": "done", "failure": "runtime failure", "usage": "bad input",
+            "changed": "a gate found a change", "undecided": "a gate could not decide"}
+# Where output must not go: no case may create it.
+MISSING_DIR = "/nonexistent-kvb-exit-test"
+
+
+def exit_table() -> dict[int, str]:
+    """docs/cli.md's kvb table: exit status -> meaning."""
+    with open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index("## kvb: exit status"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    table: dict[int, str] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and re.fullmatch(r"\d+(, \d+)*", cells[0]):
+            for code in cells[0].split(", "):
+                table[int(code)] = cells[1]
+    return table
+
+
+def status_for(table: dict[int, str], kind: str) -> int:
+    """The one status whose meaning starts with MEANINGS[kind]."""
+    codes = [c for c, meaning in table.items() if meaning.startswith(MEANINGS[kind])]
+    if len(codes) != 1:
+        raise AssertionError(f"docs/cli.md's kvb table has {len(codes)} rows meaning "
+                             f"{MEANINGS[kind]!r}: {table}")
+    return codes[0]
+
+
+@dataclass
+class Case:
+    command: str                  # the subcommand it exercises (every one needs cases)
+    argv: list[str]
+    kind: str                     # a key of MEANINGS
+    says: str = ""                # stderr must hold this (the error meant, not another)
+    absent: tuple[str, ...] = ()  # paths that must not exist afterwards
+    prefix: tuple[str, ...] = ()  # run under this (setpriv: an unprivileged user)
+    stdout_has: str = ""          # a result the command must print (kind "ok")
+
+
+class Fixtures:
+    """The files the cases read: small real kvbench and kvbench_micro runs, a store, damaged
+    and foreign files, and binaries that fail."""
+
+    def __init__(self, tmp: str) -> None:
+        self.tmp = tmp
+        os.chmod(tmp, 0o755)  # an unprivileged user reads here too (the read-only store)
+        self.a, self.b = self.kvbench("a.json"), self.kvbench("b.json")
+        self.micro = self.path("micro.json")
+        subprocess.run([ARGS.micro, "--benchmark_filter=^(memory/read|crc32c/table)/4096$",
+                        "--benchmark_min_time=0.01", "--block_sizes=4096",
+                        "--benchmark_repetitions=2", f"--benchmark_out={self.micro}",
+                        "--benchmark_out_format=json"], check=True, capture_output=True,
+                       timeout=120)
+        self.empty = self.write("empty.json", "")
+        self.wrong = self.write("wrong.json", '{"schema": "something-else", "rows": []}\n')
+        self.text = self.write("notes.txt", "not a directory\n")
+        self.junk = self.write("junk.sqlite", "this is not an SQLite database\n" * 64)
+        self.store = self.path("store.sqlite")
+        kvb_ok = run_kvb(["store", "add", "--store", self.store, self.a, self.micro])
+        assert kvb_ok.returncode == 0, kvb_ok.stderr
+        self.fail = self.script("fail", "echo 'the disk is on fire' >&2; exit 1")
+        self.silent = self.script("silent", "exit 0")  # exits 0, writes no JSON
+        # A kvbench that knows its engines and flags, and fails every run.
+        self.failing_kvbench = self.script("kvbench-failing", f"""case "$1" in
+  --list-engines|--help|--version) exec {ARGS.kvbench} "$@" ;;
+esac
+echo 'kvbench: error: cannot open rocksdb at DB: IO error' >&2; exit 1""")
+        self.readonly_store, self.as_user = self.read_only_store()
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.tmp, name)
+
+    def write(self, name: str, text: str) -> str:
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return self.path(name)
+
+    def script(self, name: str, body: str) -> str:
+        path = self.write(name, "#!/bin/sh\n" + body + "\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def kvbench(self, name: str) -> str:
+        out = self.path(name)
+        subprocess.run([ARGS.kvbench, "--engine=memory", "--benchmarks=fillseq,readrandom",
+                        "--num=2000", "--report_interval_seconds=0", f"--db={self.path('db')}",
+                        f"--json={out}"], check=True, capture_output=True, timeout=120)
+        return out
+
+    def read_only_store(self) -> tuple[str, tuple[str, ...]]:
+        """A store its user may read and not write, and the prefix that runs kvb as that user:
+        a 0444 file in a directory it cannot write (root: run as nobody through setpriv);
+        ("", ()) when root has no setpriv."""
+        d = self.path("ro")
+        os.mkdir(d, 0o755)
+        path = os.path.join(d, "store.sqlite")
+        shutil.copy(self.store, path)
+        os.chmod(path, 0o444)
+        if os.geteuid() != 0:
+            os.chmod(d, 0o555)
+            return path, ()
+        if shutil.which("setpriv") is None:
+            return "", ()
+        return path, ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+
+
+def run_kvb(argv: list[str], prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    # Under the python3 that runs the test, without kvb's re-exec (scripts_test covers that).
+    env = dict(os.environ, KVB_PYTHON_CHOSEN="1")
+    return subprocess.run([*prefix, sys.executable, KVB, *argv], capture_output=True, text=True,
+                          env=env, timeout=240, cwd="/")
+
+
+def report_cases(f: Fixtures) -> list[Case]:
+    html, svg = f"{MISSING_DIR}/x.html", f"{MISSING_DIR}/svg"
+    return [
+        Case("report", ["report", f.a, f.micro], "ok", stdout_has="crc32c/table/4096"),
+        Case("report", ["report", "--metrics", f.micro], "ok", stdout_has="bytes_per_second"),
+        Case("report", ["report", f.path("missing.json")], "usage", "cannot read"),
+        Case("report", ["report", f.tmp], "usage", "Is a directory"),
+        Case("report", ["report", f.empty], "usage", "empty file"),
+        Case("report", ["report", f.wrong], "usage", "neither a kvbench run document"),
+        Case("report", ["report", "--html", html, f.a], "usage", "does not exist", (html,)),
+        Case("report", ["report", "--html", f.tmp, f.a], "usage", "is a directory"),
+        Case("report", ["report", "--svg", svg, f.a], "usage", "does not exist", (svg,)),
+        Case("report", ["report", "--png", f.text, f.a], "usage", "not a directory"),
+        Case("report", ["report", "--bogus", f.a], "usage", "unrecognized arguments"),
+        Case("validate", ["validate", f.a, f.micro], "ok", stdout_has="OK"),
+        Case("validate", ["validate", f.empty], "usage", "empty file"),
+        Case("validate", ["validate", f.wrong, f.path("missing.json")], "usage", "cannot read"),
+    ]
+
+
+def compare_cases(f: Fixtures) -> list[Case]:
+    out = f.path("comparison.json")
+    bad_json, bad_html = f"{MISSING_DIR}/x.json", f"{MISSING_DIR}/x.html"
+    return [
+        Case("compare", ["compare", f.a, f.b, "--json", out], "ok", stdout_has="readrandom"),
+        Case("compare", ["compare", f.a], "usage", "need a base and at least one other"),
+        Case("compare", ["compare", f.a, f.b, "--json", bad_json], "usage", "does not exist",
+             (bad_json,)),
+        Case("compare", ["compare", f.a, f.b, "--html", bad_html], "usage", "does not exist",
+             (bad_html,)),
+        Case("compare", ["compare", f.a, f.b, "--json", f.tmp], "usage", "is a directory"),
+        Case("compare", ["compare", f.a, f.micro], "usage", "cannot compare"),
+        Case("compare", ["compare", f.a, f.tmp], "usage", "Is a directory"),
+        Case("compare", ["compare", f.a, f.b, "--threshold", "abc"], "usage", "not a threshold"),
+        Case("compare", ["compare", f.a, f.b, "--filter", "("], "usage", "regular expression"),
+        Case("compare", ["compare", f.a, f.b, "--metric", "nosuch"], "usage", "unknown metric"),
+        Case("compare", ["compare", f.a, f.b, "--json", "/dev/full"], "failure",
+             "No space left on device"),
+    ]
+
+
+def matrix_cases(f: Fixtures) -> list[Case]:
+    refused = f.path("refused")  # the results directory of refused runs: never made
+    base = ["matrix", "--kvbench", ARGS.kvbench, "--num", "1000", "--repeats", "1",
+            "--no-store", "--results-dir"]
+    return [
+        Case("matrix", [*base, f.path("results"), "--engines", "memory"], "ok",
+             stdout_has="results:"),
+        Case("matrix", [*base, refused, "--engines", "memory,nosuch"], "usage",
+             "engine 'nosuch' is not compiled into", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--workloads",
+                        "fillseq,nosuch"], "usage", "unknown workload 'nosuch'", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--kvbench-arg=--bogus=1"],
+             "usage", "is not a flag of", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--num", "0"], "usage", "--num",
+             (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--configs",
+                        f.path("none.txt")], "usage", "No such file", (refused,)),
+        Case("matrix", ["matrix", "--kvbench", f.tmp, "--engines", "memory"], "usage",
+             "no kvbench at"),
+        Case("matrix", ["matrix", "--kvbench", ARGS.kvbench, "--engines", "memory",
+                        "--results-dir", f.text], "usage", "not a directory"),
+        Case("matrix", ["matrix", "--kvbench", ARGS.kvbench, "--engines", "memory",
+                        "--results-dir", f"{MISSING_DIR}/r"], "usage", "does not exist",
+             (f"{MISSING_DIR}/r",)),
+        Case("matrix", ["matrix", "--kvbench", f.failing_kvbench, "--engines", "memory",
+                        "--num", "1000", "--repeats", "1", "--no-store", "--results-dir",
+                        f.path("failed-runs")], "failure", "a run failed"),
+        Case("versions", ["versions", "--dep", "nosuch", "--source", f.tmp], "usage",
+             "unknown dependency"),
+        Case("versions", ["versions", "--dep", "lz4"], "usage", "give the versions"),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f"{MISSING_DIR}/lz4"],
+             "usage", "not a directory"),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f.tmp, "--results-dir",
+                          f"{MISSING_DIR}/r"], "usage", "does not exist"),
+        Case("bisect", ["bisect"], "usage", "--repo is required"),
+        Case("bisect", ["bisect", "--repo", f.tmp, "--old", "a", "--new", "b", "--build-cmd",
+                        "true", "--measure-cmd", "true"], "usage", "not a git repository"),
+        Case("bisect", ["bisect", "--repo", ROOT, "--old", "HEAD", "--new", "HEAD",
+                        "--build-cmd", "true", "--measure-cmd", "true", "--results-dir",
+                        f.text], "usage", "not a directory"),
+        Case("bisect", ["bisect", "--resume", f.tmp], "usage", "not the results directory"),
+    ]
+
+
+def runner_cases(f: Fixtures) -> list[Case]:
+    """crashtest, micro, dbbench, selfcheck: the commands that run a binary."""
+    bad_json = f"{MISSING_DIR}/x.json"
+    ct = ["crashtest", "--kvbench", ARGS.kvbench, "--trials", "1", "--num", "1000"]
+    sc = ["selfcheck", "--reads", "1000", "--small", "1000", "--large", "2000"]
+    return [
+        Case("crashtest", [*ct, "--engines", "nosuch"], "usage", "not compiled into"),
+        Case("crashtest", [*ct, "--engines", "memory", "--trials", "0"], "usage", "--trials"),
+        Case("crashtest", ["crashtest", "--kvbench", f.tmp], "usage", "not an executable"),
+        Case("crashtest", [*ct, "--engines", "memory", "--json", bad_json], "usage",
+             "does not exist", (bad_json,)),
+        Case("crashtest", [*ct, "--engines", "memory", "--dir", f.text], "usage",
+             "not a directory"),
+        Case("micro", ["micro", "--compare", f.micro], "ok", stdout_has="crc32c/table"),
+        Case("micro", ["micro", "--binary", f.tmp], "usage", "not an executable file"),
+        Case("micro", ["micro", "--binary", ARGS.micro, "--json", bad_json], "usage",
+             "does not exist", (bad_json,)),
+        Case("micro", ["micro", "--compare", f.a], "usage", "this command reads Google"),
+        Case("micro", ["micro", "--binary", ARGS.micro, "--block-size", "0"], "usage",
+             "must be positive"),
+        Case("micro", ["micro", "--binary", ARGS.micro, "--", "--bogus"], "usage",
+             "refused its flags"),
+        Case("micro", ["micro", "--binary", f.fail], "failure", "the disk is on fire"),
+        Case("micro", ["micro", "--binary", f.silent], "failure", "wrote no usable JSON"),
+        Case("dbbench", ["dbbench"], "usage", "required"),
+        Case("dbbench", ["dbbench", "parity", "--kvbench", ARGS.kvbench, "--benchmarks",
+                         "nosuch"], "usage", "--benchmarks: unknown nosuch"),
+        Case("dbbench", ["dbbench", "parity", "--kvbench", ARGS.kvbench, "--workdir", f.text],
+             "usage", "not a directory"),
+        Case("dbbench", ["dbbench", "instructions", "--kvbench", ARGS.kvbench, "--ops", "5,1"],
+             "usage", "--ops"),
+        Case("selfcheck", ["selfcheck", "--kvbench", ARGS.kvbench, "--small", "10", "--large",
+                           "5"], "usage", "--large above --small"),
+        Case("selfcheck", ["selfcheck", "--kvbench", f.tmp], "usage", "not an executable"),
+        Case("selfcheck", [*sc, "--kvbench", ARGS.kvbench, "--json", bad_json], "usage",
+             "does not exist", (bad_json,)),
+        Case("selfcheck", [*sc, "--kvbench", f.fail], "failure", "the disk is on fire"),
+        Case("selfcheck", [*sc, "--kvbench", f.silent], "failure", "wrote no usable JSON"),
+    ]
+
+
+def store_cases(f: Fixtures) -> list[Case]:
+    st = ["--store", f.store]
+    none = f.path("no-store.sqlite")
+    csv, hgrm = f"{MISSING_DIR}/csv", f"{MISSING_DIR}/hgrm"
+    cases = [
+        Case("store", ["store", "info", *st], "ok", stdout_has="documents: 2"),
+        Case("store", ["store"], "usage", "required"),
+        Case("store", ["store", "add", *st, f.wrong], "usage", "neither a kvbench"),
+        Case("store", ["store", "add", *st, f.empty], "usage", "empty file"),
+        Case("store", ["store", "add", "--store", f.tmp, f.a], "usage", "is a directory"),
+        Case("store", ["store", "add", "--store", f.a, f.b], "usage", "not an SQLite database"),
+        Case("store", ["store", "add", *st, "--attr", "bad", f.b], "usage", "NAME=VALUE"),
+        Case("store", ["store", "info", "--store", none], "usage", "no store at", (none,)),
+        Case("store", ["store", "get", *st, "ffffffff"], "usage", "no stored document"),
+        Case("history", ["history", *st], "ok", stdout_has="series"),
+        Case("history", ["history", "--store", f.junk], "usage", "not an SQLite database"),
+        Case("history", ["history", *st, "--filter", "bad"], "usage", "NAME=VALUE"),
+        Case("history", ["history", *st, "--html", f"{MISSING_DIR}/h.html"], "usage",
+             "does not exist"),
+        Case("trend", ["trend", *st], "ok", stdout_has="kvb trend"),
+        Case("trend", ["trend", "--store", none], "usage", "no store at"),
+        Case("trend", ["trend", *st, "--min-size", "1"], "usage", "--min-size"),
+        Case("export", ["export", "csv", *st, "--out", f.path("csv")], "ok"),
+        Case("export", ["export", "csv", f.a, *st], "usage", "reads the store, not files"),
+        Case("export", ["export", "hgrm", f.micro], "usage", "this command reads a kvbench"),
+        Case("export", ["export", "hgrm", f.a, "--out", hgrm], "usage", "does not exist",
+             (hgrm,)),
+        Case("export", ["export", "csv", *st, "--out", csv], "usage", "does not exist", (csv,)),
+        Case("export", ["export", "bencher", *st, "--out", f.tmp], "usage", "is a directory"),
+        Case("export", ["export", "bencher", *st, "--document", "zz"], "usage", "hash"),
+        Case("export", ["export", "bencher", *st, "--out", "/dev/full"], "failure",
+             "No space left on device"),
+    ]
+    if f.readonly_store:
+        cases.append(Case("store", ["store", "add", "--store", f.readonly_store, f.b],
+                          "failure", "readonly database", prefix=f.as_user))
+    return cases
+
+
+def top_level_cases(f: Fixtures) -> list[Case]:
+    return [Case("kvb", [], "usage", "required: COMMAND"),
+            Case("kvb", ["nosuch"], "usage", "invalid choice")]
+
+
+# ---- the gates: exit 3 (a gate found a change) and 4 (a gate could not decide) ----------------
+# The verdicts commit adds its cases here: compare / matrix / versions --fail-on-regression,
+# trend --fail-on-change and bisect, each with kind "changed" or "undecided" (and "ok" for a gate
+# that passes).
+def gate_cases(f: Fixtures) -> list[Case]:
+    return []
+
+
+CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, top_level_cases,
+         gate_cases)
+
+
+class ExitCodesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = tempfile.mkdtemp(prefix="kvb-exit-codes.")
+        cls.table = exit_table()
+        cls.fixtures = Fixtures(cls.tmp)
+        cls.cases = [c for make in CASES for c in make(cls.fixtures)]
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_the_table_is_the_one_of_core_errors(self) -> None:
+        expected = {errors.EXIT_OK: "ok", errors.EXIT_FAILURE: "failure",
+                    errors.EXIT_USAGE: "usage", errors.EXIT_CHANGED: "changed",
+                    errors.EXIT_UNDECIDED: "undecided"}
+        for code, kind in expected.items():
+            self.assertEqual(status_for(self.table, kind), code, MEANINGS[kind])
+        self.assertIn(errors.EXIT_INTERRUPTED, self.table)
+        self.assertIn(errors.EXIT_BROKEN_PIPE, self.table)
+        self.assertEqual(sorted(self.table), sorted(
+            [*expected, errors.EXIT_INTERRUPTED, errors.EXIT_BROKEN_PIPE]))
+
+    def test_every_subcommand_has_its_error_paths_walked(self) -> None:
+        names = {m.__name__.rsplit(".", 1)[-1] for m in cli.COMMANDS}
+        walked = {c.command for c in self.cases if c.kind == "usage"}
+        self.assertEqual(names - walked, set(), "subcommands without a bad-input case")
+
+    def test_every_case_exits_by_the_table(self) -> None:
+        self.assertFalse(os.path.exists(MISSING_DIR), f"{MISSING_DIR} must not exist")
+        # A few at a time: most cases are a Python start-up and a refusal.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            done = list(pool.map(lambda c: run_kvb(c.argv, c.prefix), self.cases))
+        for case, p in zip(self.cases, done):
+            with self.subTest(args=" ".join(case.argv)):
+                self.check(case, p)
+        self.assertFalse(os.path.exists(MISSING_DIR), "a refused command made its directory")
+
+    def check(self, case: Case, p: subprocess.CompletedProcess[str]) -> None:
+        said = f"\nexit {p.returncode}\nstdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}"
+        self.assertIn(p.returncode, self.table, "a status outside docs/cli.md's table" + said)
+        self.assertEqual(p.returncode, status_for(self.table, case.kind),
+                         f"expected {MEANINGS[case.kind]!r}" + said)
+        self.assertNotIn("Traceback", p.stderr, said)
+        if case.kind == "ok":
+            self.assertNotIn("kvb: error:", p.stderr, said)
+            self.assertIn(case.stdout_has, p.stdout, said)
+            return
+        self.assertIn("kvb: error:", p.stderr, said)
+        self.assertIn(case.says, p.stderr, said)
+        if case.kind == "usage":
+            self.assertEqual(p.stdout, "", "bad input printed results" + said)
+            for path in case.absent:
+                self.assertFalse(os.path.lexists(path), f"{path} was written" + said)
+
+
+if __name__ == "__main__":
+    kvbtest.main("kvbench", "micro")
