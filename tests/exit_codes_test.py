@@ -200,7 +200,7 @@ def matrix_cases(f: Fixtures) -> list[Case]:
         Case("matrix", [*base, f.path("results"), "--engines", "memory"], "ok",
              stdout_has="results:"),
         Case("matrix", [*base, refused, "--engines", "memory,nosuch"], "usage",
-             "engine 'nosuch' is not compiled into", (refused,)),
+             "engine 'nosuch'", (refused,)),  # the checkout's engines, or the binary's
         Case("matrix", [*base, refused, "--engines", "memory", "--workloads",
                         "fillseq,nosuch"], "usage", "unknown workload 'nosuch'", (refused,)),
         Case("matrix", [*base, refused, "--engines", "memory", "--kvbench-arg=--bogus=1"],
@@ -322,11 +322,56 @@ def top_level_cases(f: Fixtures) -> list[Case]:
 
 
 # ---- the gates: exit 3 (a gate found a change) and 4 (a gate could not decide) ----------------
-# The verdicts commit adds its cases here: compare / matrix / versions --fail-on-regression,
-# trend --fail-on-change and bisect, each with kind "changed" or "undecided" (and "ok" for a gate
-# that passes).
+def repeated(f: Fixtures, name: str, scale: float, reps: int, seed: int) -> str:
+    """f.a's first result `reps` times, ops/s and the CPU per op scaled by `scale` (0.5: half
+    as fast) with 1% noise: a side of `reps` runs without running them."""
+    import copy
+    import json
+    import random
+    rng = random.Random(seed)
+    with open(f.a, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    first = doc["results"][0]
+    doc["results"] = []
+    for i in range(reps):
+        r = copy.deepcopy(first)
+        r["repeat"], r["repeats"] = i + 1, reps
+        for role in r["roles"]:
+            noise = 1 + rng.gauss(0, 0.01)
+            role["ops_per_sec"] *= scale * noise
+            role["cost"]["cpu_user_us_per_op"] /= scale * noise
+        doc["results"].append(r)
+    path = f.path(name)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    return path
+
+
 def gate_cases(f: Fixtures) -> list[Case]:
-    return []
+    """The gates: --fail-on-regression (compare; matrix and versions share its code) and
+    trend --fail-on-change, found a change (3), undecided (4), passed (0)."""
+    base4 = repeated(f, "base4.json", 1.0, 4, 1)
+    same4 = repeated(f, "same4.json", 1.0, 4, 2)
+    slow4 = repeated(f, "slow4.json", 0.5, 4, 3)
+    slow3 = repeated(f, "slow3.json", 0.5, 3, 4)
+    short = f.path("short.sqlite")
+    added = run_kvb(["store", "add", "--store", short, f.a, f.b])
+    assert added.returncode == 0, added.stderr
+    gate = "--fail-on-regression"
+    return [
+        Case("compare", ["compare", base4, same4, gate], "ok", stdout_has="no change"),
+        Case("compare", ["compare", base4, slow4, gate], "changed",
+             "significant regression(s) beyond 5%", stdout_has="slower (p=0.029)"),
+        Case("compare", ["compare", base4, slow3, gate], "undecided", "row(s) undecided",
+             stdout_has="n=4+3 cannot reach p<0.05: 4 runs a side needed"),
+        Case("compare", ["compare", f.a, f.b, gate], "undecided", "row(s) undecided",
+             stdout_has="n=1+1: a single value gives no estimate of the noise"),
+        Case("compare", ["compare", base4, slow3], "ok", stdout_has="undecided"),  # no gate
+        Case("trend", ["trend", "--store", short, "--fail-on-change"], "undecided",
+             "series too short to test", stdout_has="too short to test, undecided"),
+        Case("matrix", ["matrix", "--kvbench", ARGS.kvbench, "--engines", "memory", "--threads",
+                        "1,2", gate], "usage", "a study's tables show"),
+    ]
 
 
 CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, top_level_cases,
@@ -377,9 +422,10 @@ class ExitCodesTest(unittest.TestCase):
         self.assertEqual(p.returncode, status_for(self.table, case.kind),
                          f"expected {MEANINGS[case.kind]!r}" + said)
         self.assertNotIn("Traceback", p.stderr, said)
-        if case.kind == "ok":
+        if case.kind in ("ok", "changed", "undecided"):  # what was asked was done
             self.assertNotIn("kvb: error:", p.stderr, said)
             self.assertIn(case.stdout_has, p.stdout, said)
+            self.assertIn(case.says, p.stderr, said)
             return
         self.assertIn("kvb: error:", p.stderr, said)
         self.assertIn(case.says, p.stderr, said)
