@@ -17,10 +17,12 @@ import argparse
 import copy
 import csv
 import glob
+import hashlib
 import importlib.util
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
@@ -368,6 +370,10 @@ class StoreTest(unittest.TestCase):
         p.send_signal(signal.SIGKILL)
         p.wait()
         self.assertEqual(p.returncode, -signal.SIGKILL, "the add finished before the kill")
+        # The next writer comes first: on SQLite its integrity check meets the dead add's hot
+        # journal, has SQLite roll it back, and goes on.
+        p = self.add(files[0])
+        self.assertIn("0 document(s) added, 1 already stored", p.stdout)
         self.assertEqual(count(self.loc, "documents"), 1)
         self.assertEqual(count(self.loc, "measurements"), 3 * metrics_per_repeat(KV_TEMPLATE))
         self.add(*files)
@@ -509,6 +515,11 @@ def writing(loc: str) -> bool:
     return os.path.exists(loc + "-journal")
 
 
+def sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def count_raw(loc: str, table: str) -> int:
     """Counts without going through Store (which refuses a newer schema)."""
     if loc.startswith("postgresql"):
@@ -530,26 +541,93 @@ class SqliteOnlyTest(unittest.TestCase):
         self.good = os.path.join(self.dir, "good.json")
         run_kvbench(self.good)
 
-    def test_a_file_that_is_not_sqlite_is_refused_untouched(self) -> None:
-        path = os.path.join(self.dir, "notes.sqlite")
-        with open(path, "w") as f:
-            f.write("these are my notes, not a database\n" * 100)
-        before = open(path, "rb").read()
-        for args in (("store", "add", self.good), ("history",), ("store", "info")):
+    # Every command that opens a store, as run on a file that may not be one.
+    OPENING = (("store", "add", "GOOD"), ("store", "info"), ("store", "check"),
+               ("store", "get", "abcdef"), ("history",), ("trend",), ("export", "bencher"),
+               ("export", "csv"))
+
+    def refused(self, path: str, message: str) -> None:
+        """Every command exits 2 saying `message`, and the file stays byte for byte and
+        modification time as it was, with no journal left beside it."""
+        digest, mtime = sha256(path), os.stat(path).st_mtime_ns
+        for args in self.OPENING:
+            args = tuple(self.good if a == "GOOD" else a for a in args)
             p = kvb(*args, "--store", path)
-            self.assertEqual(p.returncode, 2, p.stderr)
-            self.assertIn("is not an SQLite database", p.stderr)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(message, p.stderr, args)
             self.assertNotIn("Traceback", p.stderr)
-        self.assertEqual(open(path, "rb").read(), before)
+            self.assertNotIn("stored", p.stdout)
+            self.assertEqual(sha256(path), digest, args)
+        self.assertEqual(os.stat(path).st_mtime_ns, mtime)
+        self.assertEqual(glob.glob(path + "-*"), [])
+
+    def filled_store(self) -> str:
+        """An SQLite store of 12 runs, and so of some 60 pages."""
+        path = os.path.join(self.dir, "filled.sqlite")
+        files = [write(os.path.join(self.dir, f"f{i}.json"), synthetic(i, [1.0 + i, 2.0]))
+                 for i in range(12)]
+        self.assertEqual(kvb("store", "add", "--store", path, *files).returncode, 0)
+        return path
+
+    def test_random_bytes_over_two_pages_are_found_before_any_write(self) -> None:
+        import sqlite3
+        path = self.filled_store()
+        with sqlite3.connect(path) as c:
+            page = c.execute("PRAGMA page_size").fetchone()[0]
+            pages = c.execute("PRAGMA page_count").fetchone()[0]
+        self.assertGreater(pages, 20)
+        with open(path, "r+b") as f:
+            f.seek(pages // 2 * page)
+            f.write(random.Random(29).randbytes(2 * page))
+        digest, mtime = sha256(path), os.stat(path).st_mtime_ns
+        for args in (("store", "add", self.good), ("store", "info")):
+            p = kvb(*args, "--store", path)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(f"store {path} is damaged (SQLite: ", p.stderr)
+            self.assertIn("nothing was written; restore it from a copy", p.stderr)
+            self.assertNotIn("stored", p.stdout)
+            self.assertEqual(sha256(path), digest, args)
+        self.assertEqual(os.stat(path).st_mtime_ns, mtime)
+        self.assertEqual(glob.glob(path + "-*"), [])
+        p = kvb("store", "check", "--store", path)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is damaged", p.stderr)
+        # SQLite's own findings, one a line; or the error that stopped it reading at all.
+        self.assertTrue(re.search(r"Page \d+", p.stdout) or "malformed" in p.stderr, p)
+        self.assertEqual(sha256(path), digest)
+
+    def test_a_truncated_store_is_damaged_not_a_stranger(self) -> None:
+        path = self.filled_store()
+        size = os.path.getsize(path)
+        os.truncate(path, size // 2)
+        self.refused(path, f"store {path} is damaged (SQLite: ")
+        p = kvb("history", "--store", path)
+        self.assertIn(f"its header says {size // 4096} pages of 4096 bytes", p.stderr)
+
+    def test_a_healthy_store_passes_the_checks(self) -> None:
+        path = self.filled_store()
+        p = kvb("store", "check", "--store", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("PRAGMA integrity_check ok", p.stdout)
+        p = kvb("store", "info", "--store", path)
+        self.assertIn("PRAGMA quick_check ok", p.stdout)
+
+    def test_a_file_that_is_not_sqlite_is_refused_untouched(self) -> None:
+        texts = {"notes.sqlite": b"these are my notes, not a database\n" * 100,
+                 "zeros.sqlite": bytes(8192), "result.json": open(self.good, "rb").read()}
+        for name, data in texts.items():
+            path = os.path.join(self.dir, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            self.refused(path, f"{path} is not a kvbench store (not an SQLite database)")
 
     def test_an_sqlite_file_of_something_else_is_left_alone(self) -> None:
         import sqlite3
         path = os.path.join(self.dir, "other.sqlite")
         with sqlite3.connect(path) as c:
             c.execute("CREATE TABLE accounts (id INTEGER)")
-        p = kvb("store", "add", "--store", path, self.good)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("an SQLite database of something else", p.stderr)
+        self.refused(path, f"{path} is not a kvbench store (an SQLite database without "
+                           "kvbench's tables)")
 
     def test_default_location_and_environment(self) -> None:
         env = dict(os.environ, KVBENCH_STORE=os.path.join(self.dir, "env.sqlite"))
