@@ -379,6 +379,28 @@ class StoreTest(unittest.TestCase):
         self.add(*files)
         self.assertEqual(count(self.loc, "documents"), 400)
 
+    def test_stored_is_said_only_after_the_commit(self) -> None:
+        # SYNTHETIC: the second file of the batch says ops_per_sec is better lower, which the
+        # store refuses inside the transaction, after the first file went in: nothing is stored,
+        # and no file is said to be.
+        first = write(self.path("first.json"), synthetic(0, [100.0, 101.0]))
+        self.add(first)
+        good = write(self.path("good.json"), synthetic(1, [102.0, 103.0]))
+        bad_doc = synthetic(2, [104.0, 105.0])
+        for m in bad_doc["metrics"]:
+            if m["path"] == "ops_per_sec":
+                m["better"] = "lower"
+        bad = write(self.path("bad.json"), bad_doc)
+        p = self.add(good, bad, ok=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("ops_per_sec", p.stderr)
+        self.assertNotIn("stored", p.stdout)
+        self.assertEqual(count(self.loc, "documents"), 1)
+        p = self.add(good)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith(f"{good}: stored ("), p.stdout)
+        self.assertEqual(lines[-1].split(":")[0], "1 document(s) added, 0 already stored")
+
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
         # slower. kvb trend must name the boundary between points 12 and 13 and print the

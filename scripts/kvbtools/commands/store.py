@@ -9,9 +9,10 @@
 Where: --store PATH (an SQLite file) or --store postgresql://... (a PostgreSQL database shared by
 several machines, through Debian's python3-psycopg), else $KVBENCH_STORE, else
 results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` is one transaction: two
-processes adding at once both get everything in, and a failure stores nothing. Before it writes
-to an SQLite file it runs PRAGMA quick_check through a read-only connection: a damaged store
-(or a file that is not a kvbench store) is refused with exit 2 and left byte for byte as it was.
+processes adding at once both get everything in, and a failure stores nothing; what was stored
+is printed after the commit. Before it writes to an SQLite file it runs PRAGMA quick_check
+through a read-only connection: a damaged store (or a file that is not a kvbench store) is
+refused with exit 2 and left byte for byte as it was.
 """
 from __future__ import annotations
 

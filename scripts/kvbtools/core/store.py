@@ -364,27 +364,24 @@ def add_files(paths: list[str], store_arg: str | None, attrs: dict[str, str] | N
     """Reads every file first (one bad file stores none), then stores them all in one
     transaction. Returns (added, already stored)."""
     docs = read_documents(paths, {p: attrs for p in paths} if attrs else None)
-    added = dup = 0
+    new: list[bool] = []
     with open_store(store_arg, create=True) as st:
         with st.write() as tx:
             for path, e, raw in docs:
-                got = st.add_one(e, raw, os.path.abspath(path))
-                if got is None:
-                    dup += 1
-                else:
-                    added += 1
-                if not quiet:
-                    print(f"{path}: {'already stored' if got is None else 'stored'} "
-                          f"({e.kind}, {e.run_utc}, {len(e.measurements)} measurements, "
-                          f"fingerprint {e.fingerprint[:12]}, document {e.hash[:12]})"
-                          + ("" if e.complete else ", an INCOMPLETE run"))
-                    for s in e.skipped:
-                        print(f"  not stored, the benchmark reported an error: {s}")
+                new.append(st.add_one(e, raw, os.path.abspath(path)) is not None)
             tx.ok()
         where = shown(st.loc)
+    # Said only now that the transaction committed: a failure above stored none of them.
     if not quiet:
-        print(f"{added} document(s) added, {dup} already stored: {where}")
-    return added, dup
+        for (path, e, _), got in zip(docs, new):
+            print(f"{path}: {'stored' if got else 'already stored'} "
+                  f"({e.kind}, {e.run_utc}, {len(e.measurements)} measurements, "
+                  f"fingerprint {e.fingerprint[:12]}, document {e.hash[:12]})"
+                  + ("" if e.complete else ", an INCOMPLETE run"))
+            for s in e.skipped:
+                print(f"  not stored, the benchmark reported an error: {s}")
+        print(f"{sum(new)} document(s) added, {len(new) - sum(new)} already stored: {where}")
+    return sum(new), len(new) - sum(new)
 
 
 def auto_store(paths: list[str], args: argparse.Namespace,
