@@ -401,6 +401,86 @@ class StoreTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith(f"{good}: stored ("), p.stdout)
         self.assertEqual(lines[-1].split(":")[0], "1 document(s) added, 0 already stored")
 
+    def stored_runs(self) -> dict[str, str]:
+        """document hash -> host, of every stored run."""
+        with store.open_store(self.loc) as st:
+            return {h: host for h, host in st.q("SELECT hash, host FROM documents")}
+
+    def test_rm_by_id_and_by_selector(self) -> None:
+        # SYNTHETIC runs on two hosts; ids are the hashes kvb history prints (its run column).
+        files = [write(self.path(f"r{i}.json"), synthetic(i, [100.0 + i, 101.0 + i],
+                                                          host="ci-a" if i < 3 else "ci-b"))
+                 for i in range(5)]
+        self.add(*files)
+        runs = self.stored_runs()
+        shown = kvb("history", "--store", self.loc).stdout
+        for h in runs:
+            self.assertIn(h[:12], shown)
+        a = sorted(h for h, host in runs.items() if host == "ci-a")
+        before = [count(self.loc, t) for t in ("documents", "measurements", "fields")]
+        p = kvb("store", "rm", "--store", self.loc, "--dry-run", "host=ci-a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(line.split()[2] for line in p.stdout.splitlines()
+                                if line.startswith("would remove")), [h[:12] for h in a])
+        self.assertEqual([count(self.loc, t) for t in ("documents", "measurements", "fields")],
+                         before)
+        for args in (["host=nowhere"], ["0123456789ab"], [a[0][:12], "host=ci-b"],
+                     [a[0][:3]], []):
+            p = kvb("store", "rm", "--store", self.loc, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertEqual(self.stored_runs(), runs, args)
+        self.assertIn("nothing was removed", kvb("store", "rm", "--store", self.loc,
+                                                 "host=nowhere").stderr)
+        p = kvb("store", "rm", "--store", self.loc, "host=ci-a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(line.split()[1] for line in p.stdout.splitlines()
+                                if line.startswith("removed")), [h[:12] for h in a])
+        self.assertIn("3 run(s) removed", p.stdout)
+        left = self.stored_runs()
+        self.assertEqual(sorted(left), sorted(h for h in runs if h not in a))
+        per_run = 2 * metrics_per_repeat(KV_TEMPLATE)
+        self.assertEqual(count(self.loc, "measurements"), 2 * per_run)
+        history = kvb("history", "--store", self.loc)
+        self.assertIn("1 series, 2 points", history.stdout)
+        # By id (its first 12 characters) and a selector that holds: one run goes.
+        one = sorted(left)[0]
+        p = kvb("store", "rm", "--store", self.loc, one[:12], "host=ci-b")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(self.stored_runs()), sorted(left)[1:])
+        # The last run of a series takes its series and fingerprint with it.
+        p = kvb("store", "rm", "--store", self.loc, sorted(left)[1])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for table in ("documents", "measurements", "fields", "series", "fingerprints"):
+            self.assertEqual(count(self.loc, table), 0, table)
+        self.add(files[0])
+        self.assertEqual(count(self.loc, "measurements"), per_run)
+
+    def test_rm_and_add_at_once_lose_nothing(self) -> None:
+        # SYNTHETIC: the one run tagged batch=old is the last of its series when kvb store rm
+        # removes it, while another process adds 60 runs to that same series: the add must not
+        # lose the series under its feet (PostgreSQL: the write lock), nor the rm fail.
+        old = write(self.path("old.json"), synthetic(0, [1.0, 2.0]))
+        self.assertEqual(kvb("store", "add", "--store", self.loc, "--attr", "batch=old",
+                             old).returncode, 0)
+        new = [write(self.path(f"new{i}.json"), synthetic(1 + i, [3.0, 4.0])) for i in range(60)]
+        adder = subprocess.Popen([sys.executable, KVB, "store", "add", "--store", self.loc, *new],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not writing(self.loc) and adder.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        rm = kvb("store", "rm", "--store", self.loc, "batch=old")
+        out, err = adder.communicate(timeout=300)
+        self.assertEqual(adder.returncode, 0, err)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertIn("1 run(s) removed", rm.stdout)
+        self.assertEqual(count(self.loc, "documents"), 60)
+        self.assertEqual(count(self.loc, "measurements"),
+                         60 * 2 * metrics_per_repeat(KV_TEMPLATE))
+        with store.open_store(self.loc) as st:
+            series = series_mod.load(st)
+        self.assertEqual([len(s.points) for s in series], [60])
+
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
         # slower. kvb trend must name the boundary between points 12 and 13 and print the
@@ -564,9 +644,9 @@ class SqliteOnlyTest(unittest.TestCase):
         run_kvbench(self.good)
 
     # Every command that opens a store, as run on a file that may not be one.
-    OPENING = (("store", "add", "GOOD"), ("store", "info"), ("store", "check"),
-               ("store", "get", "abcdef"), ("history",), ("trend",), ("export", "bencher"),
-               ("export", "csv"))
+    OPENING = (("store", "add", "GOOD"), ("store", "rm", "host=vm"), ("store", "info"),
+               ("store", "check"), ("store", "get", "abcdef"), ("history",), ("trend",),
+               ("export", "bencher"), ("export", "csv"))
 
     def refused(self, path: str, message: str) -> None:
         """Every command exits 2 saying `message`, and the file stays byte for byte and
@@ -602,12 +682,14 @@ class SqliteOnlyTest(unittest.TestCase):
             f.seek(pages // 2 * page)
             f.write(random.Random(29).randbytes(2 * page))
         digest, mtime = sha256(path), os.stat(path).st_mtime_ns
-        for args in (("store", "add", self.good), ("store", "info")):
+        for args in (("store", "add", self.good), ("store", "rm", "host=vm"),
+                     ("store", "rm", "--dry-run", "host=vm"), ("store", "info")):
             p = kvb(*args, "--store", path)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(f"store {path} is damaged (SQLite: ", p.stderr)
             self.assertIn("nothing was written; restore it from a copy", p.stderr)
             self.assertNotIn("stored", p.stdout)
+            self.assertNotIn("removed", p.stdout)
             self.assertEqual(sha256(path), digest, args)
         self.assertEqual(os.stat(path).st_mtime_ns, mtime)
         self.assertEqual(glob.glob(path + "-*"), [])

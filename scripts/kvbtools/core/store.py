@@ -26,6 +26,9 @@ ENV = "KVBENCH_STORE"
 PG_PREFIXES = ("postgresql://", "postgres://")
 # Serialises schema creation and migration among PostgreSQL clients (any constant will do).
 PG_MIGRATION_LOCK = 0x6B766273
+# Held shared by every PostgreSQL write and exclusively by kvb store rm, so a removal never
+# deletes a series or fingerprint row that a concurrent add has just found and is filling.
+PG_WRITE_LOCK = 0x6B766277
 
 
 def location(arg: str | None) -> str:
@@ -159,11 +162,13 @@ class Store:
             return RunError(f"store {shown(self.loc)}: {first}")
         return e
 
-    def write(self) -> "_Transaction":
+    def write(self, exclusive: bool = False) -> "_Transaction":
+        """A transaction. exclusive (kvb store rm): no other kvb writes meanwhile; SQLite's
+        writers always take turns, PostgreSQL's adds run side by side and wait for it."""
         if not self.checked:
             store_file.examine(self.loc, full=True)
             self.checked = True
-        return _Transaction(self)
+        return _Transaction(self, exclusive)
 
     # ---- schema -------------------------------------------------------------------------------
 
@@ -292,14 +297,21 @@ class Store:
 
 class _Transaction:
     """BEGIN (IMMEDIATE on SQLite: the write lock up front, so two writers queue instead of
-    failing at commit); COMMIT when ok() was called, else ROLLBACK, on every exit path."""
+    failing at commit; on PostgreSQL then PG_WRITE_LOCK, shared or exclusive); COMMIT when ok()
+    was called, else ROLLBACK, on every exit path."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, exclusive: bool) -> None:
         self.store = store
+        self.exclusive = exclusive
         self.committed = False
 
     def __enter__(self) -> "_Transaction":
-        self.store.q("BEGIN IMMEDIATE" if self.store.dialect == "sqlite" else "BEGIN")
+        if self.store.dialect == "sqlite":
+            self.store.q("BEGIN IMMEDIATE")
+        else:
+            self.store.q("BEGIN")
+            self.store.q("SELECT pg_advisory_xact_lock(?)" if self.exclusive else
+                         "SELECT pg_advisory_xact_lock_shared(?)", (PG_WRITE_LOCK,))
         return self
 
     def ok(self) -> None:
