@@ -481,6 +481,43 @@ class StoreTest(unittest.TestCase):
             series = series_mod.load(st)
         self.assertEqual([len(s.points) for s in series], [60])
 
+    def test_bencher_names_do_not_change_when_a_configuration_is_added(self) -> None:
+        # SYNTHETIC: three runs of one configuration, then one with another --num.
+        self.add(*[write(self.path(f"b{i}.json"), synthetic(i, [100.0 + i, 102.0, 98.0]))
+                   for i in range(3)])
+
+        def export(*flags: str) -> subprocess.CompletedProcess[str]:
+            return kvb("export", "bencher", "--store", self.loc, *flags)
+
+        alone = export()
+        self.assertEqual(alone.returncode, 0, alone.stderr)
+        labelled = export("--name-by", "workload.num")
+        self.assertEqual(labelled.returncode, 0, labelled.stderr)
+        self.assertEqual(sorted(json.loads(alone.stdout)), ["memory fillseq"])
+        self.assertEqual(sorted(json.loads(labelled.stdout)),
+                         ["memory fillseq [workload.num=3000]"])
+        with store.open_store(self.loc) as st:
+            fp = st.q("SELECT hash FROM fingerprints").fetchone()[0]
+        self.assertIn(fp[:12], alone.stderr)  # said beside the file, not in the names
+        self.assertNotIn(fp[:12], alone.stdout)
+        self.add(write(self.path("other.json"), synthetic(9, [50.0, 51.0], num=12345)))
+        both = export()
+        self.assertEqual(both.returncode, 2, both.stderr)
+        self.assertIn("would share the Bencher benchmark 'memory fillseq'", both.stderr)
+        self.assertIn("workload.num: 12345, 3000", both.stderr)
+        self.assertEqual(both.stdout, "")
+        one = export("--filter", "workload.num=3000")
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertEqual(json.loads(one.stdout), json.loads(alone.stdout))
+        again = export("--name-by", "workload.num")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        doc = json.loads(again.stdout)
+        self.assertEqual(sorted(doc), ["memory fillseq [workload.num=12345]",
+                                       "memory fillseq [workload.num=3000]"])
+        self.assertEqual(doc["memory fillseq [workload.num=3000]"],
+                         json.loads(labelled.stdout)["memory fillseq [workload.num=3000]"])
+        self.assertEqual(export("--name-by", "nosuchfield").returncode, 2)
+
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
         # slower. kvb trend must name the boundary between points 12 and 13 and print the
