@@ -33,6 +33,16 @@ from kvbtools.core.store import (add_files, add_store_arguments, location, open_
                                  parse_pairs, shown, sqlite_file)
 
 
+RM_DESCRIPTION = """Removes stored runs in one transaction and prints each one after the commit.
+RUN: a run's id, its document hash or its first 6 or more characters (kvb store add, kvb history
+and kvb export csv print it), naming exactly one run. NAME=VALUE: a selector as kvb compare
+--store takes them: any stored field (host, preset, commit, lib.rocksdb.version, workload.num,
+ci.job, ...), kind=kvbench|gbench, document=HASH, fingerprint=HASH; every selector must hold.
+Ids and selectors together remove the named runs that match every selector. Nothing matching
+is an error (exit 2). Series and fingerprints left without runs go too. An SQLite store passes
+PRAGMA quick_check first (docs/history.md)."""
+
+
 def cmd_add(args: argparse.Namespace) -> int:
     add_files(args.files, args.store, parse_pairs(args.attr, "--attr"))
     return 0
@@ -118,17 +128,7 @@ def register(subparsers: Any) -> None:
     add_store_arguments(a)
     a.set_defaults(func=cmd_add)
     r = sub.add_parser("rm", help="remove runs, by id or NAME=VALUE selectors",
-                       description="Removes stored runs in one transaction and prints each one "
-                                   "after the commit. RUN: a run's id, its document hash or its "
-                                   "first 6 or more characters (kvb store add, kvb history and "
-                                   "kvb export csv print it), naming exactly one run. NAME=VALUE: a "
-                                   "selector as kvb compare --store takes them: any stored field "
-                                   "(host, preset, commit, lib.rocksdb.version, workload.num, "
-                                   "ci.job, ...), kind=kvbench|gbench, document=HASH, "
-                                   "fingerprint=HASH; every selector must hold. Ids and "
-                                   "selectors together remove the named runs that match every "
-                                   "selector. Nothing matching is an error (exit 2). Series and "
-                                   "fingerprints left without runs go too.")
+                       description=RM_DESCRIPTION)
     r.add_argument("runs", nargs="+", metavar="RUN|NAME=VALUE")
     r.add_argument("--dry-run", action="store_true",
                    help="list the runs that would be removed, and remove nothing")

@@ -2,7 +2,9 @@
 an SQLite file or a PostgreSQL database shared by several machines (Debian's python3-psycopg).
 Store opens one, adds documents in one transaction each, and answers queries; kvb store
 (commands/store.py) is its command, matrix, versions and bisect add their runs through
-auto_store, history, trend and export read series from it (core/series.py)."""
+auto_store, history, trend and export read series from it (core/series.py). An SQLite file is
+examined before it is opened (core/store_file.py); runs are picked and removed by
+core/store_runs.py."""
 from __future__ import annotations
 
 import argparse
