@@ -1,6 +1,6 @@
 """An SQLite store's file before kvb uses it: is it an SQLite database at all, is it whole, is
 it intact (docs/history.md, "A damaged store"). core/store.py calls examine() before it opens a
-file, and damaged() / not_sqlite() for an error SQLite reports later.
+file, and classify() for an error SQLite reports later.
 
 Every look at the file goes through a read-only connection (URI mode=ro), so looking changes
 nothing: no journal is rolled back into a damaged file, no page written, not even the file's
@@ -60,7 +60,7 @@ def classify(path: str, e: sqlite3.Error, listed: bool = False) -> Exception:
         if not _starts_with_magic(path):
             return not_sqlite(path)
     elif code != CORRUPT and "malformed" not in msg:
-        return RunError(f"cannot read store {path}: {msg}")
+        return RunError(f"store {path}: {msg}")
     try:
         cut = _truncation(path)
     except OSError:
