@@ -17,10 +17,12 @@ import argparse
 import copy
 import csv
 import glob
+import hashlib
 import importlib.util
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
@@ -368,10 +370,153 @@ class StoreTest(unittest.TestCase):
         p.send_signal(signal.SIGKILL)
         p.wait()
         self.assertEqual(p.returncode, -signal.SIGKILL, "the add finished before the kill")
+        # The next writer comes first: on SQLite its integrity check meets the dead add's hot
+        # journal, has SQLite roll it back, and goes on.
+        p = self.add(files[0])
+        self.assertIn("0 document(s) added, 1 already stored", p.stdout)
         self.assertEqual(count(self.loc, "documents"), 1)
         self.assertEqual(count(self.loc, "measurements"), 3 * metrics_per_repeat(KV_TEMPLATE))
         self.add(*files)
         self.assertEqual(count(self.loc, "documents"), 400)
+
+    def test_stored_is_said_only_after_the_commit(self) -> None:
+        # SYNTHETIC: the second file of the batch says ops_per_sec is better lower, which the
+        # store refuses inside the transaction, after the first file went in: nothing is stored,
+        # and no file is said to be.
+        first = write(self.path("first.json"), synthetic(0, [100.0, 101.0]))
+        self.add(first)
+        good = write(self.path("good.json"), synthetic(1, [102.0, 103.0]))
+        bad_doc = synthetic(2, [104.0, 105.0])
+        for m in bad_doc["metrics"]:
+            if m["path"] == "ops_per_sec":
+                m["better"] = "lower"
+        bad = write(self.path("bad.json"), bad_doc)
+        p = self.add(good, bad, ok=False)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("ops_per_sec", p.stderr)
+        self.assertNotIn("stored", p.stdout)
+        self.assertEqual(count(self.loc, "documents"), 1)
+        p = self.add(good)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith(f"{good}: stored ("), p.stdout)
+        self.assertEqual(lines[-1].split(":")[0], "1 document(s) added, 0 already stored")
+
+    def stored_runs(self) -> dict[str, str]:
+        """document hash -> host, of every stored run."""
+        with store.open_store(self.loc) as st:
+            return {h: host for h, host in st.q("SELECT hash, host FROM documents")}
+
+    def test_rm_by_id_and_by_selector(self) -> None:
+        # SYNTHETIC runs on two hosts; ids are the hashes kvb history prints (its run column).
+        files = [write(self.path(f"r{i}.json"), synthetic(i, [100.0 + i, 101.0 + i],
+                                                          host="ci-a" if i < 3 else "ci-b"))
+                 for i in range(5)]
+        self.add(*files)
+        runs = self.stored_runs()
+        shown = kvb("history", "--store", self.loc).stdout
+        for h in runs:
+            self.assertIn(h[:12], shown)
+        a = sorted(h for h, host in runs.items() if host == "ci-a")
+        before = [count(self.loc, t) for t in ("documents", "measurements", "fields")]
+        p = kvb("store", "rm", "--store", self.loc, "--dry-run", "host=ci-a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(line.split()[2] for line in p.stdout.splitlines()
+                                if line.startswith("would remove")), [h[:12] for h in a])
+        self.assertEqual([count(self.loc, t) for t in ("documents", "measurements", "fields")],
+                         before)
+        for args in (["host=nowhere"], ["0123456789ab"], [a[0][:12], "host=ci-b"],
+                     [a[0][:3]], []):
+            p = kvb("store", "rm", "--store", self.loc, *args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertEqual(self.stored_runs(), runs, args)
+        self.assertIn("nothing was removed", kvb("store", "rm", "--store", self.loc,
+                                                 "host=nowhere").stderr)
+        p = kvb("store", "rm", "--store", self.loc, "host=ci-a")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(line.split()[1] for line in p.stdout.splitlines()
+                                if line.startswith("removed")), [h[:12] for h in a])
+        self.assertIn("3 run(s) removed", p.stdout)
+        left = self.stored_runs()
+        self.assertEqual(sorted(left), sorted(h for h in runs if h not in a))
+        per_run = 2 * metrics_per_repeat(KV_TEMPLATE)
+        self.assertEqual(count(self.loc, "measurements"), 2 * per_run)
+        history = kvb("history", "--store", self.loc)
+        self.assertIn("1 series, 2 points", history.stdout)
+        # By id (its first 12 characters) and a selector that holds: one run goes.
+        one = sorted(left)[0]
+        p = kvb("store", "rm", "--store", self.loc, one[:12], "host=ci-b")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(self.stored_runs()), sorted(left)[1:])
+        # The last run of a series takes its series and fingerprint with it.
+        p = kvb("store", "rm", "--store", self.loc, sorted(left)[1])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for table in ("documents", "measurements", "fields", "series", "fingerprints"):
+            self.assertEqual(count(self.loc, table), 0, table)
+        self.add(files[0])
+        self.assertEqual(count(self.loc, "measurements"), per_run)
+
+    def test_rm_and_add_at_once_lose_nothing(self) -> None:
+        # SYNTHETIC: the one run tagged batch=old is the last of its series when kvb store rm
+        # removes it, while another process adds 60 runs to that same series: the add must not
+        # lose the series under its feet (PostgreSQL: the write lock), nor the rm fail.
+        old = write(self.path("old.json"), synthetic(0, [1.0, 2.0]))
+        self.assertEqual(kvb("store", "add", "--store", self.loc, "--attr", "batch=old",
+                             old).returncode, 0)
+        new = [write(self.path(f"new{i}.json"), synthetic(1 + i, [3.0, 4.0])) for i in range(60)]
+        adder = subprocess.Popen([sys.executable, KVB, "store", "add", "--store", self.loc, *new],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not writing(self.loc) and adder.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        rm = kvb("store", "rm", "--store", self.loc, "batch=old")
+        out, err = adder.communicate(timeout=300)
+        self.assertEqual(adder.returncode, 0, err)
+        self.assertEqual(rm.returncode, 0, rm.stderr)
+        self.assertIn("1 run(s) removed", rm.stdout)
+        self.assertEqual(count(self.loc, "documents"), 60)
+        self.assertEqual(count(self.loc, "measurements"),
+                         60 * 2 * metrics_per_repeat(KV_TEMPLATE))
+        with store.open_store(self.loc) as st:
+            series = series_mod.load(st)
+        self.assertEqual([len(s.points) for s in series], [60])
+
+    def test_bencher_names_do_not_change_when_a_configuration_is_added(self) -> None:
+        # SYNTHETIC: three runs of one configuration, then one with another --num.
+        self.add(*[write(self.path(f"b{i}.json"), synthetic(i, [100.0 + i, 102.0, 98.0]))
+                   for i in range(3)])
+
+        def export(*flags: str) -> subprocess.CompletedProcess[str]:
+            return kvb("export", "bencher", "--store", self.loc, *flags)
+
+        alone = export()
+        self.assertEqual(alone.returncode, 0, alone.stderr)
+        labelled = export("--name-by", "workload.num")
+        self.assertEqual(labelled.returncode, 0, labelled.stderr)
+        self.assertEqual(sorted(json.loads(alone.stdout)), ["memory fillseq"])
+        self.assertEqual(sorted(json.loads(labelled.stdout)),
+                         ["memory fillseq [workload.num=3000]"])
+        with store.open_store(self.loc) as st:
+            fp = st.q("SELECT hash FROM fingerprints").fetchone()[0]
+        self.assertIn(fp[:12], alone.stderr)  # said beside the file, not in the names
+        self.assertNotIn(fp[:12], alone.stdout)
+        self.add(write(self.path("other.json"), synthetic(9, [50.0, 51.0], num=12345)))
+        both = export()
+        self.assertEqual(both.returncode, 2, both.stderr)
+        self.assertIn("would share the Bencher benchmark 'memory fillseq'", both.stderr)
+        self.assertIn("workload.num: 12345, 3000", both.stderr)
+        self.assertEqual(both.stdout, "")
+        one = export("--filter", "workload.num=3000")
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertEqual(json.loads(one.stdout), json.loads(alone.stdout))
+        again = export("--name-by", "workload.num")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        doc = json.loads(again.stdout)
+        self.assertEqual(sorted(doc), ["memory fillseq [workload.num=12345]",
+                                       "memory fillseq [workload.num=3000]"])
+        self.assertEqual(doc["memory fillseq [workload.num=3000]"],
+                         json.loads(labelled.stdout)["memory fillseq [workload.num=3000]"])
+        self.assertEqual(export("--name-by", "nosuchfield").returncode, 2)
 
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
@@ -510,6 +655,11 @@ def writing(loc: str) -> bool:
     return os.path.exists(loc + "-journal")
 
 
+def sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def count_raw(loc: str, table: str) -> int:
     """Counts without going through Store (which refuses a newer schema)."""
     if loc.startswith("postgresql"):
@@ -531,26 +681,95 @@ class SqliteOnlyTest(unittest.TestCase):
         self.good = os.path.join(self.dir, "good.json")
         run_kvbench(self.good)
 
-    def test_a_file_that_is_not_sqlite_is_refused_untouched(self) -> None:
-        path = os.path.join(self.dir, "notes.sqlite")
-        with open(path, "w") as f:
-            f.write("these are my notes, not a database\n" * 100)
-        before = open(path, "rb").read()
-        for args in (("store", "add", self.good), ("history",), ("store", "info")):
+    # Every command that opens a store, as run on a file that may not be one.
+    OPENING = (("store", "add", "GOOD"), ("store", "rm", "host=vm"), ("store", "info"),
+               ("store", "check"), ("store", "get", "abcdef"), ("history",), ("trend",),
+               ("export", "bencher"), ("export", "csv"))
+
+    def refused(self, path: str, message: str) -> None:
+        """Every command exits 2 saying `message`, and the file stays byte for byte and
+        modification time as it was, with no journal left beside it."""
+        digest, mtime = sha256(path), os.stat(path).st_mtime_ns
+        for args in self.OPENING:
+            args = tuple(self.good if a == "GOOD" else a for a in args)
             p = kvb(*args, "--store", path)
-            self.assertEqual(p.returncode, 2, p.stderr)
-            self.assertIn("is not an SQLite database", p.stderr)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(message, p.stderr, args)
             self.assertNotIn("Traceback", p.stderr)
-        self.assertEqual(open(path, "rb").read(), before)
+            self.assertNotIn("stored", p.stdout)
+            self.assertEqual(sha256(path), digest, args)
+        self.assertEqual(os.stat(path).st_mtime_ns, mtime)
+        self.assertEqual(glob.glob(path + "-*"), [])
+
+    def filled_store(self) -> str:
+        """An SQLite store of 12 runs, and so of some 60 pages."""
+        path = os.path.join(self.dir, "filled.sqlite")
+        files = [write(os.path.join(self.dir, f"f{i}.json"), synthetic(i, [1.0 + i, 2.0]))
+                 for i in range(12)]
+        self.assertEqual(kvb("store", "add", "--store", path, *files).returncode, 0)
+        return path
+
+    def test_random_bytes_over_two_pages_are_found_before_any_write(self) -> None:
+        import sqlite3
+        path = self.filled_store()
+        with sqlite3.connect(path) as c:
+            page = c.execute("PRAGMA page_size").fetchone()[0]
+            pages = c.execute("PRAGMA page_count").fetchone()[0]
+        self.assertGreater(pages, 20)
+        with open(path, "r+b") as f:
+            f.seek(pages // 2 * page)
+            f.write(random.Random(29).randbytes(2 * page))
+        digest, mtime = sha256(path), os.stat(path).st_mtime_ns
+        for args in (("store", "add", self.good), ("store", "rm", "host=vm"),
+                     ("store", "rm", "--dry-run", "host=vm"), ("store", "info")):
+            p = kvb(*args, "--store", path)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(f"store {path} is damaged (SQLite: ", p.stderr)
+            self.assertIn("nothing was written; restore it from a copy", p.stderr)
+            self.assertNotIn("stored", p.stdout)
+            self.assertNotIn("removed", p.stdout)
+            self.assertEqual(sha256(path), digest, args)
+        self.assertEqual(os.stat(path).st_mtime_ns, mtime)
+        self.assertEqual(glob.glob(path + "-*"), [])
+        p = kvb("store", "check", "--store", path)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is damaged", p.stderr)
+        # SQLite's own findings, one a line; or the error that stopped it reading at all.
+        self.assertTrue(re.search(r"Page \d+", p.stdout) or "malformed" in p.stderr, p)
+        self.assertEqual(sha256(path), digest)
+
+    def test_a_truncated_store_is_damaged_not_a_stranger(self) -> None:
+        path = self.filled_store()
+        size = os.path.getsize(path)
+        os.truncate(path, size // 2)
+        self.refused(path, f"store {path} is damaged (SQLite: ")
+        p = kvb("history", "--store", path)
+        self.assertIn(f"its header says {size // 4096} pages of 4096 bytes", p.stderr)
+
+    def test_a_healthy_store_passes_the_checks(self) -> None:
+        path = self.filled_store()
+        p = kvb("store", "check", "--store", path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("PRAGMA integrity_check ok", p.stdout)
+        p = kvb("store", "info", "--store", path)
+        self.assertIn("PRAGMA quick_check ok", p.stdout)
+
+    def test_a_file_that_is_not_sqlite_is_refused_untouched(self) -> None:
+        texts = {"notes.sqlite": b"these are my notes, not a database\n" * 100,
+                 "zeros.sqlite": bytes(8192), "result.json": open(self.good, "rb").read()}
+        for name, data in texts.items():
+            path = os.path.join(self.dir, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            self.refused(path, f"{path} is not a kvbench store (not an SQLite database)")
 
     def test_an_sqlite_file_of_something_else_is_left_alone(self) -> None:
         import sqlite3
         path = os.path.join(self.dir, "other.sqlite")
         with sqlite3.connect(path) as c:
             c.execute("CREATE TABLE accounts (id INTEGER)")
-        p = kvb("store", "add", "--store", path, self.good)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("an SQLite database of something else", p.stderr)
+        self.refused(path, f"{path} is not a kvbench store (an SQLite database without "
+                           "kvbench's tables)")
 
     def test_default_location_and_environment(self) -> None:
         env = dict(os.environ, KVBENCH_STORE=os.path.join(self.dir, "env.sqlite"))

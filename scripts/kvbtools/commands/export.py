@@ -7,11 +7,17 @@
                                holding the run's median in the unit the documents give it
                                (kvbench_micro's cpu_time and real_time in ns). Without --out:
                                one test, on stdout.
-  kvb export bencher [--out FILE] [--document HASH]
+  kvb export bencher [--out FILE] [--document HASH] [--name-by FIELD]
                                Bencher Metric Format JSON for one run of each series (the
                                latest, or the stored document HASH): {"benchmark": {"metric":
                                {"value": median, "lower_value": lo, "upper_value": hi}}},
-                               the interval being kvb history's (omitted for n = 1).
+                               the interval being kvb history's (omitted for n = 1). The
+                               benchmark is the series' row ("rocksdb fillseq[writer]"), with
+                               "[FIELD=value, ...]" of each --name-by key field: never the
+                               fingerprint, so adding a configuration renames nothing. Two
+                               configurations that would share a name are refused (exit 2):
+                               --filter one (a Bencher testbed each), or --name-by a field
+                               that tells them apart.
 The usual --filter, --metric (default: every stored metric) and --store apply.
   kvb export hgrm FILE.json... [--out DIR]
                                HdrHistogram percentile distributions from kvbench result
@@ -74,25 +80,59 @@ def csv_text(group: list[Series]) -> str:
     return buf.getvalue()
 
 
-def bencher_doc(series: list[Series], document: str | None) -> dict[str, Any]:
-    names: dict[tuple[str, str], str] = {}
-    rows_per_name: dict[str, set[str]] = {}
-    for s in series:
-        rows_per_name.setdefault(s.row, set()).add(s.fingerprint)
-    out: dict[str, Any] = {}
+def bencher_name(s: Series, name_by: list[str]) -> str:
+    """A series' Bencher benchmark name: its row, and the values of the --name-by key fields
+    and --by attributes it has. Nothing in it depends on the other series in the store, so a
+    configuration added later never renames one (Bencher keys a benchmark's history by name)."""
+    label = [f"{k}={s.key[k]}" for k in name_by if k in s.key]
+    label += [f"{k}={v}" for k, v in s.split.items()]
+    return s.row + (f" [{', '.join(label)}]" if label else "")
+
+
+def _refuse_collisions(chosen: list[tuple[Series, Point, str]]) -> None:
+    """Two configurations under one benchmark name would interleave in one Bencher history:
+    refused, naming the key fields that tell them apart."""
+    seen: dict[tuple[str, str], list[Series]] = {}
+    for s, _, name in chosen:
+        seen.setdefault((name, s.metric), []).append(s)
+    for (name, _), group in sorted(seen.items()):
+        if len(group) < 2:
+            continue
+        keys = [dict(s.key, **s.split) for s in group]
+        differ = sorted(k for k in {k for d in keys for k in d}
+                        if len({d.get(k, "-") for d in keys}) > 1)
+        what = "; ".join(f"{k}: {', '.join(sorted({d.get(k, '-') for d in keys}))}"
+                         for k in differ)
+        raise UsageError(f"{len(group)} configurations (fingerprints "
+                         f"{', '.join(s.fingerprint[:12] for s in group)}) would share the "
+                         f"Bencher benchmark {name!r}; they differ in {what}. Export one "
+                         f"configuration per Bencher testbed (--filter {differ[0]}=VALUE, "
+                         f"bencher run --testbed NAME), or label them (--name-by {differ[0]})")
+
+
+def bencher_doc(series: list[Series], document: str | None,
+                name_by: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The BMF document of each series' latest run (or the stored run `document`), and the
+    fingerprints it holds."""
+    chosen = []
     for s in series:
         points = [p for p in s.points if document is None or p.hash.startswith(document)]
-        if not points:
-            continue
-        p = points[-1]
-        name = names.setdefault((s.row, s.fingerprint), s.row if len(rows_per_name[s.row]) == 1
-                                else f"{s.row} [{s.fingerprint[:12]}]")
+        if points:
+            chosen.append((s, points[-1], bencher_name(s, name_by)))
+    unknown = [k for k in name_by if not any(k in s.key for s, _, _ in chosen)]
+    if chosen and unknown:
+        fields = sorted({k for s, _, _ in chosen for k in s.key})
+        raise UsageError(f"--name-by {unknown[0]}: not a key field of the exported series "
+                         f"(their key fields: {', '.join(fields)})")
+    _refuse_collisions(chosen)
+    out: dict[str, Any] = {}
+    for s, p, name in chosen:
         measure: dict[str, float] = {"value": p.median}
         if p.n > 1:
             lo, hi, _ = p.interval
             measure.update(lower_value=lo, upper_value=hi)
         out.setdefault(name, {})[s.metric] = measure
-    return out
+    return out, sorted({s.fingerprint for s, _, _ in chosen})
 
 
 def cmd(args: argparse.Namespace) -> int:
@@ -117,7 +157,8 @@ def cmd(args: argparse.Namespace) -> int:
         raise UsageError("no series in the store" + (" matches the filters" if args.filter
                                                       else ""))
     if args.format == "bencher":
-        doc = bencher_doc(series, args.document.lower() if args.document else None)
+        doc, fingerprints = bencher_doc(series, args.document.lower() if args.document else None,
+                                        args.name_by or [])
         if not doc:
             raise UsageError(f"no stored run's hash starts with {args.document!r}")
         text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
@@ -125,6 +166,9 @@ def cmd(args: argparse.Namespace) -> int:
             output.write_text(args.out, text)
         else:
             sys.stdout.write(text)
+        # BMF has no field for it (a measure holds value, lower_value, upper_value): said here.
+        print(f"{args.out or 'stdout'}: {len(doc)} Bencher benchmark(s) of fingerprint(s) "
+              f"{', '.join(f[:12] for f in fingerprints)}", file=sys.stderr)
         return 0
     groups = tests(series)
     if not args.out:
@@ -150,3 +194,6 @@ def register(subparsers: Any) -> None:
                                                  "(default: stdout; hgrm, folded: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "
                                                       "each series' latest")
+    p.add_argument("--name-by", action="append", metavar="FIELD",
+                   help="bencher: add this key field's value to each benchmark name (repeat), "
+                        "e.g. host or workload.num, to export several configurations at once")

@@ -3,7 +3,8 @@
 A series is one benchmark row (kvbench: engine, benchmark and role; kvbench_micro: the benchmark
 name) x one metric x one fingerprint (the key fields of scripts/kvbtools/core/fingerprint.py:
 host, build configuration, workload). A point is one stored run: the median of its repeats, a 95%
-interval and n. The columns after the interval show what changed at that point: the attributes
+interval and n, and its run (the stored document's hash: kvb store get prints it, kvb store rm
+removes it). The columns after the interval show what changed at that point: the attributes
 (kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
 the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps
 the series and runs that match (series columns: kind, engine, benchmark, role, row, metric,
@@ -45,7 +46,7 @@ def format_series(s: Series, common_key: dict[str, str], number: int) -> list[st
     own = describe_key(s.key, common_key)
     if own:
         lines.append(f"    key: {own}")
-    rows = [["#", "time", "commit", "median", "95% interval", "n", "changed"]]
+    rows = [["#", "time", "run", "commit", "median", "95% interval", "n", "changed"]]
     prev = None
     narrow = False
     for i, p in enumerate(s.points, 1):
@@ -56,12 +57,13 @@ def format_series(s: Series, common_key: dict[str, str], number: int) -> list[st
             iv = f"{fmt(lo * scale)}..{fmt(hi * scale)}" + ("" if cov >= 0.95 else "*")
             narrow = narrow or cov < 0.95
         diff = changed(prev, p)
-        rows.append([str(i), p.time, p.commit or "-", fmt(p.median * scale), iv, str(p.n),
+        rows.append([str(i), p.time, p.hash[:12], p.commit or "-", fmt(p.median * scale), iv,
+                     str(p.n),
                      ", ".join(f"{k} {a or '-'} -> {b or '-'}" for k, (a, b) in diff.items())])
         prev = p
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     for r in rows:
-        cells = [r[c].rjust(widths[c]) if c in (0, 3, 5) else r[c].ljust(widths[c])
+        cells = [r[c].rjust(widths[c]) if c in (0, 4, 6) else r[c].ljust(widths[c])
                  for c in range(len(r))]
         lines.append("    " + "  ".join(cells).rstrip())
     if narrow:

@@ -2,22 +2,45 @@
 
   kvb store add FILE.json...   store documents: every measurement, its series key, its
                                attributes and the document itself (adding one again adds nothing)
-  kvb store info               what the store holds
+  kvb store rm RUN|NAME=VALUE... [--dry-run]
+                               remove runs: by id (the document hash kvb store add and kvb
+                               history print, or its first 6+ characters) and/or by NAME=VALUE
+                               selectors, as kvb compare --store takes them (host=ci-3,
+                               commit=SHA, kind=gbench, fingerprint=HASH, ...); ids and
+                               selectors together: the named runs that match every selector
+  kvb store info               what the store holds (an SQLite file: after PRAGMA quick_check)
+  kvb store check              PRAGMA integrity_check of an SQLite store: every problem found
   kvb store get HASH           print a stored document as it was added
 
 Where: --store PATH (an SQLite file) or --store postgresql://... (a PostgreSQL database shared by
 several machines, through Debian's python3-psycopg), else $KVBENCH_STORE, else
-results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` is one transaction: two
-processes adding at once both get everything in, and a failure stores nothing.
+results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` and `kvb store rm` is one
+transaction: two processes adding at once both get everything in, and a failure stores (or
+removes) nothing; what was stored or removed is printed after the commit. Before either writes
+to an SQLite file it runs PRAGMA quick_check through a read-only connection: a damaged store
+(or a file that is not a kvbench store) is refused with exit 2 and left byte for byte as it was.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
-from kvbtools.core import command
-from kvbtools.core.store import add_files, add_store_arguments, open_store, parse_pairs, shown
+from kvbtools.core import command, store_file, store_runs
+from kvbtools.core.errors import UsageError
+from kvbtools.core.store import (add_files, add_store_arguments, location, open_store,
+                                 parse_pairs, shown, sqlite_file)
+
+
+RM_DESCRIPTION = """Removes stored runs in one transaction and prints each one after the commit.
+RUN: a run's id, its document hash or its first 6 or more characters (kvb store add, kvb history
+and kvb export csv print it), naming exactly one run. NAME=VALUE: a selector as kvb compare
+--store takes them: any stored field (host, preset, commit, lib.rocksdb.version, workload.num,
+ci.job, ...), kind=kvbench|gbench, document=HASH, fingerprint=HASH; every selector must hold.
+Ids and selectors together remove the named runs that match every selector. Nothing matching
+is an error (exit 2). Series and fingerprints left without runs go too. An SQLite store passes
+PRAGMA quick_check first (docs/history.md)."""
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -25,17 +48,64 @@ def cmd_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rm(args: argparse.Namespace) -> int:
+    ids, selectors = store_runs.split_arguments(args.runs)
+    with open_store(args.store, write=True) as st:
+        where = shown(st.loc)
+        if args.dry_run:
+            runs = store_runs.pick(st, ids, selectors)
+        else:
+            with st.write(exclusive=True) as tx:
+                runs = store_runs.pick(st, ids, selectors)
+                if runs:
+                    store_runs.remove(st, runs)
+                    tx.ok()
+    if not runs:
+        raise UsageError(f"no stored run in {where} matches {' '.join(args.runs)}: nothing was "
+                         "removed")
+    # Said only now that the transaction committed (or, --dry-run, that nothing will be).
+    for r in runs:
+        print(f"{'would remove' if args.dry_run else 'removed'} {r.describe()}")
+    print(f"{len(runs)} run(s) " + ("would be removed (--dry-run: nothing was changed)"
+                                    if args.dry_run else "removed") + f": {where}")
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     with open_store(args.store) as st:
+        if st.dialect == "sqlite":
+            store_file.examine(st.loc, full=True)
         n = {t: st.q(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
             "documents", "fingerprints", "series", "measurements")}
         span = st.q("SELECT MIN(run_utc), MAX(run_utc) FROM documents").fetchone()
         hosts = [r[0] for r in st.q("SELECT DISTINCT host FROM documents ORDER BY host")]
-        print(f"store: {shown(st.loc)} ({st.dialect}, schema version {st.version()})")
+        print(f"store: {shown(st.loc)} ({st.dialect}, schema version {st.version()}"
+              + (", PRAGMA quick_check ok)" if st.dialect == "sqlite" else ")"))
         print(f"documents: {n['documents']}" + (f", {span[0]} .. {span[1]}" if span[0] else ""))
         print(f"hosts: {', '.join(hosts) or '-'}")
         print(f"fingerprints: {n['fingerprints']}, series: {n['series']}, "
               f"measurements: {n['measurements']}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    where = sqlite_file(location(args.store))
+    if where is None:
+        with open_store(args.store) as st:
+            print(f"store {shown(st.loc)}: a PostgreSQL database keeps its own pages (data "
+                  "checksums, the amcheck extension); kvb store check reads SQLite files")
+        return 0
+    if not os.path.isfile(where):
+        raise UsageError(f"no store file at {where}")
+    # Not through open_store: a store too damaged to open is the one whose problems to list.
+    findings = store_file.check(where)
+    if findings:
+        for f in findings:
+            print(f)
+        raise store_file.damaged(where, f"{len(findings)} problem(s), listed above",
+                                 listed=True)
+    with open_store(args.store) as st:  # refuses an SQLite database that is not a store
+        print(f"store {where}: PRAGMA integrity_check ok (schema version {st.version()})")
     return 0
 
 
@@ -57,9 +127,20 @@ def register(subparsers: Any) -> None:
                         "lib.rocksdb.commit=SHA or ci.job=1234")
     add_store_arguments(a)
     a.set_defaults(func=cmd_add)
+    r = sub.add_parser("rm", help="remove runs, by id or NAME=VALUE selectors",
+                       description=RM_DESCRIPTION)
+    r.add_argument("runs", nargs="+", metavar="RUN|NAME=VALUE")
+    r.add_argument("--dry-run", action="store_true",
+                   help="list the runs that would be removed, and remove nothing")
+    add_store_arguments(r)
+    r.set_defaults(func=cmd_rm)
     i = sub.add_parser("info", help="what the store holds")
     add_store_arguments(i)
     i.set_defaults(func=cmd_info)
+    c = sub.add_parser("check", help="PRAGMA integrity_check of an SQLite store: exit 0 when "
+                                     "whole, 2 with every problem listed when damaged")
+    add_store_arguments(c)
+    c.set_defaults(func=cmd_check)
     g = sub.add_parser("get", help="print a stored document as it was added")
     g.add_argument("hash", help="the document's hash, or its first characters")
     add_store_arguments(g)

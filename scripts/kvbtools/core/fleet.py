@@ -1,11 +1,12 @@
 """`kvb compare --store URL --base host=A --other host=B`: the sides picked from the results store.
 
 Each side is the stored runs matching all of its NAME=VALUE selectors (any stored field: host,
-preset, engine, commit, lib.rocksdb.version, workload.num, document=HASH...). The documents are
-written to a temporary directory as they were stored and handed to kvb compare's own loading,
-pooling and statistics, so the table is the one compare prints for files. The runs of both
-sides must share one workload (core/comparability.py), except in the fields the selectors name:
-those are the axis (--base workload.compression=none --other workload.compression=zstd).
+preset, engine, commit, lib.rocksdb.version, workload.num, document=HASH, fingerprint=HASH...;
+core/store_runs.py, which kvb store rm shares). The documents are written to a temporary
+directory as they were stored and handed to kvb compare's own loading, pooling and
+statistics, so the table is the one compare prints for files. The runs of both sides must
+share one workload (core/comparability.py), except in the fields the selectors name: those are
+the axis (--base workload.compression=none --other workload.compression=zstd).
 """
 from __future__ import annotations
 
@@ -15,28 +16,18 @@ import os
 import tempfile
 from typing import Iterator
 
-from kvbtools.core import store as store_mod
+from kvbtools.core import store as store_mod, store_runs
 from kvbtools.core.errors import UsageError
 
 
 def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int, str, str]]:
-    where, params = [], []
-    for k, v in selectors.items():
-        if k == "document":
-            where.append("d.hash LIKE ?")
-            params.append(v.lower() + "%")
-        elif k == "kind":
-            where.append("d.kind = ?")
-            params.append(v)
-        else:
-            where.append("EXISTS (SELECT 1 FROM fields x WHERE x.document_id = d.id AND "
-                         "x.name = ? AND x.value = ?)")
-            params += [k, v]
+    where, params = store_runs.selector_where(selectors)
     if not where:
         raise UsageError("a side needs at least one NAME=VALUE selector, e.g. host=A")
     return [(int(r[0]), r[1], r[2]) for r in st.q(
-        "SELECT d.id, d.hash, d.kind FROM documents d WHERE d.complete = 1 AND "
-        + " AND ".join(where) + " ORDER BY d.run_utc, d.id", params)]
+        "SELECT d.id, d.hash, d.kind FROM documents d JOIN fingerprints f ON f.id = "
+        "d.fingerprint_id WHERE d.complete = 1 AND " + " AND ".join(where)
+        + " ORDER BY d.run_utc, d.id", params)]
 
 
 @contextlib.contextmanager

@@ -2,7 +2,9 @@
 an SQLite file or a PostgreSQL database shared by several machines (Debian's python3-psycopg).
 Store opens one, adds documents in one transaction each, and answers queries; kvb store
 (commands/store.py) is its command, matrix, versions and bisect add their runs through
-auto_store, history, trend and export read series from it (core/series.py)."""
+auto_store, history, trend and export read series from it (core/series.py). An SQLite file is
+examined before it is opened (core/store_file.py); runs are picked and removed by
+core/store_runs.py."""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +17,7 @@ import sys
 import time
 from typing import Any, Iterable, Sequence
 
-from kvbtools.core import results, store_schema
+from kvbtools.core import results, store_file, store_schema
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.io_util import import_debian
 from kvbtools.core.fingerprint import Extracted, Measurement, canonical, extract
@@ -26,10 +28,20 @@ ENV = "KVBENCH_STORE"
 PG_PREFIXES = ("postgresql://", "postgres://")
 # Serialises schema creation and migration among PostgreSQL clients (any constant will do).
 PG_MIGRATION_LOCK = 0x6B766273
+# Held shared by every PostgreSQL write and exclusively by kvb store rm, so a removal never
+# deletes a series or fingerprint row that a concurrent add has just found and is filling.
+PG_WRITE_LOCK = 0x6B766277
 
 
 def location(arg: str | None) -> str:
     return arg or os.environ.get(ENV) or DEFAULT_PATH
+
+
+def sqlite_file(loc: str) -> str | None:
+    """The file of an SQLite store's location (PATH or sqlite:///PATH); None for PostgreSQL."""
+    if loc.startswith(PG_PREFIXES):
+        return None
+    return loc[len("sqlite:///") - 1:] if loc.startswith("sqlite:///") else loc
 
 
 def shown(loc: str) -> str:
@@ -50,13 +62,20 @@ def import_psycopg() -> Any:
 
 
 class Store:
-    """One open store. Every statement goes through q(); writes happen inside write()."""
+    """One open store. Every statement goes through q(); writes happen inside write().
 
-    def __init__(self, loc: str, *, create: bool) -> None:
+    An SQLite file is examined before it is opened (core/store_file.py): one that is not an
+    SQLite database, or is truncated, is refused; one opened to be written (create or write)
+    also passes PRAGMA quick_check first, and a store opened to be read does so before its
+    first write (a migration)."""
+
+    def __init__(self, loc: str, *, create: bool, write: bool = False) -> None:
         self.loc = loc
         self.dialect = "postgresql" if loc.startswith(PG_PREFIXES) else "sqlite"
+        # True once the SQLite file passed quick_check (or did not exist): writes may begin.
+        self.checked = self.dialect == "postgresql"
         self.conn: Any = self._connect_pg() if self.dialect == "postgresql" else \
-            self._connect_sqlite(create)
+            self._connect_sqlite(create, create or write)
         try:
             self._prepare(create)
         except BaseException:
@@ -65,12 +84,15 @@ class Store:
 
     # ---- connecting ---------------------------------------------------------------------------
 
-    def _connect_sqlite(self, create: bool) -> sqlite3.Connection:
-        path = self.loc[len("sqlite:///") - 1:] if self.loc.startswith("sqlite:///") else self.loc
-        self.loc = path
+    def _connect_sqlite(self, create: bool, write: bool) -> sqlite3.Connection:
+        path = self.loc = sqlite_file(self.loc) or self.loc
         if os.path.isdir(path):
             raise UsageError(f"store {path} is a directory, not an SQLite file")
-        if not os.path.exists(path):
+        if os.path.exists(path):
+            store_file.examine(path, full=write)
+            self.checked = write
+        else:
+            self.checked = True
             if not create:
                 raise UsageError(f"no store at {path} (kvb store add FILE.json creates one; "
                                  f"--store or ${ENV} name another)")
@@ -134,11 +156,7 @@ class Store:
             raise self._pg_error(e)
 
     def _sqlite_error(self, e: sqlite3.DatabaseError) -> Exception:
-        msg = str(e)
-        if "not a database" in msg or "malformed" in msg:
-            return UsageError(f"{self.loc} is not an SQLite database ({msg}); kvb uses SQLite "
-                              "files for local stores")
-        return RunError(f"store {self.loc}: {msg}")
+        return store_file.classify(self.loc, e)
 
     def _pg_error(self, e: Exception) -> Exception:
         if type(e).__module__.startswith("psycopg"):
@@ -146,8 +164,13 @@ class Store:
             return RunError(f"store {shown(self.loc)}: {first}")
         return e
 
-    def write(self) -> "_Transaction":
-        return _Transaction(self)
+    def write(self, exclusive: bool = False) -> "_Transaction":
+        """A transaction. exclusive (kvb store rm): no other kvb writes meanwhile; SQLite's
+        writers always take turns, PostgreSQL's adds run side by side and wait for it."""
+        if not self.checked:
+            store_file.examine(self.loc, full=True)
+            self.checked = True
+        return _Transaction(self, exclusive)
 
     # ---- schema -------------------------------------------------------------------------------
 
@@ -175,9 +198,16 @@ class Store:
             if self.version() == store_schema.current():
                 return
         elif not create:
-            raise UsageError(f"{shown(self.loc)} holds no kvbench store (kvb store add "
-                             "FILE.json creates one)")
+            if self.dialect == "postgresql":
+                raise UsageError(f"{shown(self.loc)} is not a kvbench store (a PostgreSQL "
+                                 "database without kvbench's tables; kvb store add FILE.json "
+                                 "creates them)")
+            raise store_file.not_a_store(self.loc, "" if self._sqlite_tables() else
+                                         " (kvb store add FILE.json makes it one)")
         self.migrate()
+
+    def _sqlite_tables(self) -> int:
+        return int(self.q("SELECT COUNT(*) FROM sqlite_master").fetchone()[0])
 
     def migrate(self) -> None:
         """Brings the schema to the current version, each step once, under a lock: two clients
@@ -185,11 +215,9 @@ class Store:
         with self.write() as tx:
             if self.dialect == "postgresql":
                 self.q("SELECT pg_advisory_xact_lock(?)", (PG_MIGRATION_LOCK,))
-            elif not self._has_version_table() and self.q(
-                    "SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+            elif not self._has_version_table() and self._sqlite_tables():
                 # Checked under the write lock: another kvb may have just created the store.
-                raise UsageError(f"{self.loc} is an SQLite database of something else (it has "
-                                 "tables but no kvbench schema_version): not touching it")
+                raise store_file.not_a_store(self.loc)
             self.q(store_schema.VERSION_TABLE.strip())
             v = self.version()
             self._refuse_newer(v)
@@ -271,14 +299,21 @@ class Store:
 
 class _Transaction:
     """BEGIN (IMMEDIATE on SQLite: the write lock up front, so two writers queue instead of
-    failing at commit); COMMIT when ok() was called, else ROLLBACK, on every exit path."""
+    failing at commit; on PostgreSQL then PG_WRITE_LOCK, shared or exclusive); COMMIT when ok()
+    was called, else ROLLBACK, on every exit path."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, exclusive: bool) -> None:
         self.store = store
+        self.exclusive = exclusive
         self.committed = False
 
     def __enter__(self) -> "_Transaction":
-        self.store.q("BEGIN IMMEDIATE" if self.store.dialect == "sqlite" else "BEGIN")
+        if self.store.dialect == "sqlite":
+            self.store.q("BEGIN IMMEDIATE")
+        else:
+            self.store.q("BEGIN")
+            self.store.q("SELECT pg_advisory_xact_lock(?)" if self.exclusive else
+                         "SELECT pg_advisory_xact_lock_shared(?)", (PG_WRITE_LOCK,))
         return self
 
     def ok(self) -> None:
@@ -301,8 +336,11 @@ def _who() -> str:
     return f"kvb on {socket.gethostname()} ({user})"
 
 
-def open_store(arg: str | None, *, create: bool = False) -> Store:
-    return Store(location(arg), create=create)
+def open_store(arg: str | None, *, create: bool = False, write: bool = False) -> Store:
+    """The store named by --store, $KVBENCH_STORE or the default. create: make it if it is
+    missing (implies write); write: it is opened to be written (an SQLite file passes
+    quick_check now, before anything else)."""
+    return Store(location(arg), create=create, write=write)
 
 
 # ---- reading documents to add ------------------------------------------------------------------
@@ -340,27 +378,24 @@ def add_files(paths: list[str], store_arg: str | None, attrs: dict[str, str] | N
     """Reads every file first (one bad file stores none), then stores them all in one
     transaction. Returns (added, already stored)."""
     docs = read_documents(paths, {p: attrs for p in paths} if attrs else None)
-    added = dup = 0
+    new: list[bool] = []
     with open_store(store_arg, create=True) as st:
         with st.write() as tx:
             for path, e, raw in docs:
-                got = st.add_one(e, raw, os.path.abspath(path))
-                if got is None:
-                    dup += 1
-                else:
-                    added += 1
-                if not quiet:
-                    print(f"{path}: {'already stored' if got is None else 'stored'} "
-                          f"({e.kind}, {e.run_utc}, {len(e.measurements)} measurements, "
-                          f"fingerprint {e.fingerprint[:12]}, document {e.hash[:12]})"
-                          + ("" if e.complete else ", an INCOMPLETE run"))
-                    for s in e.skipped:
-                        print(f"  not stored, the benchmark reported an error: {s}")
+                new.append(st.add_one(e, raw, os.path.abspath(path)) is not None)
             tx.ok()
         where = shown(st.loc)
+    # Said only now that the transaction committed: a failure above stored none of them.
     if not quiet:
-        print(f"{added} document(s) added, {dup} already stored: {where}")
-    return added, dup
+        for (path, e, _), got in zip(docs, new):
+            print(f"{path}: {'stored' if got else 'already stored'} "
+                  f"({e.kind}, {e.run_utc}, {len(e.measurements)} measurements, "
+                  f"fingerprint {e.fingerprint[:12]}, document {e.hash[:12]})"
+                  + ("" if e.complete else ", an INCOMPLETE run"))
+            for s in e.skipped:
+                print(f"  not stored, the benchmark reported an error: {s}")
+        print(f"{sum(new)} document(s) added, {len(new) - sum(new)} already stored: {where}")
+    return sum(new), len(new) - sum(new)
 
 
 def auto_store(paths: list[str], args: argparse.Namespace,
