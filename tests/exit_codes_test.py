@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -106,6 +107,13 @@ class Fixtures:
 esac
 echo 'kvbench: error: cannot open rocksdb at DB: IO error' >&2; exit 1""")
         self.readonly_store, self.as_user = self.read_only_store()
+        # Random bytes over two pages in the middle of a copy of the store.
+        self.damaged_store = self.path("damaged.sqlite")
+        shutil.copy(self.store, self.damaged_store)
+        size = os.path.getsize(self.damaged_store)
+        with open(self.damaged_store, "r+b") as fh:
+            fh.seek(size // 2 // 4096 * 4096)
+            fh.write(random.Random(7).randbytes(8192))
 
     def path(self, name: str) -> str:
         return os.path.join(self.tmp, name)
@@ -291,6 +299,12 @@ def store_cases(f: Fixtures) -> list[Case]:
         Case("store", ["store", "add", *st, "--attr", "bad", f.b], "usage", "NAME=VALUE"),
         Case("store", ["store", "info", "--store", none], "usage", "no store at", (none,)),
         Case("store", ["store", "get", *st, "ffffffff"], "usage", "no stored document"),
+        Case("store", ["store", "rm", *st, "host=nosuch"], "usage", "no stored run"),
+        Case("store", ["store", "add", "--store", f.damaged_store, f.b], "usage", "is damaged"),
+        Case("store", ["store", "rm", "--store", f.damaged_store, "host=vm"], "usage",
+             "is damaged"),
+        Case("store", ["store", "check", "--store", f.damaged_store], "usage", "damaged"),
+        Case("store", ["store", "check", *st], "ok", stdout_has="ok"),
         Case("history", ["history", *st], "ok", stdout_has="series"),
         Case("history", ["history", "--store", f.junk], "usage", "not an SQLite database"),
         Case("history", ["history", *st, "--filter", "bad"], "usage", "NAME=VALUE"),
