@@ -194,7 +194,9 @@ def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
         ax.yaxis.set_major_formatter(_formatter(short))
         ax.set_xlabel("seconds since the benchmark started")
         ax.set_ylabel(unit)
-        ax.set_title(f"{g.label}: throughput per interval ({every})")
+        # On its own line: the legend above the axes may be as wide as the figure.
+        fig.suptitle(f"{g.label}: throughput per interval ({every})", x=0.01, ha="left",
+                     fontsize=10)
         _legend_above(ax)
         return fig
 
@@ -229,7 +231,7 @@ def _few_points(drawn: list[Entry]) -> list[str]:
 
 
 def _legend_above(ax: Any) -> None:
-    """The legend on the title's line, right-aligned, runs first and the markings after."""
+    """The legend above the axes, right-aligned, runs first and the markings after."""
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: (labels[i].startswith(("stall", "writer")),
                                                       i))
