@@ -69,7 +69,9 @@ def _noisy(kv: list[Document], micro: list[Document]) -> list[str]:
     for r in run_figures.label_runs(kv):
         why = noise.run_reason(r.doc.doc["context"])
         if why:
-            out.append(noise.run_warning(f"{r.label} ({os.path.basename(r.doc.path)})", why))
+            name = os.path.basename(r.doc.path)
+            label = r.label if name in r.label else f"{r.label} ({name})"
+            out.append(noise.run_warning(label, why))
     for s in micro_sides(micro):
         why = noise.side_reason(s)
         if why:
