@@ -812,11 +812,23 @@ class ComparisonPagesTest(unittest.TestCase):
             "first_new": commits[5], "confirmed": True, "metric": "bytes_per_second",
             "benchmark": "sum", "ending": "confirmed: it is the first new commit",
             "records": records})
+        # Its runs (DIR/runs/*.json), one of them noisy: said at the top and under the figure.
+        os.makedirs(os.path.join(d, "runs"))
+        run = next(iter(RUNS.values()))
+        shutil.copy(noisy_copy(run, "bisect-noisy.json", True),
+                    os.path.join(d, "runs", f"step.{commits[4][:12]}.r1.json"))
+        shutil.copy(noisy_copy(run, "bisect-quiet.json", False),
+                    os.path.join(d, "runs", f"step.{commits[5][:12]}.r1.json"))
         out = os.path.join(TMP, "bisect.html")
         p = kvb("report", "--html", out, d)
         self.assertEqual(p.returncode, 0, p.stderr)
         page = read(out)
         self.assertEqual(svg_count(page), 1)
+        said = html.unescape(page).index(f"1 of the 2 runs in runs/ were noisy "
+                                         f"(step.{commits[4][:12]}.r1.json), e.g. {NOISE}")
+        self.assertLess(said, page.index("<svg"))
+        self.assertIn("Noisy runs, by kvbench's own measure: 1 of the 2 runs",
+                      caption(page, "bisect-commits"))
         texts = svg_texts(page)
         ticks = [t for t in texts if re.fullmatch(r"[0-9a-f]{8}", t)]
         # History order, not the order tested.

@@ -62,7 +62,7 @@ def ratio_text(cell: Cell) -> str:
         return "both 0" if o == 0 else "base 0"
     if r == 0 or not math.isfinite(r):
         return "0" if r == 0 else "-"
-    if r < 0.01:
+    if round(r, 3) < 0.01:  # as printed: 0.00999... is 0.010, not 0.01
         return f"{r:.2g}"
     return f"{r:.0f}" if r >= 100 else f"{r:.3f}"
 
@@ -168,7 +168,8 @@ def _ratio_legend(ax: Any, sides: list[tuple[str, str]], cells: list[Cell],
                               ("other", "grey: no verdict (its word beside it)",
                                UNDECIDED_FACE)):
         if kind in kinds:
-            ax.plot([], [], "o", color="#555555", mfc=face, mew=1.2, label=label)
+            ax.plot([], [], "D" if kind == "other" else "o", color="#555555", mfc=face,
+                    mew=1.2, label=label)
     if control:
         ax.fill_between([], [], [], color=BAND, label="control: the noise floor")
     handles, labels = ax.get_legend_handles_labels()
@@ -182,7 +183,7 @@ def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool) -> str:
     return (f"Each point is a side's median {metric.path} divided by {base}'s, with its 95% "
             "bootstrap interval; on the right, both medians in "
             f"{metric.shown_unit}. A filled point is a significant change ({c.test} and the "
-            "threshold), a hollow one is not, a grey one has no verdict (its word beside it: "
+            "threshold), a hollow one is not, a grey diamond has no verdict (its word beside it: "
             "undecided, n=1, ...). A ratio of 0 or over a base of 0 is drawn at the axis's end "
             "with its words. "
             + ("The axis is logarithmic: the ratios span more than 10x. " if log else "")
@@ -221,7 +222,7 @@ def _point(ax: Any, cell: Cell, y: float, colour: str, lims: tuple[float, float]
     """The side's ratio with its interval and its words; 0 and a ratio over a base of 0 at the
     ends of the axis, pointing out of it."""
     r = cell.verdict.ratio
-    at, marker = r, "o"
+    at, marker = r, "D" if decided(cell) == "other" else "o"
     if not math.isfinite(r):  # over a base of 0
         at, marker = lims[1], ">"
     elif r <= lims[0]:
@@ -233,10 +234,10 @@ def _point(ax: Any, cell: Cell, y: float, colour: str, lims: tuple[float, float]
     kind = decided(cell)
     face = {"change": colour, "none": "white", "other": UNDECIDED_FACE}[kind]
     ax.plot([at], [y], marker, ms=6, color=colour, mfc=face, mew=1.5, zorder=3,
-            clip_on=marker == "o")
+            clip_on=marker in "oD")
     word = "" if kind == "none" else cell.verdict.word
     colour_text = ALERT if cell.verdict.regression else "#333333" if kind == "change" else MUTED
-    x = min(iv[1], lims[1]) if iv and marker == "o" else at
+    x = min(iv[1], lims[1]) if iv and marker in "oD" else at
     ax.annotate(f"{ratio_text(cell)} {word}".strip(), (x, y), xytext=(5, 0) if marker != ">"
                 else (-7, 0), textcoords="offset points", va="center", fontsize=7,
                 ha="left" if marker != ">" else "right", color=colour_text,
@@ -363,8 +364,10 @@ def bisect_figure(tested: list[Tested], order: list[str], first_new: str, confir
         ax.set_xlabel("commits in history order, old (left) to new (right); ticks at the ones "
                       "the bisect judged")
         ax.set_ylabel(f"{metric} [{unit}]")
-        ax.set_title("kvb bisect: every value measured, per commit")
-        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.06), ncol=4, borderaxespad=0.2)
+        # The title on its own line: the legend above the axes takes two.
+        fig.suptitle("kvb bisect: every value measured, per commit", x=0.01, ha="left",
+                     fontsize=10)
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=4, borderaxespad=0.3)
         return fig
 
     caption = ("Every commit the bisect judged, in history order: small dots are its values "

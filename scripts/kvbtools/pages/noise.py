@@ -6,9 +6,11 @@ them; a figure that draws a noisy run says so under it and in it (figures.Figure
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kvbtools.core import environment, results
+from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import Side
 
 TITLE = "Noisy runs (kvbench's own verdict: other work on the machine while it measured)"
@@ -21,6 +23,23 @@ def run_reason(ctx: dict[str, Any]) -> str:
     if not isinstance(env, dict) or env.get("noisy") is not True:
         return ""
     return str(env.get("noisy_reason") or "kvbench flagged it noisy and gave no reason")
+
+
+def file_reasons(paths: list[str]) -> tuple[int, dict[str, str]]:
+    """How many of these files are kvbench runs, and file name -> reason for the noisy ones; a
+    file that cannot be read (gone, cut) is left out: the page stands without its verdict."""
+    n, out = 0, {}
+    for path in paths:
+        try:
+            doc = results.read_json(path)
+        except UsageError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("context"), dict) and "results" in doc:
+            n += 1
+            why = run_reason(doc["context"])
+            if why:
+                out[os.path.basename(path)] = why
+    return n, out
 
 
 def point_reason(attributes: dict[str, str]) -> str:

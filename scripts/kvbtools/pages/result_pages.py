@@ -4,6 +4,7 @@ also regenerates one: `kvb report --html OUT RESULTS_DIR`).
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -211,13 +212,30 @@ def bisect_page(directory: str) -> Page:
         page.para(ending)
     if notes:
         page.html(htmlpage.box("Missing", notes, bad=True))
+    noisy = _noisy_runs(directory)
+    if noisy:
+        page.html(htmlpage.box(noise.TITLE, [noisy], bad=True))
     if tested and order:
-        page.figure(compare_figures.bisect_figure(tested, order, first, confirmed, mkey,
-                                                  m.scale, m.shown_unit))
+        fig = compare_figures.bisect_figure(tested, order, first, confirmed, mkey, m.scale,
+                                            m.shown_unit)
+        fig.warnings = [f"Noisy runs, by kvbench's own measure: {noisy}."] if noisy else []
+        page.figure(fig)
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
         page.html(f"<pre>{esc(text)}</pre>")
     return page
+
+
+def _noisy_runs(directory: str) -> str:
+    """How many of the bisect's runs (DIR/runs/*.json) kvbench called noisy, and which; ""
+    when none (or no kvbench run is there)."""
+    n, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs", "*.json"))))
+    if not noisy:
+        return ""
+    names = ", ".join(list(noisy)[:6]) + (" ..." if len(noisy) > 6 else "")
+    return (f"{len(noisy)} of the {n} runs in runs/ were noisy ({names}), e.g. "
+            f"{next(iter(noisy.values()))}: their values may be low and pull a commit's "
+            "verdict")
 
 
 def _text(path: str) -> str:
