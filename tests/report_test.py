@@ -372,6 +372,20 @@ class NoisyRunTest(unittest.TestCase):
     def test_renders_in_headless_chromium(self) -> None:
         screenshot(self, self.html, os.path.join(TMP, "noisy-shot.png"))
 
+    def test_a_busy_micro_file_is_said_too(self) -> None:
+        # kvbench_micro measures no steal or foreign CPU: wall time twice the CPU time says it.
+        data = load_json(MICRO)
+        for b in data["benchmarks"]:
+            if "real_time" in b and "cpu_time" in b:
+                b["real_time"] = 2 * b["cpu_time"]
+        busy = write_json(os.path.join(TMP, "busy-micro.json"), data)
+        out = os.path.join(TMP, "busy.html")
+        p = kvb("report", "--html", out, busy)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = html.unescape(read(out))
+        self.assertLess(page.index("wall time 2.00x CPU time"), page.index('id="micro"'))
+        self.assertIn("wall time 2.00x CPU time", caption(page, "crc32c-gbps"))
+
 
 class RepeatsTest(unittest.TestCase):
     def test_each_summary_row_names_its_file_and_repeat(self) -> None:
