@@ -87,8 +87,9 @@ def _kv_sections(page: Page, kv: list[Document]) -> None:
     gs = run_figures.groups(runs)
     page.heading(2, "Summary", "summary")
     rows, header = _summary(runs, gs)
-    if rows:
-        page.html(htmlpage.table(rows, header, numeric=range(len(header) - 9, len(header) - 1)))
+    if rows:  # numeric: kvb report's columns 2 to 9 (ops/s ... db MB), after the lead ones
+        lead = len(header) - len(summary.COLUMNS)
+        page.html(htmlpage.table(rows, header, numeric=range(lead + 2, lead + 10)))
     else:
         page.para("No benchmark results in these files.")
     ov = run_figures.overview(gs, colours)
