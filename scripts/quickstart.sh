@@ -130,6 +130,20 @@ PY
 # reader and the engine's threads do not keep up (RocksDB and WiredTiger reach 1.5-1.9 MiB/s
 # here). --write-rate sets another.
 suite=fillseq,settle,readrandom,overwrite,settle,fwdrangewhilewriting
+# The interval of the throughput-over-time figures (docs/report.md): at least 20 intervals in the
+# suite's shortest benchmark. That is lmdb's readrandom, --num reads at 1.2 to 3.3 million a
+# second on a 2-core VM (0.83 s for 1,000,000, 0.03 s for 100,000): 20 intervals of it at 3
+# million a second are num / 6e7 seconds each (0.0167 s at the default --num; the others last
+# longer and get more). kvbench takes no interval below 0.01 s: at a small --num the figures
+# then have fewer points and say why.
+interval=$(awk -v n="$num" 'BEGIN { i = n / 6e7; if (i < 0.01) i = 0.01; printf "%.3g", i }')
+# kvbench prints a progress line on stderr every interval; on the terminal one every 5 seconds of
+# each benchmark is enough (every other line of stderr, errors included, passes).
+every_5s() {
+  awk '/^\.\.\. / { t = int(($3 + 0) / 5); if ($2 != b || t != last) { print; fflush() }
+                     b = $2; last = t; next }
+       { print; fflush() }' >&2
+}
 failed=()
 for engine in ${engines//,/ }; do
   echo
@@ -143,8 +157,9 @@ for engine in ${engines//,/ }; do
   # "Comparing engines fairly"): with --cache_size alone WiredTiger's default eviction targets
   # thrash at this size and the table would compare a setting.
   if ! "$bin" --engine="$engine" --db="$out/db-$engine" --num="$num" --benchmarks="$suite" \
-      --memory_budget=256MB --benchmark_write_rate_limit="$write_rate" --report_interval_seconds=5 \
-      --json="$out/$engine.json" | tee "$out/$engine.txt"; then
+      --memory_budget=256MB --benchmark_write_rate_limit="$write_rate" \
+      --report_interval_seconds="$interval" --json="$out/$engine.json" \
+      2> >(every_5s) | tee "$out/$engine.txt"; then
     failed+=("$engine (kvbench failed: see above)")
   fi
   # The 1-minute load average as the suite ends (it covers fwdrangewhilewriting), for the pacing

@@ -2,11 +2,15 @@
 """Tests of the reports with figures (docs/report.md), run by ctest: `kvb report --html` on a
 real three-engine run of the build's kvbench and on kvbench_micro output, rendered in headless
 Chromium when it is installed; --svg/--png files; determinism; bad input; matplotlib missing;
-the .hgrm export; the pages of compare, matrix/versions results directories and bisect.
+the .hgrm export; the pages of compare, matrix/versions results directories, bisect and history.
+Pages carry kvbench's verdicts: noisy runs at the top and under their figures, the summary's
+file and repeat, each engine's memory in its own terms, one colour per engine on every page,
+ratio axes that stay readable (log, medians, zeros) and verdicts without a decision.
 """
 from __future__ import annotations
 
 import copy
+import html
 import json
 import os
 import re
@@ -113,6 +117,85 @@ def svg_texts(page: str) -> list[str]:
     return re.findall(r"<!-- (.*?) -->", page)
 
 
+def figure_html(page: str, name: str) -> str:
+    """The <figure> of one figure of a page: its inline SVG and its caption."""
+    start = page.index(f'<figure id="fig-{name}">')
+    return page[start:page.index("</figure>", start)]
+
+
+def caption(page: str, name: str) -> str:
+    fig = figure_html(page, name)
+    return html.unescape(re.sub(r"<[^>]+>", " ", fig[fig.index("<figcaption>"):]))
+
+
+def legend_colour(svg: str, label: str) -> str:
+    """The colour of `label`'s handle in the figure's legend: the last stroke colour drawn in
+    the legend before the label's text."""
+    legend = re.search(r'<g id="[^"]*legend_\d+">', svg)
+    assert legend is not None, "no legend"
+    text = svg.index(f"<!-- {label} -->", legend.start())
+    colours = re.findall(r"stroke: (#[0-9a-f]{6})", svg[legend.start():text])
+    assert colours, f"no handle before {label}"
+    return colours[-1]
+
+
+def context_row(page: str, name: str) -> dict[str, str]:
+    """One row of the page's context table: run label -> its cell (a spanning cell for all)."""
+    table = page[page.index('<table class="kv">'):]
+    table = table[:table.index("</table>")]
+    labels = re.findall(r"<th>([^<]*)</th>", table.split("</tr>")[0])[1:]
+    row = re.search(rf"<tr><th>{re.escape(name)}</th>(.*?)</tr>", table)
+    assert row is not None, name
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
+    return {lab: cells[0] if len(cells) == 1 else cells[i] for i, lab in enumerate(labels)}
+
+
+def summary_rows(page: str) -> tuple[list[str], list[list[str]]]:
+    """The summary table: its header and rows, as text."""
+    start = page.index('id="summary"')
+    table = page[page.index("<table>", start):page.index("</table>", start)]
+    rows = [[html.unescape(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
+            for r in table.split("</tr>") if "<t" in r]
+    return rows[0], rows[1:]
+
+
+NOISE = "other processes used 94.0% of the 2 CPUs (threshold 10.0%)"
+
+
+def noisy_copy(path: str, name: str, noisy: bool) -> str:
+    """A copy of a real run whose environment audit says it was noisy (or quiet)."""
+    doc = load_json(path)
+    env = doc["context"]["environment"]
+    env["noisy"] = noisy
+    env["noisy_reason"] = NOISE if noisy else ""
+    return write_json(os.path.join(TMP, name), doc)
+
+
+def screenshot(test: unittest.TestCase, page: str, shot: str) -> None:
+    """Renders a page in headless Chromium (skips when it is missing): no console error, a
+    1280 px wide PNG at `shot` (kept for a person to look at while TMP is)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        test.skipTest("chromium is not installed (scripts/install-deps.sh installs it): "
+                      "the page was checked but not rendered")
+    profile = tempfile.mkdtemp(prefix="kvb-chromium.", dir=TMP)
+    p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-background-networking", "--no-first-run",
+                        f"--user-data-dir={profile}", f"--screenshot={shot}",
+                        "--window-size=1280,4000", "--enable-logging=stderr", "--v=0",
+                        "file://" + page], capture_output=True, text=True, timeout=180)
+    why = kvbtest.browser_failure_is_the_emulators(p.returncode)
+    if why:
+        test.skipTest(why)
+    test.assertEqual(p.returncode, 0, p.stderr[-2000:])
+    console = [ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln]
+    test.assertEqual(console, [])
+    with open(shot, "rb") as f:
+        head = f.read(24)
+    test.assertEqual(head[:8], b"\x89PNG\r\n\x1a\n")
+    test.assertEqual(struct.unpack(">I", head[16:20])[0], 1280)
+
+
 class ThreeEngineReportTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
@@ -164,27 +247,51 @@ class ThreeEngineReportTest(unittest.TestCase):
         self.assertIn(doc["context"]["build"]["cxx_flags"], page)
 
     def test_renders_in_headless_chromium_without_console_errors(self) -> None:
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        if chromium is None:
-            self.skipTest("chromium is not installed (scripts/install-deps.sh installs it): "
-                          "the page was checked but not rendered")
-        shot = os.path.join(TMP, "shot.png")
-        profile = tempfile.mkdtemp(prefix="kvb-chromium.", dir=TMP)
-        p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                            "--disable-background-networking", "--no-first-run",
-                            f"--user-data-dir={profile}", f"--screenshot={shot}",
-                            "--window-size=1280,4000", "--enable-logging=stderr", "--v=0",
-                            "file://" + self.html], capture_output=True, text=True, timeout=180)
-        why = kvbtest.browser_failure_is_the_emulators(p.returncode)
-        if why:
-            self.skipTest(why)
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        console = [ln for ln in p.stderr.splitlines() if ":CONSOLE" in ln]
-        self.assertEqual(console, [])
-        with open(shot, "rb") as f:
-            head = f.read(24)
-        self.assertEqual(head[:8], b"\x89PNG\r\n\x1a\n")
-        self.assertEqual(struct.unpack(">I", head[16:20])[0], 1280)
+        screenshot(self, self.html, os.path.join(TMP, "shot.png"))
+
+    def test_summary_says_each_rows_file_and_repeat(self) -> None:
+        header, rows = summary_rows(read(self.html))
+        self.assertEqual(header[:3], ["file", "repeat", "engine"])
+        self.assertEqual({r[0] for r in rows}, {os.path.basename(p) for p in RUNS.values()})
+        self.assertEqual({r[1] for r in rows}, {"1/1"})
+
+    def test_engine_memory_in_each_engines_own_terms(self) -> None:
+        page = read(self.html)
+        memory = context_row(page, "engine memory")
+        if "lmdb" in memory:  # LMDB has no cache: never "cache 256 MiB"
+            self.assertIn("no cache of its own", memory["lmdb"])
+            self.assertNotIn("256 MiB", memory["lmdb"])
+        if "rocksdb" in memory:
+            self.assertIn("block cache 256 MiB", memory["rocksdb"])
+        if "wiredtiger" in memory:
+            self.assertIn("cache size 256 MiB", memory["wiredtiger"])
+        self.assertNotIn("cache", next(iter(context_row(page, "workload").values())))
+
+    def test_few_intervals_say_why_in_the_caption(self) -> None:
+        text = caption(read(self.html), "fillseq-throughput")
+        for engine, path in RUNS.items():
+            n = len(load_json(path)["results"][0]["roles"][0]["intervals"]["series"])
+            said = re.search(rf"{engine}: only {n} intervals?: the run lasted [0-9.e-]+ s at "
+                             r"--report_interval_seconds=0.02; a shorter interval gives more",
+                             text)
+            self.assertEqual(bool(said), n < 20, (engine, n, text))
+
+    def test_paced_writers_axis_shows_line_and_target(self) -> None:
+        # Drawn in the interpreter kvb uses (matplotlib): the y axis ends above the highest
+        # line and the dashed target, with room.
+        p = subprocess.run([PYTHON, "-c", """if 1:
+            import sys; sys.path.insert(0, sys.argv[1])
+            from kvbtools.core import results
+            from kvbtools.pages import figures, run_figures
+            runs = run_figures.label_runs(results.load_all(sys.argv[2:]))
+            g = next(g for g in run_figures.groups(runs) if g.role == "writer")
+            fig, _ = run_figures.throughput(g, run_figures.colours_for(runs))
+            ax = fig.draw(figures.pyplot()).axes[0]
+            top = max(max(line.get_ydata(), default=0) for line in ax.get_lines())
+            print(ax.get_ylim()[1] / top)""", SCRIPTS, *RUNS.values()],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreaterEqual(float(p.stdout), 1.1)
 
 
 class FigureFilesTest(unittest.TestCase):
@@ -204,6 +311,10 @@ class FigureFilesTest(unittest.TestCase):
         svg = read(os.path.join(sdir, "readrandom-latency.svg"))
         self.assertTrue(svg.startswith("<?xml"))
         self.assertIn('xmlns="http://www.w3.org/2000/svg"', svg)  # a standalone file
+        # A file has no caption: the cost figure says itself what its hatching is.
+        texts = svg_texts(read(os.path.join(sdir, "fillseq-cost.svg")))
+        self.assertIn("user CPU; voluntary switches (solid, below)", texts)
+        self.assertIn("sys CPU; involuntary switches (hatched, above)", texts)
 
     def test_same_input_same_bytes(self) -> None:
         a, b = os.path.join(TMP, "a.html"), os.path.join(TMP, "b.html")
@@ -211,6 +322,122 @@ class FigureFilesTest(unittest.TestCase):
             p = kvb("report", "--html", out, next(iter(RUNS.values())), MICRO)
             self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(read(a), read(b))
+
+
+class NoisyRunTest(unittest.TestCase):
+    """A run whose JSON says it was noisy (a real run's, edited), beside the same run quiet."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.engine, run = next(iter(RUNS.items()))
+        cls.noisy = noisy_copy(run, "noisy.json", True)
+        cls.quiet = noisy_copy(run, "quiet.json", False)
+        cls.html = os.path.join(TMP, "noisy.html")
+        cls.svgs = os.path.join(TMP, "noisy-svg")
+        cls.p = kvb("report", "--html", cls.html, "--svg", cls.svgs, cls.noisy, cls.quiet)
+
+    def test_said_at_the_top_of_the_page(self) -> None:
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        page = html.unescape(read(self.html))
+        said = page.index(f"(noisy.json): this run was noisy: {NOISE}.")
+        self.assertLess(said, page.index('id="summary"'))
+        self.assertNotIn("(quiet.json): this run was noisy", page)
+
+    def test_said_under_every_figure_that_draws_it(self) -> None:
+        page = read(self.html)
+        names = re.findall(r'<figure id="fig-([^"]+)">', page)
+        self.assertEqual(len(names), expected_figures([self.noisy, self.quiet]))
+        for name in names:  # both runs are in every figure
+            self.assertIn(f"Noisy run, by kvbench's own measure: {self.engine} (noisy.json): "
+                          f"{NOISE}. Its lines and bars may be low.", caption(page, name))
+        # A figure file has no caption: the line is under the figure itself.
+        first = "Noisy run, by kvbench's own measure: " + self.engine + " (noisy.json): other"
+        for f in os.listdir(self.svgs):
+            texts = svg_texts(read(os.path.join(self.svgs, f)))
+            self.assertTrue(any(t.startswith(first) for t in texts), f)
+
+    def test_summary_rows_of_the_noisy_run_say_so(self) -> None:
+        _, rows = summary_rows(read(self.html))
+        for r in rows:
+            self.assertEqual("noisy run" in r[-1], r[0] == "noisy.json", r)
+
+    def test_a_quiet_page_says_nothing_of_noise(self) -> None:
+        out = os.path.join(TMP, "quiet.html")
+        p = kvb("report", "--html", out, self.quiet)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        self.assertNotIn("was noisy", page)
+        self.assertNotIn("Noisy run", page)
+
+    def test_renders_in_headless_chromium(self) -> None:
+        screenshot(self, self.html, os.path.join(TMP, "noisy-shot.png"))
+
+    def test_a_busy_micro_file_is_said_too(self) -> None:
+        # kvbench_micro measures no steal or foreign CPU: wall time twice the CPU time says it.
+        data = load_json(MICRO)
+        for b in data["benchmarks"]:
+            if "real_time" in b and "cpu_time" in b:
+                b["real_time"] = 2 * b["cpu_time"]
+        busy = write_json(os.path.join(TMP, "busy-micro.json"), data)
+        out = os.path.join(TMP, "busy.html")
+        p = kvb("report", "--html", out, busy)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = html.unescape(read(out))
+        self.assertLess(page.index("wall time 2.00x CPU time"), page.index('id="micro"'))
+        self.assertIn("wall time 2.00x CPU time", caption(page, "crc32c-gbps"))
+
+
+class RepeatsTest(unittest.TestCase):
+    def test_each_summary_row_names_its_file_and_repeat(self) -> None:
+        # Two files of one engine with two repeats each: four rows of "<engine> fillseq".
+        doc = load_json(next(iter(RUNS.values())))
+        doc["results"] = [dict(copy.deepcopy(r), repeat=k, repeats=2)
+                          for r in doc["results"] for k in (1, 2)]
+        a = write_json(os.path.join(TMP, "rep-a.json"), doc)
+        b = write_json(os.path.join(TMP, "rep-b.json"), doc)
+        out = os.path.join(TMP, "repeats.html")
+        p = kvb("report", "--html", out, a, b)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        header, rows = summary_rows(read(out))
+        self.assertEqual(header[:2], ["file", "repeat"])
+        fill = [(r[0], r[1]) for r in rows if r[3] == "fillseq"]
+        self.assertEqual(sorted(fill), [("rep-a.json", "1/2"), ("rep-a.json", "2/2"),
+                                        ("rep-b.json", "1/2"), ("rep-b.json", "2/2")])
+
+
+class ColoursTest(unittest.TestCase):
+    def test_an_engine_has_its_colour_on_every_page(self) -> None:
+        from kvbtools.pages.figures import ENGINE_COLOURS
+        if len(RUNS) < 2:
+            self.skipTest("needs two engines")
+        (e1, r1), (e2, r2) = list(RUNS.items())[:2]
+        pages = {}
+        for name, args in (("both", ["report", r1, r2]), ("alone", ["report", r2]),
+                           ("reversed", ["report", r2, r1]), ("compare", ["compare", r1, r2])):
+            out = os.path.join(TMP, f"colours-{name}.html")
+            p = kvb(*args, "--html", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            pages[name] = read(out)
+        for name in ("both", "alone", "reversed"):
+            svg = figure_html(pages[name], "readrandom-latency")
+            self.assertEqual(legend_colour(svg, e2), ENGINE_COLOURS[e2], name)
+            if name != "alone":
+                self.assertEqual(legend_colour(svg, e1), ENGINE_COLOURS[e1], name)
+        # kvb compare labels the sides by engine: the ratio figure's point has the same colour.
+        svg = figure_html(pages["compare"], "ratio-ops_per_sec")
+        self.assertEqual(legend_colour(svg, e2), ENGINE_COLOURS[e2])
+
+    def test_other_names_by_hash_not_by_order(self) -> None:
+        from kvbtools.pages import figures
+        names = ["x86-gcc-native", "x86-clang-native", "9.1.0", "rocksdb x86-gcc-native"]
+        a, b = figures.Colours(names), figures.Colours(reversed(names))
+        for n in names:
+            self.assertEqual(a[n], b[n], n)
+        engines = set(figures.ENGINE_COLOURS.values())
+        self.assertFalse({a[n] for n in names[:3]} & engines)  # never an engine's colour
+        self.assertEqual(len({a[n] for n in names}), len(names))  # none alike on a page
+        alone = figures.Colours(["9.1.0"])["9.1.0"]
+        self.assertEqual(alone, figures.colour_choices("9.1.0")[0])
 
 
 class BadInputTest(unittest.TestCase):
@@ -368,6 +595,30 @@ def check_hgrm(test: unittest.TestCase, text: str, lat: dict[str, Any]) -> None:
     test.assertAlmostEqual(footer["Mean"] * 1e3, lat["mean"], delta=0.6)
 
 
+class HistoryTest(unittest.TestCase):
+    def test_noisy_points_ringed_and_listed(self) -> None:
+        # Six nights of one run in a store, the third and fifth noisy.
+        store = os.path.join(TMP, "history.sqlite")
+        files = []
+        for i in range(6):
+            doc = load_json(next(iter(RUNS.values())))
+            doc["context"]["date_utc"] = f"2026-01-{10 + i:02d}T02:00:00Z"
+            doc["context"]["environment"].update(noisy=i in (2, 4),
+                                                 noisy_reason=NOISE if i in (2, 4) else "")
+            files.append(write_json(os.path.join(TMP, f"night{i}.json"), doc))
+        p = kvb("store", "add", "--store", store, *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = os.path.join(TMP, "history.html")
+        p = kvb("history", "--store", store, "--html", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = html.unescape(read(out))
+        top = page.index("2 of 6 point(s) from runs kvbench called noisy, e.g. " + NOISE)
+        self.assertLess(top, page.index("<h2"))
+        self.assertIn("point(s) 3, 5 of 6 (ringed)", page)
+        self.assertIn("a run kvbench called noisy", svg_texts(page))
+        screenshot(self, out, os.path.join(TMP, "history-shot.png"))
+
+
 class HgrmTest(unittest.TestCase):
     def test_synthetic_buckets_round_trip(self) -> None:
         import random
@@ -403,22 +654,25 @@ class HgrmTest(unittest.TestCase):
 
 
 class ComparisonPagesTest(unittest.TestCase):
-    def micro_runs(self) -> list[str]:
+    def micro_runs(self, scales: dict[str, tuple[float, float, float]] | None = None,
+                   tag: str = "") -> list[str]:
         """Three sides from the real micro run: the base, 20% slower, the base again (control);
-        6 repetitions each (jittered copies), enough for the U test to call a change."""
+        6 repetitions each (jittered copies), enough for the U test to call a change.
+        `scales`: benchmark -> the three sides' factors instead of (1, 0.8, 1)."""
         data = load_json(MICRO)
         rows = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"
                 and b.get("repetition_index") == 0]
         out = []
-        for i, scale in enumerate((1.0, 0.8, 1.0)):
+        for i in range(3):
             d = copy.deepcopy(data)
             d["benchmarks"] = []
             for b in rows:
+                scale = (scales or {}).get(b["name"], (1.0, 0.8, 1.0))[i]
                 for k in range(6):
                     c = dict(b, repetition_index=k)
                     c["bytes_per_second"] = b["bytes_per_second"] * scale * (1 + 0.002 * k)
                     d["benchmarks"].append(c)
-            out.append(write_json(os.path.join(TMP, f"side{i}.json"), d))
+            out.append(write_json(os.path.join(TMP, f"side{tag}{i}.json"), d))
         return out
 
     def test_compare_html_has_ratio_and_gbps_figures(self) -> None:
@@ -434,6 +688,66 @@ class ComparisonPagesTest(unittest.TestCase):
         texts = svg_texts(page)
         self.assertIn("0.800 slower", texts)  # the verdict beside the point
         self.assertTrue(any("control in grey" in t for t in texts))
+        # Ratios within 10x: a linear axis; the medians beside each ratio.
+        self.assertFalse(any("(log scale)" in t for t in texts))
+        self.assertTrue(any(re.fullmatch(r"[0-9.,]+ → [0-9.,]+", t) for t in texts))
+        screenshot(self, out, os.path.join(TMP, "compare-shot.png"))
+
+    def test_wide_ratios_get_a_log_axis_and_zeros_stay_zeros(self) -> None:
+        # 0.01x, 0 and "both 0" beside 0.8x: a log axis labelled as ratios, the medians of
+        # both sides beside each ratio, a 0 never drawn or written as 1.00.
+        files = self.micro_runs({"crc32c/table/256": (1.0, 0.01, 1.0),
+                                 "crc32c/table/4096": (1.0, 0.0, 1.0),
+                                 "crc32c/hw_3way/4096": (0.0, 0.0, 0.0)}, tag="w")
+        out = os.path.join(TMP, "cmp-wide.html")
+        p = kvb("compare", *files, "--label", "gcc", "--label", "clang", "--label", "control",
+                "--html", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        texts = svg_texts(figure_html(page, "ratio-bytes_per_second"))
+        self.assertTrue(any("(log scale)" in t for t in texts), texts)
+        for tick in ("0.01", "0.1", "1"):
+            self.assertIn(tick, texts)
+        self.assertIn("0.010 slower", texts)
+        self.assertIn("0 slower", texts)
+        self.assertIn("both 0", texts)
+        self.assertTrue(any(re.fullmatch(r"[0-9.,]+ → 0", t) for t in texts))  # a 0 median
+        self.assertIn("0 → 0", texts)
+
+    def test_verdicts_without_a_decision_and_warnings(self) -> None:
+        # A comparison with a verdict word the page has never seen and warnings (what the
+        # comparison may carry): drawn as they are, grey and with their reason.
+        files = self.micro_runs(tag="u")
+        out = os.path.join(TMP, "undecided.html")
+        note = "the rounds disagree: 3 say slower, 2 faster"
+        warning = "not comparable, accepted with --allow-different: num 100000 vs 10000"
+        p = subprocess.run([PYTHON, "-c", """if 1:
+            import dataclasses, sys; sys.path.insert(0, sys.argv[1])
+            from kvbtools.core import comparison, samples
+            from kvbtools.pages import result_pages
+            out, note, warning, *files = sys.argv[2:]
+            sides = [samples.load_side(label, [f]) for label, f in
+                     zip(("gcc", "clang", "control"), files)]
+            c = comparison.build(sides, threshold=0.05, alpha=0.05)
+            for x in c.cells:
+                if x.side == "clang" and x.bench.endswith("hw_3way/4096"):
+                    x.verdict = dataclasses.replace(x.verdict, better=None, word="undecided",
+                                                    note=note)
+            c.warnings = [warning]
+            result_pages.write_comparison(out, c)""", SCRIPTS, out, note, warning, *files],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        self.assertLess(page.index(html.escape(warning, quote=True)), page.index('id="sides"'))
+        self.assertIn(f'<td class="undecided" title="{html.escape(note, quote=True)}">'
+                      "undecided</td>", page)
+        self.assertEqual(page.count('class="undecided"'), 1)
+        texts = svg_texts(figure_html(page, "ratio-bytes_per_second"))
+        self.assertIn("0.800 undecided", texts)
+        self.assertIn("0.800 slower", texts)
+        self.assertIn("grey: no verdict (its word beside it)", texts)
+        self.assertIn(f"undecided: {note} (clang crc32c/hw_3way/4096)",
+                      caption(page, "ratio-bytes_per_second"))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
         from kvbtools.core import comparison, results, samples
@@ -512,11 +826,23 @@ class ComparisonPagesTest(unittest.TestCase):
             "first_new": commits[5], "confirmed": True, "metric": "bytes_per_second",
             "benchmark": "sum", "ending": "confirmed: it is the first new commit",
             "records": records})
+        # Its runs (DIR/runs/*.json), one of them noisy: said at the top and under the figure.
+        os.makedirs(os.path.join(d, "runs"))
+        run = next(iter(RUNS.values()))
+        shutil.copy(noisy_copy(run, "bisect-noisy.json", True),
+                    os.path.join(d, "runs", f"step.{commits[4][:12]}.r1.json"))
+        shutil.copy(noisy_copy(run, "bisect-quiet.json", False),
+                    os.path.join(d, "runs", f"step.{commits[5][:12]}.r1.json"))
         out = os.path.join(TMP, "bisect.html")
         p = kvb("report", "--html", out, d)
         self.assertEqual(p.returncode, 0, p.stderr)
         page = read(out)
         self.assertEqual(svg_count(page), 1)
+        said = html.unescape(page).index(f"1 of the 2 runs in runs/ were noisy "
+                                         f"(step.{commits[4][:12]}.r1.json), e.g. {NOISE}")
+        self.assertLess(said, page.index("<svg"))
+        self.assertIn("Noisy runs, by kvbench's own measure: 1 of the 2 runs",
+                      caption(page, "bisect-commits"))
         texts = svg_texts(page)
         ticks = [t for t in texts if re.fullmatch(r"[0-9a-f]{8}", t)]
         # History order, not the order tested.

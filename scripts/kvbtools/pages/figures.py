@@ -15,10 +15,12 @@ command over the same files write the same bytes.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from kvbtools.core import output
@@ -29,10 +31,18 @@ WIDTH_INCHES = 10.0      # every figure; with PNG_DPI a PNG is 1200 px wide
 PNG_DPI = 120
 FONT = "DejaVu Sans"
 
-# One colour per series (engine, side, implementation), in order of first use. Red is kept for
-# what a reader must notice: stalls, regressions, the blamed commit.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2",
-           "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
+# One colour per engine on every page and in every figure: a run, a study series or a side named
+# after an engine is drawn in the engine's colour, one named after an engine and more ("rocksdb
+# x86-clang-native") in a shade of it. Any other name (a preset, a version, an implementation)
+# takes a colour from a hash of the name, never an engine's, so it too keeps its colour from page
+# to page. Red is kept for what a reader must notice: stalls, regressions, the blamed commit; grey
+# for the control.
+ENGINE_COLOURS = {"rocksdb": "#1f77b4", "wiredtiger": "#ff7f0e", "lmdb": "#2ca02c",
+                  "memory": "#8c564b", "null": "#e377c2"}
+HASHED = ("#9467bd", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#7b4173",
+          "#5254a3", "#e7ba52", "#6b6ecf")
+# Shades of an engine's colour for names that start with it: mixed with black (<0) or white.
+SHADES = (-0.35, 0.4, -0.6, 0.65, -0.15, 0.2)
 ALERT = "#d62728"
 GOOD = "#2c7fb8"
 MUTED = "#9a9a9a"
@@ -71,17 +81,55 @@ def pyplot(purpose: str = "--html") -> Any:
     return plt
 
 
-class Colours:
-    """A colour per name, given in order of first request, the same in every figure of a page."""
+def _hash(name: str) -> int:
+    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16)
 
-    def __init__(self, order: Iterable[str] = ()) -> None:
+
+def _mix(colour: str, t: float) -> str:
+    """The colour mixed with black (t < 0) or white (t > 0) by |t|."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    end = 255 if t > 0 else 0
+    return "#" + "".join(f"{round(c + (end - c) * abs(t)):02x}" for c in rgb)
+
+
+_ENGINE_PREFIX = re.compile(r"^(" + "|".join(ENGINE_COLOURS) + r")(?=$|[\s(#:/_-])")
+
+
+def engine_of(name: str) -> str:
+    """The engine a label names first ("rocksdb x86-gcc-native" -> rocksdb), or ""."""
+    m = _ENGINE_PREFIX.match(name)
+    return m.group(1) if m else ""
+
+
+def colour_choices(name: str) -> list[str]:
+    """The colours a name may take, best first: an engine's own; a shade of the engine's for a
+    name that starts with one; else the hashed palette from the name's hash on."""
+    if name in ENGINE_COLOURS:
+        return [ENGINE_COLOURS[name], *(_mix(ENGINE_COLOURS[name], t) for t in SHADES)]
+    engine = engine_of(name)
+    if engine:
+        shades = [_mix(ENGINE_COLOURS[engine], t) for t in SHADES]
+        k = _hash(name) % len(shades)
+        return shades[k:] + shades[:k] + [ENGINE_COLOURS[engine]]
+    k = _hash(name) % len(HASHED)
+    return list(HASHED[k:] + HASHED[:k])
+
+
+class Colours:
+    """A colour per name, the same on every page (colour_choices). Two names of one page that
+    would be drawn alike: the later in sorted order (not in order of use) takes its next choice,
+    so the names given at construction get the same colours whatever order they come in."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
         self._by_name: dict[str, str] = {}
-        for name in order:
+        for name in sorted(set(names)):
             self[name]
 
     def __getitem__(self, name: str) -> str:
         if name not in self._by_name:
-            self._by_name[name] = PALETTE[len(self._by_name) % len(PALETTE)]
+            used = set(self._by_name.values())
+            choices = colour_choices(name)
+            self._by_name[name] = next((c for c in choices if c not in used), choices[0])
         return self._by_name[name]
 
 
@@ -90,10 +138,14 @@ class Figure:
     """A figure to draw when the page is written (so only one is open at a time).
 
     name: the stable file name without extension (`readrandom-throughput`); caption: what it
-    shows and how to read it; draw(plt) returns the matplotlib figure."""
+    shows and how to read it; draw(plt) returns the matplotlib figure. warnings (a noisy run it
+    draws) and notes (why it has few points) are said under the caption and in the figure
+    itself, so that a figure file (--svg, --png) says them too."""
     name: str
     caption: str
     draw: Callable[[Any], Any]
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def new(plt: Any, height: float, ncols: int = 1, nrows: int = 1, **kw: Any) -> tuple[Any, Any]:
@@ -152,11 +204,16 @@ class Output:
                 output.make_dirs(d)
 
     def draw(self, figure: Figure) -> str:
-        """Draws one figure, writes its files, returns its inline SVG."""
+        """Draws one figure, writes its files, returns its inline SVG. The page says the
+        figure's warnings and notes under it; a file carries them in the figure (footnote)."""
         plt = pyplot()
         fig = figure.draw(plt)
         try:
             data = render(fig, figure.name, "svg")
+            if (self.svg_dir or self.png_dir) and footnote(fig, figure):
+                page, data = data, render(fig, figure.name, "svg")
+            else:
+                page = data
             for d, ext, blob in ((self.svg_dir, "svg", data),
                                  (self.png_dir, "png", None)):
                 if not d:
@@ -167,7 +224,19 @@ class Output:
                 self.written.append(path)
         finally:
             plt.close(fig)
-        return inline(data.decode("utf-8"), safe_name(figure.name))
+        return inline(page.decode("utf-8"), safe_name(figure.name))
+
+
+def footnote(fig: Any, figure: Figure) -> bool:
+    """The figure's warnings (red) and notes (grey) under it, one wrapped line each; False when
+    it has none."""
+    lines = figure.warnings + figure.notes
+    if not lines:
+        return False
+    text = "\n".join(textwrap.fill(x, 150, subsequent_indent="    ") for x in lines)
+    fig.supxlabel(text, x=0.01, ha="left", fontsize=7.5, linespacing=1.3,
+                  color=ALERT if figure.warnings else "#555555")
+    return True
 
 
 def unique_names(figures: list[Figure]) -> None:

@@ -1,28 +1,38 @@
 """`kvb history --html` (docs/history.md): one figure per series of the results store, on the
-page and figure layer every kvb page uses (htmlpage.py, figures.py).
+page and figure layer every kvb page uses (htmlpage.py, figures.py). A series of an engine is
+drawn in the engine's colour; points from runs kvbench called noisy are ringed, listed at the top
+of the page and under their figure.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kvbtools.pages import figures, htmlpage
-from kvbtools.pages.figures import ALERT, Figure
+from kvbtools.pages import figures, htmlpage, noise
+from kvbtools.pages.figures import ALERT, ENGINE_COLOURS, Figure
+
+POINT = "#1f5fa8"    # a series of no engine (kvbench_micro)
 
 
 def series_figure(name: str, times: Sequence[str], medians: Sequence[float],
                   lows: Sequence[float], highs: Sequence[float], *, title: str, unit: str,
                   changes: Sequence[tuple[int, str]] = (),
                   segments: Sequence[tuple[int, int, float]] = (),
-                  drift: tuple[float, float] | None = None) -> Figure:
+                  drift: tuple[float, float] | None = None, colour: str = POINT,
+                  noisy: Sequence[int] = ()) -> Figure:
     """One series: a point per run at its median with its interval, change points as vertical
-    lines between the points before and after (labelled), each segment's mean, a drift line."""
+    lines between the points before and after (labelled), each segment's mean, a drift line;
+    the points of `noisy` (0-based) ringed."""
     def draw(plt: Any) -> Any:
         fig, ax = figures.new(plt, 3.2)
         xs = list(range(1, len(medians) + 1))
         ax.errorbar(xs, medians, yerr=[[m - lo for m, lo in zip(medians, lows)],
                                        [hi - m for m, hi in zip(medians, highs)]],
-                    fmt="o", markersize=4, color="#1f5fa8", ecolor="#8fb0d8", capsize=2,
-                    label="median, interval")
+                    fmt="o", markersize=4, color=colour, ecolor=colour, elinewidth=0.8,
+                    capsize=2, label="median, interval")
+        if noisy:
+            ax.scatter([xs[i] for i in noisy], [medians[i] for i in noisy], s=70,
+                       facecolors="none", edgecolors=ALERT, linewidths=1.2, zorder=3,
+                       label="a run kvbench called noisy")
         for a, b, mean in segments:
             ax.hlines(mean, a + 1 - 0.4, b + 0.4, colors="#555555", linewidth=1,
                       linestyles="solid")
@@ -45,10 +55,12 @@ def series_figure(name: str, times: Sequence[str], medians: Sequence[float],
         ax.set_xticklabels(labels, fontsize=7)
         ax.set_xlim(0.5, len(xs) + 0.5)
         ax.grid(axis="x", visible=False)
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, borderaxespad=0.2)
         return fig
 
     caption = ("One point per run: its median and 95% interval; dashed red lines are change "
-               "points, grey lines each segment's mean, orange a drift.")
+               "points, grey lines each segment's mean, orange a drift"
+               + ("; red rings mark runs kvbench called noisy." if noisy else "."))
     return Figure(name, caption, draw)
 
 
@@ -81,8 +93,36 @@ def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any]
                 + ("; a drift" if a.drift is not None else ""))
         page.heading(2, f"{s.label} [{m.shown_unit}]")
         page.html(f"<pre>{htmlpage.esc(text)}</pre>")
-        page.figure(series_figure(
+        why = [noise.point_reason(p.attributes) for p in s.points]
+        fig = series_figure(
             figures.safe_name(f"history-{s.label}-{s.fingerprint[:8]}"),
             [p.time for p in s.points], meds, lows, highs, title=s.label, unit=m.shown_unit,
-            changes=changes, segments=segments, drift=drift))
+            changes=changes, segments=segments, drift=drift,
+            colour=ENGINE_COLOURS.get(figures.engine_of(s.row), POINT),
+            noisy=[i for i, w in enumerate(why) if w])
+        fig.warnings = _noisy_points(why)
+        page.figure(fig)
+    _noisy_box(page, series)
     page.write(path, figures.Output())
+
+
+def _noisy_points(why: list[str]) -> list[str]:
+    """The line under a series' figure: which of its points come from noisy runs."""
+    hits = [(i + 1, w) for i, w in enumerate(why) if w]
+    if not hits:
+        return []
+    shown = ", ".join(str(i) for i, _ in hits[:12]) + (" ..." if len(hits) > 12 else "")
+    return [f"Noisy runs, by kvbench's own measure: point(s) {shown} of {len(why)} (ringed), "
+            f"e.g. {hits[0][1]}. Read a change near them with care."]
+
+
+def _noisy_box(page: htmlpage.Page, series: Sequence[Any]) -> None:
+    """At the top of the page (after its first paragraph): the series with noisy points."""
+    lines = []
+    for s in series:
+        why = [w for w in (noise.point_reason(p.attributes) for p in s.points) if w]
+        if why:
+            lines.append(f"{s.label}: {len(why)} of {len(s.points)} point(s) from runs kvbench "
+                         f"called noisy, e.g. {why[0]}")
+    if lines:
+        page.blocks.insert(1, htmlpage.box(noise.TITLE, lines, bad=True))

@@ -7,6 +7,7 @@ A page is a list of blocks, HTML or figures; the figures are drawn only when the
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Sequence
 
 from kvbtools.pages import figures
@@ -36,6 +37,11 @@ margin:.6em 0;font-size:.9em}.box.bad{border-color:var(--badrule);background:var
 .box ul{margin:.2em 0;padding-left:1.2em}
 figure{margin:.8em 0 1.4em}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:.85em;color:var(--muted);margin-top:.2em;max-width:60em}
+figcaption .warn{display:block;color:#b3261e;font-weight:600}
+figcaption .note{display:block;color:var(--fg)}
+td.undecided{color:var(--muted);font-style:italic;
+background:repeating-linear-gradient(135deg,#eee 0 4px,#fff 4px 8px)}
+td.worse{color:#b3261e;font-weight:600}td.better{font-weight:600}
 pre{background:var(--zebra);padding:.6em .8em;font-size:.78em;overflow-x:auto;
 border:1px solid var(--rule)}
 code{font-size:.9em}
@@ -46,9 +52,26 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+@dataclass
+class Td:
+    """A table cell with a class (its look: `undecided`, `worse`) and a title (its tooltip)."""
+    text: object
+    cls: str = ""
+    title: str = ""
+
+
+def _td(cell: object, numeric: bool) -> str:
+    c = cell if isinstance(cell, Td) else Td(cell)
+    cls = " ".join(x for x in ("n" if numeric else "", c.cls) if x)
+    attrs = (f' class="{esc(cls)}"' if cls else "") + (f' title="{esc(c.title)}"' if c.title
+                                                       else "")
+    return f"<td{attrs}>{esc(c.text)}</td>"
+
+
 def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None, *,
           numeric: Sequence[int] = (), cls: str = "") -> str:
-    """An HTML table; columns in `numeric` are right-aligned with tabular figures."""
+    """An HTML table; columns in `numeric` are right-aligned with tabular figures. A cell may be
+    a Td (a class and a tooltip)."""
     num = set(numeric)
     out = [f'<table class="{cls}">' if cls else "<table>"]
     if header:
@@ -56,9 +79,7 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None,
             f'<th class="n">{esc(h)}</th>' if i in num else f"<th>{esc(h)}</th>"
             for i, h in enumerate(header)) + "</tr>")
     for r in rows:
-        out.append("<tr>" + "".join(
-            f'<td class="n">{esc(c)}</td>' if i in num else f"<td>{esc(c)}</td>"
-            for i, c in enumerate(r)) + "</tr>")
+        out.append("<tr>" + "".join(_td(c, i in num) for i, c in enumerate(r)) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
 
@@ -102,8 +123,10 @@ class Page:
         for b in self.blocks:
             if isinstance(b, Figure):
                 body.append(f'<figure id="fig-{esc(b.name)}">{out.draw(b)}'
-                            f"<figcaption><b>{esc(b.name)}</b>: {esc(b.caption)}</figcaption>"
-                            "</figure>")
+                            f"<figcaption><b>{esc(b.name)}</b>: {esc(b.caption)}"
+                            + "".join(f'<span class="warn">{esc(w)}</span>' for w in b.warnings)
+                            + "".join(f'<span class="note">{esc(n)}</span>' for n in b.notes)
+                            + "</figcaption></figure>")
             else:
                 body.append(b)
         if path is not None:

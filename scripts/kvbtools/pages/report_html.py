@@ -1,7 +1,7 @@
 """`kvb report --html`: one self-contained page over kvbench and kvbench_micro result files
-(docs/report.md): what is missing, the context of every run, the summary table and an overview,
-then per benchmark and role the throughput over time, the latency distribution and the cost per
-operation, and GB/s against block size for kvbench_micro files.
+(docs/report.md): what is missing, which runs were noisy, the summary table and an overview, the
+context of every run, then per benchmark and role the throughput over time, the latency
+distribution and the cost per operation, and GB/s against block size for kvbench_micro files.
 The summary comes first, then the context: what a number means depends on both.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from kvbtools.core import hgrm, results, samples, summary
-from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, run_figures
+from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, noise, run_figures
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.core.results import Document
 from kvbtools.pages.run_figures import Group, Run
@@ -31,6 +31,9 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
     problems = _problems(kv)
     if problems:
         page.html(htmlpage.box("Missing or failed", problems, bad=True))
+    noisy = _noisy(kv, micro)
+    if noisy:
+        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
     if kv:
         _kv_sections(page, kv)
         flame_figures.add_profile_sections(page, kv)  # kvbench --profile runs
@@ -59,6 +62,23 @@ def _problems(kv: list[Document]) -> list[str]:
     return out
 
 
+def _noisy(kv: list[Document], micro: list[Document]) -> list[str]:
+    """A line per run kvbench called noisy, and per kvbench_micro file whose wall time ran
+    well above its CPU time."""
+    out = []
+    for r in run_figures.label_runs(kv):
+        why = noise.run_reason(r.doc.doc["context"])
+        if why:
+            name = os.path.basename(r.doc.path)
+            label = r.label if name in r.label else f"{r.label} ({name})"
+            out.append(noise.run_warning(label, why))
+    for s in micro_sides(micro):
+        why = noise.side_reason(s)
+        if why:
+            out.append(f"{s.label} (kvbench_micro): {why}")
+    return out
+
+
 # ---- kvbench runs ----------------------------------------------------------------------------
 
 def _kv_sections(page: Page, kv: list[Document]) -> None:
@@ -66,13 +86,10 @@ def _kv_sections(page: Page, kv: list[Document]) -> None:
     colours = run_figures.colours_for(runs)
     gs = run_figures.groups(runs)
     page.heading(2, "Summary", "summary")
-    # By benchmark, then run: the engines' lines of one benchmark next to each other.
-    order = {(g.step.split("-")[0], g.role): i for i, g in enumerate(gs)}
-    rows = [summary.cells(r) for r in sorted(
-        (r for d in kv for r in results.rows(d.doc)),
-        key=lambda r: order.get((r.benchmark, r.role), len(order)))]
-    if rows:
-        page.html(htmlpage.table(rows, summary.COLUMNS, numeric=range(2, 10)))
+    rows, header = _summary(runs, gs)
+    if rows:  # numeric: kvb report's columns 2 to 9 (ops/s ... db MB), after the lead ones
+        lead = len(header) - len(summary.COLUMNS)
+        page.html(htmlpage.table(rows, header, numeric=range(lead + 2, lead + 10)))
     else:
         page.para("No benchmark results in these files.")
     ov = run_figures.overview(gs, colours)
@@ -81,6 +98,27 @@ def _kv_sections(page: Page, kv: list[Document]) -> None:
     _context(page, runs)
     for g in gs:
         _group_section(page, g, colours)
+
+
+def _summary(runs: list[Run], gs: list[Group]) -> tuple[list[list[str]], list[str]]:
+    """kvb report's table, by benchmark, then run and repeat, so the engines' lines of one
+    benchmark sit together; a row says its file (when there are several) and its repeat, and a
+    noisy run's rows say so in their notes."""
+    order = {(g.step.split("-")[0], g.role): i for i, g in enumerate(gs)}
+    several = len(runs) > 1
+    keyed = []
+    for r in runs:
+        why = noise.run_reason(r.doc.doc["context"])
+        for row in results.rows(r.doc.doc):
+            res = row.data["_result"]
+            cells = summary.cells(row)
+            if why:
+                cells[-1] = ", ".join(x for x in (cells[-1], "noisy run") if x)
+            lead = [os.path.basename(r.doc.path)] if several else []
+            lead.append(f"{res.get('repeat', 1)}/{res.get('repeats', 1)}")
+            keyed.append((order.get((row.benchmark, row.role), len(order)), lead + cells))
+    rows = [cells for _, cells in sorted(keyed, key=lambda k: k[0])]
+    return rows, (["file"] if several else []) + ["repeat"] + summary.COLUMNS
 
 
 def _group_section(page: Page, g: Group, colours: figures.Colours) -> None:
@@ -141,7 +179,8 @@ CONTEXT_ROWS = [("file", "_file"), ("date (UTC)", "date_utc"), ("host", "hostnam
                 ("CPU", "_cpu"), ("memory", "_memory"), ("kernel", "kernel"),
                 ("clock", "clock"), ("compiler", "_compiler"), ("flags", "build.cxx_flags"),
                 ("preset", "_preset"), ("kvbench", "_kvbench"), ("engine", "_engine"),
-                ("workload", "_workload"), ("command line", "command_line"),
+                ("engine memory", "_engine_memory"), ("workload", "_workload"),
+                ("command line", "command_line"),
                 ("complete", "_complete")]
 
 
@@ -164,9 +203,9 @@ def _field(ctx: dict[str, Any], d: Document, key: str) -> str:
         "_workload": lambda: (f"--num={w.get('num')} keys of {w.get('key_size')} B, values "
                               f"{w.get('value_size')} B (compression ratio "
                               f"{w.get('compression_ratio')}), {w.get('threads')} thread(s), "
-                              f"seed {w.get('seed')}, compression {w.get('compression')}, "
-                              f"cache {w.get('cache_size_bytes', 0) / 1048576:.0f} MiB"
+                              f"seed {w.get('seed')}, compression {w.get('compression')}"
                               + (", sync" if w.get("sync") else "")),
+        "_engine_memory": lambda: engine_memory(ctx),
         "_complete": lambda: "yes" if d.doc["complete"] else f"NO: {d.doc.get('error', '')}",
     }
     if key in special:
@@ -175,6 +214,41 @@ def _field(ctx: dict[str, Any], d: Document, key: str) -> str:
     for part in key.split("."):
         v = v.get(part, "") if isinstance(v, dict) else ""
     return str(v)
+
+
+def _mib(v: object) -> str:
+    return f"{int(str(v)) / 1048576:.0f} MiB"
+
+
+def _bytes(v: object) -> bool:
+    return str(v).isdigit()
+
+
+def engine_memory(ctx: dict[str, Any]) -> str:
+    """The memory the engine was given, in its own words (context.engine.config): the split of
+    --memory_budget its adapter made, or the cache --cache_size set; what an engine says of a
+    cache it does not have (LMDB: none of its own, the OS page cache of its map) is shown as it
+    says it, never as a cache of that size. A file without the engine's config (an older
+    kvbench) gives the flag, and says that is all it gives."""
+    engine = ctx.get("engine") or {}
+    cfg = engine.get("config") if isinstance(engine.get("config"), dict) else None
+    if cfg is None:
+        w = ctx.get("workload", {})
+        return (f"--cache_size {_mib(w.get('cache_size_bytes', 0))} (what the engine made of "
+                "it is not recorded)")
+    parts = []
+    if _bytes(cfg.get("memory_budget")):
+        shares = [f"{k.split('.', 1)[1].replace('_', ' ')} {_mib(v)}" for k, v in cfg.items()
+                  if k.startswith("memory_budget.") and ".sets." not in k and _bytes(v)]
+        parts.append(f"--memory_budget {_mib(cfg['memory_budget'])}"
+                     + (": " + ", ".join(shares) if shares else ""))
+    else:
+        parts += [f"{k.removesuffix('_bytes').replace('_', ' ')} {_mib(v)}"
+                  for k, v in cfg.items() if "cache" in k and _bytes(v)]
+    # A cache setting the engine answered in words ("ignored: lmdb has no cache; ...").
+    parts += [f"{k}: {v}" for k, v in cfg.items() if "cache" in k and not _bytes(v)
+              and str(v) not in ("true", "false") and not k.startswith("memory_budget")]
+    return "; ".join(parts) or "no cache of its own (its configuration names none)"
 
 
 def _libraries(runs: list[Run]) -> tuple[list[list[str]], list[str]]:
@@ -229,6 +303,9 @@ def _micro_sections(page: Page, micro: list[Document]) -> None:
 
 def add_micro_figures(page: Page, sides: list[samples.Side]) -> None:
     figs, notes = micro_figures.all_figures(sides, figures.Colours(s.label for s in sides))
+    busy = {s.label: why for s in sides for why in [noise.side_reason(s)] if why}
+    for f in figs:
+        f.warnings = [f"{label}: {why}" for label, why in busy.items()]
     if notes:
         page.html(htmlpage.box("Not shown", notes))
     if not figs:

@@ -4,6 +4,7 @@ also regenerates one: `kvb report --html OUT RESULTS_DIR`).
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -11,7 +12,8 @@ import sys
 from typing import Any, Callable
 
 from kvbtools.core import comparison, metrics, results, samples
-from kvbtools.pages import compare_figures, figures, htmlpage
+from kvbtools.core.comparison import Cell
+from kvbtools.pages import compare_figures, figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.pages.htmlpage import Page, esc
@@ -25,6 +27,13 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
     page = Page(title)
     if intro:
         page.para(intro, "muted")
+    # What the comparison itself warns of (sides accepted as not comparable, ...), then noise.
+    warnings = [str(w) for w in getattr(c, "warnings", [])]
+    if warnings:
+        page.html(htmlpage.box("Warnings", warnings, bad=True))
+    noisy = noise.side_warnings(c.sides)
+    if noisy:
+        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
     control = compare_figures.CONTROL if any(s.label == compare_figures.CONTROL
                                              for s in c.sides) else ""
     rows = []
@@ -41,12 +50,41 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
     page.heading(2, "Ratios to the base", "ratios")
     for mkey in c.benches:
         page.figure(compare_figures.ratio_figure(c, mkey, colours))
+        page.html(verdict_table(c, mkey))
     if c.sides[0].kind == results.GBENCH:
         page.heading(2, "GB/s by block size", "gbps")
         add_micro_figures(page, [s for s in c.sides if s.label != control])
     page.heading(2, "Tables", "tables")
     page.html(f"<pre>{esc(comparison.format_comparison(c, control=control))}</pre>")
     return page
+
+
+def verdict_table(c: Comparison, mkey: str) -> str:
+    """Every point of a ratio figure as a row: both medians, the ratio, the verdict as its word
+    (any word: a regression red, no verdict grey and hatched, its reason in the tooltip)."""
+    metric = c.metrics[mkey]
+    base = c.sides[0].label
+    rows = []
+    for cell in (x for x in c.cells if x.metric.key == mkey):
+        b, o = compare_figures.medians(cell)
+        v = cell.verdict
+        rows.append([cell.bench, cell.side, compare_figures.value_text(b * metric.scale),
+                     compare_figures.value_text(o * metric.scale),
+                     compare_figures.ratio_text(cell),
+                     htmlpage.Td(v.word, _verdict_class(cell), v.note),
+                     comparison.fmt_p(v.test.p) if v.test is not None else ""])
+    return htmlpage.table(rows, ["benchmark", "side", f"{base} [{metric.shown_unit}]",
+                                 f"side [{metric.shown_unit}]", "ratio", "verdict", "p"],
+                          numeric=[2, 3, 4])
+
+
+def _verdict_class(cell: Cell) -> str:
+    kind = compare_figures.decided(cell)
+    if kind == "other":
+        return "undecided"
+    if kind == "change":
+        return "worse" if cell.verdict.regression else "better"
+    return ""
 
 
 def write_comparison(path: str, c: Comparison, svg_dir: str | None = None,
@@ -174,13 +212,30 @@ def bisect_page(directory: str) -> Page:
         page.para(ending)
     if notes:
         page.html(htmlpage.box("Missing", notes, bad=True))
+    noisy = _noisy_runs(directory)
+    if noisy:
+        page.html(htmlpage.box(noise.TITLE, [noisy], bad=True))
     if tested and order:
-        page.figure(compare_figures.bisect_figure(tested, order, first, confirmed, mkey,
-                                                  m.scale, m.shown_unit))
+        fig = compare_figures.bisect_figure(tested, order, first, confirmed, mkey, m.scale,
+                                            m.shown_unit)
+        fig.warnings = [f"Noisy runs, by kvbench's own measure: {noisy}."] if noisy else []
+        page.figure(fig)
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
         page.html(f"<pre>{esc(text)}</pre>")
     return page
+
+
+def _noisy_runs(directory: str) -> str:
+    """How many of the bisect's runs (DIR/runs/*.json) kvbench called noisy, and which; ""
+    when none (or no kvbench run is there)."""
+    n, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs", "*.json"))))
+    if not noisy:
+        return ""
+    names = ", ".join(list(noisy)[:6]) + (" ..." if len(noisy) > 6 else "")
+    return (f"{len(noisy)} of the {n} runs in runs/ were noisy ({names}), e.g. "
+            f"{next(iter(noisy.values()))}: their values may be low and pull a commit's "
+            "verdict")
 
 
 def _text(path: str) -> str:

@@ -1,9 +1,10 @@
 """The figures of kvbench runs (docs/report.md): per benchmark and role, throughput over time,
 the latency percentile distribution and the cost per operation; and an overview of ops/s.
 
-Runs are overlaid, one colour per run (an engine, or engine and preset when two runs share an
-engine), the same colour in every figure. Repeats of a benchmark are drawn as more lines of the
-run's colour; bars show their median.
+Runs are overlaid, one colour per run: its engine's (figures.ENGINE_COLOURS, the same on every
+page), a shade of it when two runs share an engine. Repeats of a benchmark are drawn as more lines
+of the run's colour; bars show their median. A figure that draws a run kvbench called noisy says
+so (noise.py).
 """
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kvbtools.core import hgrm, manifest, results
+from kvbtools.core import hgrm, results
 from kvbtools.core.metrics import value
-from kvbtools.pages import figures
+from kvbtools.pages import figures, noise
 from kvbtools.pages.figures import ALERT, Colours, Figure
 from kvbtools.core.results import Document
 
 MB = 1048576.0
+# Fewer intervals than this in an over-time figure and its caption says why (and what gives more).
+MIN_POINTS = 20
+# The shortest --report_interval_seconds kvbench takes (its range: src/cli/kvbench_flags.cc).
+SHORTEST_INTERVAL = 0.01
 
 
 @dataclass
@@ -82,13 +87,14 @@ def label_runs(docs: list[Document]) -> list[Run]:
 
 
 def colours_for(runs: list[Run]) -> Colours:
-    """Engines in cmake/deps.json order first, so rocksdb has the same colour in every report
-    of the same set of engines."""
-    order = list(manifest.deps())
-    def rank(r: Run) -> tuple[int, int]:
-        e = r.doc.doc["context"]["engine"]["name"]
-        return (order.index(e) if e in order else len(order), runs.index(r))
-    return Colours(r.label for r in sorted(runs, key=rank))
+    """The runs' colours: their engines' (figures.colour_choices), the same on every page."""
+    return Colours(r.label for r in runs)
+
+
+def noisy(runs: list[Run]) -> dict[str, str]:
+    """label -> why kvbench called the run noisy, for the noisy ones among `runs`."""
+    out = {r.label: noise.run_reason(r.doc.doc["context"]) for r in runs}
+    return {label: why for label, why in out.items() if why}
 
 
 def groups(runs: list[Run]) -> list[Group]:
@@ -162,8 +168,10 @@ def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
     def draw(plt: Any) -> Any:
         fig, ax = figures.new(plt, 3.4)
         labelled: set[str] = set()
+        top = 0.0
         for e in drawn:
             xs, ys, sx, sy = _series(e, paced)
+            top = max([top, *ys])
             c = colours[e.run.label]
             first = e.run.label not in labelled
             labelled.add(e.run.label)
@@ -179,12 +187,16 @@ def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
         for t in sorted({_target(e) for e in drawn if _target(e) > 0}):
             ax.axhline(t / MB, color="#333333", ls="--", lw=1,
                        label=f"writer's target {t / MB:.2f} MB/s")
-        ax.set_ylim(bottom=0)
+            top = max(top, t / MB)
+        # Room above the highest line and the target: a writer on its target stays visible.
+        ax.set_ylim(0, top * 1.15 if top > 0 else 1)
         ax.set_xlim(left=0)
         ax.yaxis.set_major_formatter(_formatter(short))
         ax.set_xlabel("seconds since the benchmark started")
         ax.set_ylabel(unit)
-        ax.set_title(f"{g.label}: throughput per interval ({every})")
+        # On its own line: the legend above the axes may be as wide as the figure.
+        fig.suptitle(f"{g.label}: throughput per interval ({every})", x=0.01, ha="left",
+                     fontsize=10)
         _legend_above(ax)
         return fig
 
@@ -192,11 +204,34 @@ def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
                f"intervals below half the run's median ({stalls} in all)."
                + (" The dashed line is the writer's target rate: a writer that keeps to it "
                   "draws along it." if paced else ""))
-    return Figure(f"{g.name}-throughput", caption, draw), notes
+    return Figure(f"{g.name}-throughput", caption, draw,
+                  warnings=noise.figure_warning(noisy(g.runs())), notes=_few_points(drawn)), notes
+
+
+def _few_points(drawn: list[Entry]) -> list[str]:
+    """Why a run draws fewer than MIN_POINTS intervals: how long it lasted at which interval,
+    and what gives more (its repeat with the fewest)."""
+    out = []
+    runs = list(dict.fromkeys(e.run.label for e in drawn))
+    for label in runs:
+        mine = [e for e in drawn if e.run.label == label]
+        e = min(mine, key=lambda x: len(x.role["intervals"]["series"]))
+        n = len(e.role["intervals"]["series"])
+        if n >= MIN_POINTS:
+            continue
+        every = _interval(e)
+        more = ("a shorter interval gives more" if every > SHORTEST_INTERVAL else
+                f"only a longer run gives more ({SHORTEST_INTERVAL:g} s is the shortest "
+                "interval kvbench takes)")
+        which = f" (the fewest of its {len(mine)} repeats)" if len(mine) > 1 else ""
+        out.append(f"{label}: only {n} interval{'' if n == 1 else 's'}{which}: the run lasted "
+                   f"{float(e.role['seconds']):.3g} s at --report_interval_seconds={every:g}; "
+                   f"{more}.")
+    return out
 
 
 def _legend_above(ax: Any) -> None:
-    """The legend on the title's line, right-aligned, runs first and the markings after."""
+    """The legend above the axes, right-aligned, runs first and the markings after."""
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: (labels[i].startswith(("stall", "writer")),
                                                       i))
@@ -292,7 +327,8 @@ def latency(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
                "that gives each extra nine the same width; dots mark p50, p99, p99.9 and max. "
                "A line that turns up sharply shows a tail: those operations waited on something "
                "(a flush, a stall, a lock).")
-    return Figure(f"{g.name}-latency", caption, draw), notes
+    return Figure(f"{g.name}-latency", caption, draw,
+                  warnings=noise.figure_warning(noisy([e.run for e in drawn]))), notes
 
 
 # ---- cost per operation ----------------------------------------------------------------------
@@ -331,13 +367,26 @@ def cost(g: Group, colours: Colours) -> tuple[Figure, list[str]]:
             _cost_panel(ax, g, runs, colours, parts, scale)
             ax.set_title(title, fontsize=9)
         fig.suptitle(f"{g.label}: cost per operation", x=0.01, ha="left", fontsize=10)
+        _stack_legend(plt, fig)
         return fig
 
     caption = ("What each operation cost, one bar per run: process CPU (user below, sys "
                "hatched above), storage KB read and written, context switches (voluntary below, "
                "involuntary hatched), and the database size and peak RSS after the benchmark. "
                "Lower is cheaper; the CPU and KB bars explain throughput differences.")
-    return Figure(f"{g.name}-cost", caption, draw), notes
+    return Figure(f"{g.name}-cost", caption, draw,
+                  warnings=noise.figure_warning(noisy(runs))), notes
+
+
+def _stack_legend(plt: Any, fig: Any) -> None:
+    """What the two parts of a stacked bar are, on the title's line: a figure file has no
+    caption to say it."""
+    patches = plt.matplotlib.patches
+    solid = patches.Patch(facecolor="#8a8a8a", edgecolor="#8a8a8a")
+    hatched = patches.Patch(facecolor="#8a8a8a", edgecolor="white", hatch="////")
+    fig.legend([solid, hatched], ["user CPU; voluntary switches (solid, below)",
+                                  "sys CPU; involuntary switches (hatched, above)"],
+               loc="upper right", ncol=2, fontsize=7.5, borderaxespad=0.1)
 
 
 def _cost_panel(ax: Any, g: Group, runs: list[Run], colours: Colours,
@@ -405,4 +454,5 @@ def overview(gs: list[Group], colours: Colours) -> Figure | None:
 
     caption = ("Throughput of every benchmark and role, one panel each on its own scale, one "
                "bar per run in the run's colour: the headline numbers of the summary table.")
-    return Figure("overview-throughput", caption, draw)
+    return Figure("overview-throughput", caption, draw,
+                  warnings=noise.figure_warning(noisy([r for g in gs for r in g.runs()])))

@@ -8,10 +8,10 @@ import os
 from typing import Any
 
 from kvbtools.core import results
-from kvbtools.pages import figures, htmlpage
+from kvbtools.pages import figures, htmlpage, noise
 from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
-from kvbtools.pages.figures import MUTED, Colours, Figure
+from kvbtools.pages.figures import ALERT, MUTED, Colours, Figure
 from kvbtools.pages.htmlpage import Page
 from kvbtools.core.study_tables import STUDY_METRICS, relative_rows
 from kvbtools.core.table import fmt_value
@@ -39,9 +39,10 @@ def bars_figure(metric: str, unit: str, higher: bool, base: str, others: list[st
     """One metric: a row per benchmark column, a bar per non-base series from 1.0 to its ratio
     to the base (the control in grey); the base's absolute median under each name."""
     def draw(plt: Any) -> Any:
-        fig, ax = figures.new(plt, 1.0 + 0.28 * len(columns) * max(1, len(others)) ** 0.6)
+        fig, ax = figures.new(plt, 1.6 + 0.28 * len(columns) * max(1, len(others)) ** 0.6)
         step = 0.8 / max(1, len(others))
         drawn: list[float] = []
+        zeros: list[tuple[float, str, Any]] = []
         for i, col in enumerate(columns):
             y = len(columns) - 1 - i
             b = medians[base].get((col, metric))
@@ -53,16 +54,30 @@ def bars_figure(metric: str, unit: str, higher: bool, base: str, others: list[st
                 drawn.append(r)
                 colour = MUTED if side == CONTROL else colours[side]
                 yy = y + (len(others) - 1) / 2 * step - j * step
-                ax.barh(yy, r - 1.0, left=1.0, height=step * 0.9, color=colour,
-                        label=side if i == 0 else None)  # from 1.0: better or worse than base
-                ax.text(r, yy, f" {r:.2f} " if r >= 1 else f"{r:.2f} ", va="center",
-                        ha="left" if r >= 1 else "right", fontsize=6.5)
+                # From 1.0: better or worse than the base.
+                bars = ax.barh(yy, r - 1.0, left=1.0, height=step * 0.9, color=colour)
+                text = "0" if r == 0 else f"{r:.2g}" if r < 0.01 else f"{r:.2f}"
+                label = ax.text(r, yy, f" {text} " if r >= 1 else f"{text} ", va="center",
+                                ha="left" if r >= 1 else "right", fontsize=6.5)
+                if r == 0:
+                    zeros.append((yy, colour, [*bars, label]))
         # Ratios spanning more than 20x (an engine writing 400x the bytes of another) would
         # squash the rest to nothing on a linear axis.
         positive = [r for r in drawn if r > 0]
         log = bool(positive) and max(positive + [1.0]) / min(positive + [1.0]) > 20
         if log:
             ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(  # ratios, as 0.1, 1, 10: not 10^0
+                plt.matplotlib.ticker.FuncFormatter(lambda v, _pos: f"{v:g}"))
+            if zeros:  # a ratio of 0 has no place on a log axis: a triangle at its left end
+                left = min(positive + [1.0]) / 4
+                ax.set_xlim(left=left)
+                for yy, colour, drawn_at_0 in zeros:
+                    for artist in drawn_at_0:  # at x = 0: nowhere on a log axis
+                        artist.remove()
+                    ax.plot([left], [yy], "<", color=colour, ms=6, clip_on=False)
+                    ax.text(left, yy, "   0 (off the log axis)", va="center", ha="left",
+                            fontsize=6.5, color=ALERT)
         ax.axvline(1.0, color="#333333", lw=0.9)
         ax.set_yticks(range(len(columns)))
         ax.set_yticklabels(list(reversed([
@@ -76,7 +91,9 @@ def bars_figure(metric: str, unit: str, higher: bool, base: str, others: list[st
                       + f"); {'higher' if higher else 'lower'} is better")
         ax.set_title(f"{metric} [{unit}]: relative to {base}")
         if others:
-            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+            patch = plt.matplotlib.patches.Patch
+            ax.legend([patch(color=MUTED if s == CONTROL else colours[s]) for s in others],
+                      others, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         return fig
 
     caption = (f"Each bar runs from 1.0 to a series' median {metric} over the rounds divided by "
@@ -86,6 +103,26 @@ def bars_figure(metric: str, unit: str, higher: bool, base: str, others: list[st
                   "how far it is from 1.0 is the noise. " if CONTROL in others else "")
                + "A benchmark the base has no value for (or a value of 0) has no bars.")
     return Figure(f"study-{figures.safe_name(metric)}", caption, draw)
+
+
+def noisy_series(directory: str, doc: dict[str, Any]) -> dict[str, str]:
+    """label -> "k of n runs noisy, e.g. REASON" for the series with runs kvbench called noisy,
+    read from the run files study.json names (where they are, or beside it)."""
+    out = {}
+    for s in doc.get("series", []):
+        reasons, n = [], 0
+        for f in s.get("files", []) if isinstance(s, dict) else []:
+            path = f if os.path.exists(f) else os.path.join(directory, os.path.basename(f))
+            try:
+                run = results.read_json(path)
+            except UsageError:
+                continue  # a file gone or cut: the study's medians stand without its verdict
+            if isinstance(run, dict) and isinstance(run.get("context"), dict):
+                n += 1
+                reasons += [r for r in [noise.run_reason(run["context"])] if r]
+        if reasons:
+            out[s["label"]] = f"{len(reasons)} of {n} run(s) noisy, e.g. {reasons[0]}"
+    return out
 
 
 def study_page(directory: str) -> Page:
@@ -106,6 +143,9 @@ def study_page(directory: str) -> Page:
     page.para(f"results directory {directory}; {doc.get('repeats', '?')} round(s), interleaved; "
               f"workloads {doc.get('workloads', '?')}, --num {doc.get('num', '?')}; base: {base}",
               "muted")
+    noisy = noisy_series(directory, doc)
+    if noisy:
+        page.html(htmlpage.box(noise.TITLE, [f"{k}: {v}" for k, v in noisy.items()], bad=True))
     configs = doc.get("configs") or []
     if configs:
         page.html(htmlpage.table([[c.get("name", ""), " ".join(c.get("args", []))]
@@ -120,7 +160,9 @@ def study_page(directory: str) -> Page:
         if all(medians[s].get((c, metric), 0) == 0 for s in labels for c in cols):
             page.para(f"{metric}: 0 in every run", "muted")
             continue
-        page.figure(bars_figure(metric, unit, higher, base, others, cols, medians, colours))
+        fig = bars_figure(metric, unit, higher, base, others, cols, medians, colours)
+        fig.warnings = noise.figure_warning(noisy)
+        page.figure(fig)
         rows = relative_rows(labels, cols, lambda s, c: medians[s].get((c, metric)))
         page.html(htmlpage.table(rows, header=["series"] + cols,
                                  numeric=range(1, len(cols) + 1)))
