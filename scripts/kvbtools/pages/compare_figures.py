@@ -3,7 +3,7 @@ with its 95% interval and both medians, the control series' interval drawn behin
 floor (kvb compare, matrix, versions); and the measured value per tested commit of kvb bisect.
 
 A verdict is drawn by what it decided, not by its word: a significant change filled (red words
-for a regression), no significant change hollow, and any other word (undecided, n=1: noise
+for a regression), "no change" hollow, and any other word (undecided, n=1: noise
 unknown, or one a later kvb adds) grey with its word beside it and its reason under the figure.
 """
 from __future__ import annotations
@@ -27,15 +27,17 @@ UNDECIDED_FACE = "#d9d9d9"
 
 
 def interval(cell: Cell) -> tuple[float, float] | None:
-    """The 95% bootstrap interval of median(other)/median(base); None without repeats."""
-    if len(cell.base) < 2 or len(cell.other) < 2:
+    """The interval the verdict was judged on (core/stats.py: the Hodges-Lehmann interval of the
+    U test; with --layouts the t interval over placements); None when it has none (one value a
+    side) or an unbounded one (too few values: the verdict's reason says so)."""
+    iv = cell.verdict.interval
+    if iv is None or not iv.finite:
         return None
-    lo, hi = stats.bootstrap_ratio_ci(cell.base, cell.other)
-    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
+    return iv.lo, iv.hi
 
 
 def decided(cell: Cell) -> str:
-    """"change" (a significant change), "none" (no significant change) or "other" (any other
+    """"change" (a significant change), "none" (no change: decided) or "other" (any other
     verdict word: undecided, noise unknown, ...): how the cell is drawn."""
     if cell.verdict.better is not None:
         return "change"
@@ -164,7 +166,7 @@ def _ratio_legend(ax: Any, sides: list[tuple[str, str]], cells: list[Cell],
         ax.plot([], [], "o", color=colour, label=side)
     kinds = {decided(x) for x in cells}
     for kind, label, face in (("change", "filled: a significant change", "#555555"),
-                              ("none", "hollow: no significant change", "white"),
+                              ("none", "hollow: no change", "white"),
                               ("other", "grey: no verdict (its word beside it)",
                                UNDECIDED_FACE)):
         if kind in kinds:
@@ -180,11 +182,12 @@ def _ratio_legend(ax: Any, sides: list[tuple[str, str]], cells: list[Cell],
 def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool) -> str:
     metric = c.metrics[mkey]
     base = c.sides[0].label
-    return (f"Each point is a side's median {metric.path} divided by {base}'s, with its 95% "
-            "bootstrap interval; on the right, both medians in "
+    return (f"Each point is a side's median {metric.path} divided by {base}'s, with the "
+            f"{stats.pct(1 - c.alpha)} interval its verdict was judged on (none drawn when too "
+            "few runs give no finite one); on the right, both medians in "
             f"{metric.shown_unit}. A filled point is a significant change ({c.test} and the "
-            "threshold), a hollow one is not, a grey diamond has no verdict (its word beside it: "
-            "undecided, n=1, ...). A ratio of 0 or over a base of 0 is drawn at the axis's end "
+            "threshold), a hollow one is no change (its interval within the threshold), a grey "
+            "diamond is undecided (its word beside it, its reason below). A ratio of 0 or over a base of 0 is drawn at the axis's end "
             "with its words. "
             + ("The axis is logarithmic: the ratios span more than 10x. " if log else "")
             + ("The grey band is the control (the base measured again): a point inside it "
