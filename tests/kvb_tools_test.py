@@ -681,6 +681,17 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertIn("too short to test, undecided", p.stdout)
         self.assertNotIn("no change found", p.stdout)
         self.assertEqual(kvb("trend", "--store", st).returncode, 0)  # no gate: done
+        # The history page says the same of each series, not "0 change point(s)".
+        html = os.path.join(self.tmp, "history.html")
+        p = kvb("history", "--store", st, "--html", html)
+        if p.returncode == 2 and "python3-matplotlib" in p.stderr:
+            return
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(html, encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn("too short to test for change points (fewer than 6 points): undecided",
+                      page)
+        self.assertNotIn("0 change point(s)", page)
 
     def test_the_gate_does_not_count_the_control(self) -> None:
         from kvbtools.commands import compare as compare_cmd

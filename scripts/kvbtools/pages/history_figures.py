@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from kvbtools.core.changes import Params
 from kvbtools.pages import figures, htmlpage, noise
 from kvbtools.pages.figures import ALERT, ENGINE_COLOURS, Figure
 
@@ -88,9 +89,13 @@ def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any]
             drift = (a.drift.start_value * m.scale, a.drift.end_value * m.scale)
         key = " ".join(f"{k}={v}" for k, v in s.key.items())
         better = "higher" if m.higher_is_better else "lower"
+        short = len(s.points) < 2 * Params.min_size  # kvb trend's rule: undecided
+        found = ("too short to test for change points (fewer than "
+                 f"{2 * Params.min_size} points): undecided" if short else
+                 f"{len(a.changes)} change point(s)" + ("; a drift" if a.drift is not None
+                                                        else ""))
         text = (f"fingerprint {s.fingerprint[:12]}: {key}\n{len(s.points)} points; {better} is "
-                f"better; {len(a.changes)} change point(s)"
-                + ("; a drift" if a.drift is not None else ""))
+                f"better; {found}")
         page.heading(2, f"{s.label} [{m.shown_unit}]")
         page.html(f"<pre>{htmlpage.esc(text)}</pre>")
         why = [noise.point_reason(p.attributes) for p in s.points]
