@@ -45,7 +45,7 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
                      ", ".join(os.path.basename(p) for p in s.paths[:3])
                      + (" ..." if len(s.paths) > 3 else "")])
     page.heading(2, "Sides", "sides")
-    page.html(htmlpage.table(rows, ["side", "", "files", "preset", "files"], numeric=[2]))
+    page.html(htmlpage.table(rows, ["side", "", "files", "preset", "paths"], numeric=[2]))
     colours = figures.Colours(s.label for s in c.sides[1:] if s.label != control)
     page.heading(2, "Ratios to the base", "ratios")
     for mkey in c.benches:
