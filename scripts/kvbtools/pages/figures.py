@@ -23,7 +23,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from kvbtools.core import output
+from kvbtools.core import manifest, output
 from kvbtools.core.io_util import import_debian
 
 PACKAGE = "python3-matplotlib"
@@ -37,8 +37,12 @@ FONT = "DejaVu Sans"
 # takes a colour from a hash of the name, never an engine's, so it too keeps its colour from page
 # to page. Red is kept for what a reader must notice: stalls, regressions, the blamed commit; grey
 # for the control.
-ENGINE_COLOURS = {"rocksdb": "#1f77b4", "wiredtiger": "#ff7f0e", "lmdb": "#2ca02c",
-                  "memory": "#8c564b", "null": "#e377c2"}
+# The storage engines take these in cmake/deps.json's order (rocksdb blue, wiredtiger orange,
+# lmdb green: no module names a library, core/manifest.py), then the reference engines theirs.
+ENGINE_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d4a017", "#7f7f7f", "#9edae5")
+REFERENCE_COLOURS = {"memory": "#8c564b", "null": "#e377c2"}
+ENGINE_COLOURS = {**{name: ENGINE_PALETTE[i % len(ENGINE_PALETTE)] for i, name in enumerate(
+    d.name for d in manifest.deps().values() if d.engine)}, **REFERENCE_COLOURS}
 HASHED = ("#9467bd", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#7b4173",
           "#5254a3", "#e7ba52", "#6b6ecf")
 # Shades of an engine's colour for names that start with it: mixed with black (<0) or white.
