@@ -735,7 +735,8 @@ class SqliteOnlyTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("is damaged", p.stderr)
         # SQLite's own findings, one a line; or the error that stopped it reading at all.
-        self.assertTrue(re.search(r"kvb: error:   .*Page \d+", p.stderr) or "malformed" in p.stderr, p)
+        self.assertTrue(re.search(r"kvb: error:   .*Page \d+", p.stderr)
+                        or "malformed" in p.stderr, p)
         self.assertEqual(p.stdout, "")  # bad input: the findings are the error's lines
         self.assertEqual(sha256(path), digest)
 
