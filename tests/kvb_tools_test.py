@@ -711,6 +711,19 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         c.cells.append(cell("b", "slower"))
         self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 3)
 
+    def test_report_rows_say_their_file_and_repeat(self) -> None:
+        # Six rows that all read "memory fillseq" said nothing of which run each was.
+        a = self.run_kvbench("ra.json", "--num=500", "--repeats=3")
+        b = self.run_kvbench("rb.json", "--num=500")
+        p = kvb("report", a)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^repeat\s+engine\s+benchmark")
+        self.assertRegex(p.stdout, r"\n2/3\s+memory\s+fillseq\s")
+        p = kvb("report", a, b)
+        self.assertRegex(p.stdout, r"^file\s+repeat\s+engine")
+        self.assertRegex(p.stdout, r"\nrb\.json\s+1\s+memory\s+readrandom\s")
+        self.assertRegex(p.stdout, r"\nra\.json\s+3/3\s+memory\s+readrandom\s")
+
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
         base = write_json(os.path.join(self.tmp, "b3.json"),

@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print(metric_lines(docs))
         return 0
     kv = [d for d in docs if d.kind == results.KVBENCH]
-    tables = [summary(r for d in kv for r in results.rows(d.doc))] if kv else []
+    pairs = [(os.path.basename(d.path), r) for d in kv for r in results.rows(d.doc)]
+    tables = [summary([r for _, r in pairs], [f for f, _ in pairs])] if kv else []
     tables += [summary_mod.micro_summary(d.path, d.doc) for d in docs
                if d.kind == results.GBENCH]
     if len(tables) > len(kv):

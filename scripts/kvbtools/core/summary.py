@@ -5,7 +5,7 @@ prints them; its page tabulates them."""
 from __future__ import annotations
 
 import statistics
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from kvbtools.core import stats, table
 from kvbtools.core.results import Row
@@ -41,9 +41,29 @@ def cells(row: Row) -> list[str]:
             _fmt(d["_result"]["db_size_bytes"] / 1048576.0), ", ".join(notes)]
 
 
-def summary(rows: Iterable[Row]) -> str:
-    return "\n".join(table.render([cells(r) for r in rows], header=COLUMNS, left=(0, 1, -1),
-                                  rule=True))
+def repeat_text(row: Row) -> str:
+    """'2/3': the row's repeat of the benchmark's measured repeats ('1' without repeats)."""
+    r = row.data["_result"]
+    n = r.get("repeats", 1)
+    return f"{r.get('repeat', 1)}/{n}" if isinstance(n, int) and n > 1 else "1"
+
+
+def summary(rows: Iterable[Row], files: Sequence[str] | None = None) -> str:
+    """The table; a `repeat` column when a benchmark was repeated, and a `file` column (each
+    row's entry of `files`) when the rows come from several files, so that no two rows read
+    alike ("memory fillseq" three times)."""
+    rows = list(rows)
+    lead: list[list[str]] = [[] for _ in rows]
+    header = list(COLUMNS)
+    if files is not None and len(set(files)) > 1:
+        lead = [x + [f] for x, f in zip(lead, files)]
+        header = ["file"] + header
+    if any(repeat_text(r) != "1" for r in rows):
+        lead = [x + [repeat_text(r)] for x, r in zip(lead, rows)]
+        header = header[:len(lead[0]) - 1] + ["repeat"] + header[len(lead[0]) - 1:]
+    k = len(lead[0]) if lead else 0
+    return "\n".join(table.render([x + cells(r) for x, r in zip(lead, rows)], header=header,
+                                  left=(*range(k), k, k + 1, -1), rule=True))
 
 
 # ---- Google Benchmark JSON (kvbench_micro) -------------------------------------------------------
