@@ -153,6 +153,13 @@ class TablesTest(unittest.TestCase):
         self.assertRegex(lines[4], r"^b +1\.50$")
         self.assertRegex(lines[5], r"^c +-$")                  # not measured: a dash, never 0
 
+    def test_a_small_ratio_is_not_printed_as_zero(self) -> None:
+        sides = {"a": {("x", "ops_per_sec"): [1000.0]}, "b": {("x", "ops_per_sec"): [3.1]},
+                 "c": {("x", "ops_per_sec"): [0.0]}}
+        lines = study_tables.metric_tables(["a", "b", "c"], sides, ["x"], ["ops_per_sec"])
+        self.assertRegex(lines[4], r"^b +0\.0031$")
+        self.assertRegex(lines[5], r"^c +0$")
+
     def test_a_metric_zero_everywhere_says_so_instead_of_a_table_of_ratios(self) -> None:
         sides = {"a": {("x", "storage_read_kb_per_op"): [0.0]},
                  "b": {("x", "storage_read_kb_per_op"): [0.0]}}

@@ -78,7 +78,10 @@ def _ratio(v: float | None, base: float | None) -> str:
         return "-"
     if base == 0:
         return "=" if v == 0 else "n/a"
-    return f"{v / base:.2f}"
+    r = v / base
+    # Two decimals, but a small ratio keeps two significant digits (0.0031, not 0.00: that reads
+    # as a zero), and a zero is a plain 0.
+    return "0" if r == 0 else f"{r:.2g}" if abs(r) < 0.01 else f"{r:.2f}"
 
 
 def metric_tables(labels: list[str], sides: dict[str, dict[tuple[str, str], list[float]]],
