@@ -49,6 +49,11 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
     colours = figures.Colours(s.label for s in c.sides[1:] if s.label != control)
     page.heading(2, "Ratios to the base", "ratios")
     for mkey in c.benches:
+        if not any(x.metric.key == mkey for x in c.cells):
+            # Benchmarks that only one side measured: no ratio to draw (the tables show them).
+            page.para(f"{c.metrics[mkey].path}: no benchmark in both the base and another side: "
+                      "no ratio to draw", "muted")
+            continue
         page.figure(compare_figures.ratio_figure(c, mkey, colours))
         page.html(verdict_table(c, mkey))
     if c.sides[0].kind == results.GBENCH:
