@@ -337,28 +337,10 @@ def top_level_cases(f: Fixtures) -> list[Case]:
 
 # ---- the gates: exit 3 (a gate found a change) and 4 (a gate could not decide) ----------------
 def repeated(f: Fixtures, name: str, scale: float, reps: int, seed: int) -> str:
-    """f.a's first result `reps` times, ops/s and the CPU per op scaled by `scale` (0.5: half
-    as fast) with 1% noise: a side of `reps` runs without running them."""
-    import copy
-    import json
-    import random
-    rng = random.Random(seed)
-    with open(f.a, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    first = doc["results"][0]
-    doc["results"] = []
-    for i in range(reps):
-        r = copy.deepcopy(first)
-        r["repeat"], r["repeats"] = i + 1, reps
-        for role in r["roles"]:
-            noise = 1 + rng.gauss(0, 0.01)
-            role["ops_per_sec"] *= scale * noise
-            role["cost"]["cpu_user_us_per_op"] /= scale * noise
-        doc["results"].append(r)
-    path = f.path(name)
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-    return path
+    """A side of `reps` runs without running them: f.a's first result repeated, its figures
+    scaled (0.5: half as fast) with 1% noise (kvbtest.kvbench_doc)."""
+    doc = kvbtest.kvbench_doc(kvbtest.load_json(f.a), random.Random(seed), scale, reps)
+    return kvbtest.write_json(f.path(name), doc)
 
 
 def gate_cases(f: Fixtures) -> list[Case]:

@@ -10,7 +10,6 @@ tests/bisect_test.py.
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import os
 import random
@@ -33,7 +32,7 @@ from kvbtools.core import host, stats  # noqa: E402
 from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
-from kvbtest import ARGS, load_json, write_json  # noqa: E402
+from kvbtest import ARGS, kvbench_doc, load_json, write_json  # noqa: E402
 
 
 
@@ -315,26 +314,6 @@ def gbench_doc(rng: random.Random, scale: float, reps: int, preset: str) -> dict
                          "time_unit": "ns", "bytes_per_second": 1e-99})
     return {"context": {"kvbench_preset": preset, "input": "seed 0", "cache_mode": "hot"},
             "benchmarks": rows}
-
-
-def kvbench_doc(template: dict[str, Any], rng: random.Random, scale: float,
-                reps: int) -> dict[str, Any]:
-    """The real document's first result repeated `reps` times, figures scaled (scale < 1:
-    slower: fewer ops/s, more latency and CPU per op) with 1% noise."""
-    doc = copy.deepcopy(template)
-    first = template["results"][0]
-    doc["results"] = []
-    for i in range(reps):
-        r = copy.deepcopy(first)
-        r["repeat"], r["repeats"] = i + 1, reps
-        for role in r["roles"]:
-            noise = 1 + rng.gauss(0, 0.01)
-            role["ops_per_sec"] = 100000.0 * scale * noise
-            role["latency_ns"]["p99"] = 2000.0 / scale * noise
-            role["cost"]["cpu_user_us_per_op"] = 5.0 / scale * noise
-            role["cost"]["cpu_sys_us_per_op"] = 1.0 / scale * noise
-        doc["results"].append(r)
-    return doc
 
 
 def real_kvbench(tmp: str, *flags: str) -> str:

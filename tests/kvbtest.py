@@ -3,8 +3,10 @@ per test, and JSON files."""
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -71,3 +73,23 @@ def browser_failure_is_the_emulators(returncode: int) -> str:
         return ""
     return (f"headless Chromium cannot run under {emulator()} (exit {returncode}; its crash "
             "handler needs ptrace): the page was checked but not rendered")
+
+
+def kvbench_doc(template: dict[str, Any], rng: random.Random, scale: float,
+                reps: int) -> dict[str, Any]:
+    """The real document's first result repeated `reps` times, figures scaled (scale < 1:
+    slower: fewer ops/s, more latency and CPU per op) with 1% noise."""
+    doc = copy.deepcopy(template)
+    first = template["results"][0]
+    doc["results"] = []
+    for i in range(reps):
+        r = copy.deepcopy(first)
+        r["repeat"], r["repeats"] = i + 1, reps
+        for role in r["roles"]:
+            noise = 1 + rng.gauss(0, 0.01)
+            role["ops_per_sec"] = 100000.0 * scale * noise
+            role["latency_ns"]["p99"] = 2000.0 / scale * noise
+            role["cost"]["cpu_user_us_per_op"] = 5.0 / scale * noise
+            role["cost"]["cpu_sys_us_per_op"] = 1.0 / scale * noise
+        doc["results"].append(r)
+    return doc
