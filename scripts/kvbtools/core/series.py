@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools.core import store as store_mod
+from kvbtools.core import store as store_mod, store_runs
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import Metric
 
@@ -96,22 +96,19 @@ def changed(prev: Point | None, p: Point) -> dict[str, tuple[str, str]]:
             if a.get(k, "") != b.get(k, "")}
 
 def _where(filters: list[tuple[str, str]]) -> tuple[str, list[Any]]:
+    """The series columns (engine, benchmark, metric, ...) on s; any other NAME=VALUE as kvb
+    compare --store and kvb store rm take it (store_runs.selector_where)."""
     sql, params = ["d.complete = 1"], []
     for k, v in filters:
         if k in SERIES_COLUMNS:
             sql.append(f"{SERIES_COLUMNS[k]} = ?")
             params.append(v)
-        elif k == "fingerprint":
-            sql.append("f.hash LIKE ?")
-            params.append(v.lower() + "%")
-        elif k == "document":
-            sql.append("d.hash LIKE ?")
-            params.append(v.lower() + "%")
         else:
-            sql.append("EXISTS (SELECT 1 FROM fields x WHERE x.document_id = d.id AND "
-                       "x.name = ? AND x.value = ?)")
-            params += [k, v]
+            more, values = store_runs.selector_where({k: v})
+            sql += more
+            params += values
     return " AND ".join(sql), params
+
 
 def _attributes(st: store_mod.Store, docs: list[int]) -> dict[int, dict[str, str]]:
     out: dict[int, dict[str, str]] = {d: {} for d in docs}
