@@ -176,6 +176,30 @@ class ProfiledRunTest(kvbtest.TempDirTest):
         with open(page, encoding="utf-8") as f:
             self.assertIn("readrandom [reader]: memory against null", f.read())
 
+    def test_matrix_profile_shows_where_the_time_moved_in_text_and_page(self) -> None:
+        # kvb matrix --profile (a study of two engines on this build's kvbench): the functions
+        # that moved follow the tables, and report.html draws each series' differential flame
+        # graph against the base; the same page is rebuilt from the directory.
+        results_dir = os.path.join(self.tmp, "results")
+        p = kvb("matrix", "--kvbench", ARGS.kvbench, "--engines", "null,memory", "--workloads",
+                "fillseq,readrandom", "--num", "100000", "--repeats", "1", "--no-control",
+                "--profile", "--no-store", "--results-dir", results_dir)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = [os.path.join(d, f) for d, _, fs in os.walk(results_dir) for f in fs
+               if f.startswith("memory.") and f.endswith(".json")][0]
+        if load_json(run)["context"]["workload"]["profile"].startswith("unavailable"):
+            self.skipTest("perf_event_open unavailable")
+        section = p.stdout[p.stdout.index("CPU profile, readrandom [reader]"):]
+        self.assertIn("A = null, B = memory", section)
+        self.assertIn("MemorySession::Get", section)
+        page = os.path.join(os.path.dirname(run), "report.html")
+        with open(page, encoding="utf-8") as f:
+            self.assertIn("readrandom [reader]: memory against null", f.read())
+        # --profile is for kvbench's runs: kvbench_micro has no profiler of its own.
+        p = kvb("matrix", "--presets", "x86-gcc-native", "--micro", "--profile", "--dry-run")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--profile profiles kvbench's KV runs", p.stderr)
+
     def test_no_profile_is_a_usage_error_for_export(self) -> None:
         out = os.path.join(self.tmp, "plain.json")
         subprocess.run([ARGS.kvbench, "--engine=null", "--benchmarks=fillseq", "--num=1000",

@@ -19,7 +19,8 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, comparison, host, manifest, output, results, store
+from kvbtools.core import (command, comparison, host, manifest, output, profiles, results,
+                           store)
 from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
@@ -39,6 +40,11 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
                    help="one more kvbench flag for KV runs, e.g. "
                         "--kvbench-arg=--benchmark_write_rate_limit=2097152 (repeatable)")
+    p.add_argument("--profile", action="store_true",
+                   help="KV runs: kvbench --profile (CPU profiles of the measured loops, "
+                        "docs/profile.md); the table is followed by the functions whose CPU "
+                        "per op moved most against the base, and report.html draws a "
+                        "differential flame graph per series")
     p.add_argument("--repeats", type=int, default=5,
                    help="rounds; each series is measured once per round (default 5)")
     p.add_argument("--min-time", type=float, default=0.1,
@@ -92,6 +98,9 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.instructions and args.layouts > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
+    if args.profile and micro:
+        raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no profiler "
+                         "of its own (perf record -e cpu-clock -g on kvbench_micro does it)")
     if args.instructions:
         callgrind.require_valgrind()
         args.metric = args.metric or ["instructions_per_byte"]
@@ -100,7 +109,8 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
                 min_time=args.min_time,
                 engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
                 workloads=args.workloads, num=args.num,
-                extra=[] if micro else list(args.kvbench_arg))
+                extra=[] if micro else list(args.kvbench_arg)
+                + (["--profile"] if args.profile else []))
     runner.check_engines_early(plan)  # and check_plan once each kvbench is there
     return plan
 
@@ -184,6 +194,8 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                  + "\n".join(placement_lines(c, args.layouts)))
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
+    text += profiles.compare_text([results.load_all(s.paths) for s in c.sides],
+                                  [s.label for s in c.sides])  # kvbench --profile runs
     print(text)
     print(times)
     output.write_text(os.path.join(outdir, "table.txt"), text + "\n" + times + "\n")

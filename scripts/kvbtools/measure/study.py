@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kvbtools.core import output, results, store
+from kvbtools.core import output, profiles, results, store
 from kvbtools.core.study_tables import load_values, median_or_none, metric_tables, qps_tables
 from kvbtools.measure import runner
 from kvbtools.core.errors import RunError, UsageError
@@ -208,6 +208,9 @@ def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str
             runner.write_summary(outdir, f"kvb matrix failed: {e}")
             raise RunError(f"a run failed: {e}") from None
     text, doc = report(series, where, files, threads, args.metric or [])
+    labels = [s.label for s in series]
+    text += profiles.compare_text([results.load_all(files[x]) for x in labels if files[x]],
+                                  [x for x in labels if files[x]])  # kvbench --profile runs
     doc.update(command="matrix", workloads=plan.workloads, num=plan.num, repeats=args.repeats,
                configs=[{"name": c.name, "args": c.args} for c in configs])
     print(text)

@@ -11,9 +11,9 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, metrics, results, samples
+from kvbtools.core import comparison, metrics, profiles, results, samples
 from kvbtools.core.comparison import Cell
-from kvbtools.pages import compare_figures, figures, htmlpage, noise
+from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.pages.htmlpage import Page, esc
@@ -148,6 +148,10 @@ def page_for_dir(directory: str) -> Page:
     notes += doc.get("library_version_mismatches", [])
     if notes:
         page.blocks.insert(1, htmlpage.box("Missing or suspect", notes, bad=True))
+    # kvbench --profile runs (--profile, or --kvbench-arg=--profile): where the CPU time moved.
+    flame_figures.add_diff_sections(
+        page, [profiles.of_documents(results.load_all(s.paths)) for s in sides],
+        [s.label for s in sides])
     times = doc.get("build_seconds", {})
     if times:
         page.para("build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()),

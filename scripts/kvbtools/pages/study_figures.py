@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools.core import results
-from kvbtools.pages import figures, htmlpage, noise
+from kvbtools.core import profiles, results
+from kvbtools.pages import figures, flame_figures, htmlpage, noise
 from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
 from kvbtools.pages.figures import ALERT, MUTED, Colours, Figure
@@ -166,5 +166,19 @@ def study_page(directory: str) -> Page:
         rows = relative_rows(labels, cols, lambda s, c: medians[s].get((c, metric)))
         page.html(htmlpage.table(rows, header=["series"] + cols,
                                  numeric=range(1, len(cols) + 1)))
+    _profile_sections(page, directory, doc, labels)
     return page
+
+
+def _profile_sections(page: Page, directory: str, doc: dict[str, Any], labels: list[str]) -> None:
+    """kvbench --profile runs (kvb matrix --profile): each series' differential flame graph
+    against the base, from the run files study.json names."""
+    files = {s["label"]: [f if os.path.exists(f) else os.path.join(directory, os.path.basename(f))
+                          for f in s.get("files", [])]
+             for s in doc.get("series", []) if isinstance(s, dict) and "label" in s}
+    shown = [x for x in labels if files.get(x) and all(os.path.exists(f) for f in files[x])]
+    if len(shown) < 2 or shown[0] != labels[0]:
+        return
+    flame_figures.add_diff_sections(
+        page, [profiles.of_documents(results.load_all(files[x])) for x in shown], shown)
 
