@@ -149,7 +149,11 @@ echo 'kvbench: error: cannot open rocksdb at DB: IO error' >&2; exit 1""")
             return path, ()
         if shutil.which("setpriv") is None:
             return "", ()
-        return path, ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        prefix = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        # nobody must be able to run kvb from this checkout (not one under a 0700 /root).
+        probe = subprocess.run([*prefix, sys.executable, "-c", f"open({KVB!r}).close(); "
+                                f"open({path!r}).close()"], capture_output=True, timeout=60)
+        return (path, prefix) if probe.returncode == 0 else ("", ())
 
 
 def run_kvb(argv: list[str], prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
