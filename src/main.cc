@@ -97,7 +97,9 @@ void PrintHelp(const std::vector<kvbench::Flag>& flags) {
   }
   std::printf("\nFlags (--flag=value, --flag value, --flag / --noflag for booleans):\n");
   kvbench::PrintFlags(stdout, flags);
-  std::printf("  --help, --version, --list-engines\n");
+  std::printf(
+      "  --help, --version, --list-engines; --check-flags: check the other flags as for a run, "
+      "run nothing\n");
   std::printf(
       "\nEnvironment: KVBENCH_CRC32C=<kernel> forces the crc32c kernel that --version and the "
       "JSON\n"
@@ -114,6 +116,19 @@ bool WasSet(const std::vector<kvbench::Flag>& flags, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --check-flags: every check of the command line that comes before a run, then exit 0 without
+  // touching a database (kvb matrix and versions ask before their first run). Taken out of the
+  // arguments here: the others are parsed and checked as for a run.
+  bool check_only = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool check = i > 0 && (a == "--check-flags" || a == "--check_flags");
+    check_only = check_only || check;
+    if (!check) args.push_back(argv[i]);
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   kvbench::KvbenchFlags flags;
   std::vector<kvbench::Flag> table = kvbench::KvbenchFlagTable(&flags);
   std::string action;
@@ -142,6 +157,10 @@ int main(int argc, char** argv) {
   s = kvbench::BuildConfig(flags, WasSet(table, "db"), argc, argv, &config);
   if (s.ok()) s = kvbench::ApplyMemoryFlags(flags, WasSet(table, "cache_size"), &config);
   if (!s.ok()) return Usage(s);
+  if (check_only) {
+    std::printf("kvbench: the flags are valid (nothing was run)\n");
+    return 0;
+  }
 
   kvbench::ReporterList reporters;
   reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));

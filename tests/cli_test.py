@@ -557,6 +557,21 @@ class CliTest(kvbtest.TempDirTest):
                               f"CPU {cpu} is not one this process may run on")
         self.assertUsageError(["--cpu_affinity=1-0"], "expected CPU numbers and ranges")
 
+    def test_check_flags_checks_as_a_run_does_and_runs_nothing(self) -> None:
+        # kvb matrix and versions ask this before their first run (docs/cli.md).
+        db, out = os.path.join(self.tmp, "never-db"), os.path.join(self.tmp, "never.json")
+        p = run(["--check-flags", "--engine=memory", "--benchmarks=fillseq,readrandom",
+                 f"--db={db}", f"--json={out}", "--num=1000"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "kvbench: the flags are valid (nothing was run)\n")
+        self.assertFalse(os.path.exists(db) or os.path.exists(out))
+        # Wherever it stands among the flags; a value out of range is the run's own usage error.
+        self.assertUsageError(["--engine=memory", "--check-flags", "--threads=0"],
+                              "--threads must be 1..1024, got 0")
+        self.assertUsageError(["--check-flags", "--benchmarks=nosuch"], "unknown benchmark")
+        self.assertUsageError(["--check-flags", "--key_size=2", "--num=70000"],
+                              "2 bytes hold at most 65536 keys")
+
     def test_unknown_flag(self) -> None:
         self.assertUsageError(["--bogus=1"], "unknown flag --bogus")
 

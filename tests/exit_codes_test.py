@@ -213,6 +213,11 @@ def matrix_cases(f: Fixtures) -> list[Case]:
              stdout_has="results:"),
         Case("matrix", [*base, refused, "--engines", "memory,nosuch"], "usage",
              "engine 'nosuch'", (refused,)),  # the checkout's engines, or the binary's
+        Case("matrix", [*base, refused, "--engines", "memory", "--kvbench-arg=--threads=0"],
+             "usage", "kvbench refuses the flags of a run: --threads must be 1..1024", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--threads", "1,2",
+                        "--kvbench-arg=--key_size=2", "--num", "70000"], "usage",
+             "2 bytes hold at most 65536 keys", (refused,)),
         Case("matrix", [*base, refused, "--engines", "memory", "--workloads",
                         "fillseq,nosuch"], "usage", "unknown workload 'nosuch'", (refused,)),
         Case("matrix", [*base, refused, "--engines", "memory", "--kvbench-arg=--bogus=1"],

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from kvbtools.measure import callgrind
 from kvbtools.core import manifest, output
@@ -156,12 +157,32 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
 
 
-def check_plan(binary: str, plan: Plan) -> None:
+def check_plan(binary: str, plan: Plan,
+               runs: Sequence[tuple[str, Sequence[str]]] | None = None) -> None:
     """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
-    run it, before the first run: a name it does not know is bad input (exit 2), not a failed
-    run after the base was measured. kvbench_micro takes whatever filter it is given."""
-    if not plan.micro:
-        manifest.check_names(binary, plan.engines, plan.workloads, plan.extra)
+    run it, before the first run: a name it does not know, or a value it refuses, is bad input
+    (exit 2), not a failed run after the base was measured. `runs`: (engine, flags) of each
+    series (a study's), else every engine of the plan with none. kvbench_micro takes whatever
+    filter it is given."""
+    if plan.micro:
+        return
+    manifest.check_names(binary, plan.engines, plan.workloads, plan.extra)
+    for engine, flags in runs if runs is not None else [(e, ()) for e in plan.engines]:
+        check_values(binary, [f"--engine={engine}", f"--benchmarks={plan.workloads}",
+                              f"--num={plan.num}", *plan.extra, *flags])
+
+
+def check_values(binary: str, flags: list[str]) -> None:
+    """`kvbench --check-flags FLAGS`: every check kvbench makes of a command line before a run
+    (ranges, sizes, the engine's limits), nothing run; its usage error (exit 2) is UsageError
+    with kvbench's message. A kvbench from before --check-flags is left to the names check_plan
+    made."""
+    p = subprocess.run([binary, "--check-flags", *flags], capture_output=True, text=True)
+    if p.returncode != 2 or "unknown flag --check-flags" in p.stderr:
+        return  # valid; or a kvbench that cannot say (its failure shows in the run)
+    why = next((ln for ln in p.stderr.splitlines() if ln.startswith("kvbench: ")),
+               p.stderr.strip()[-500:]).removeprefix("kvbench: ")
+    raise UsageError(f"kvbench refuses the flags of a run: {why} (kvbench {' '.join(flags)})")
 
 
 def check_engines_early(plan: Plan) -> None:
