@@ -354,8 +354,13 @@ class CliTest(kvbtest.TempDirTest):
         scheduled for a while (measured at load 12 on 2 cores: 12.6 of 20 KB/s in one run of
         three), and the verdict then rightly says so, and says that it waited for a CPU. So the
         reachable target, tried up to five times until sustained, is either sustained or missed
-        with the writer waiting for a CPU (which the line names); the unreachable one never is.
+        with the writer waiting for a CPU (which the line names), or in a run kvbench itself
+        calls noisy (other processes' or the hypervisor's use of the CPUs, which the writer's
+        run-queue wait does not see: a vCPU stolen while the writer runs); the unreachable one
+        never is. A miss on a quiet machine without waiting fails.
         """
+        noisy: list[str] = []
+
         def writer(target: int, attempt: int) -> tuple[dict, str]:
             out = os.path.join(self.tmp, f"pace-{target}-{attempt}.json")
             p = run(["--engine=null", f"--db={self.db}", "--num=5000", "--reads=100000000000",
@@ -363,7 +368,10 @@ class CliTest(kvbtest.TempDirTest):
                      f"--benchmark_write_rate_limit={target}", f"--json={out}",
                      "--report_interval_seconds=0.5"])  # later flags override run()'s 0
             self.assertEqual(p.returncode, 0, p.stderr)
-            role = load_json(out)["results"][0]["roles"][1]
+            doc = load_json(out)
+            role = doc["results"][0]["roles"][1]
+            env = doc["context"].get("environment", {})
+            noisy[:] = [env.get("noisy_reason", "")] if env.get("noisy") else []
             self.assertGreaterEqual(role["intervals"]["count"], 4)
             self.assertEqual(role["pacing"]["target_bytes_per_sec"], target)
             self.assertGreaterEqual(role["pacing"]["cpu_wait_seconds"], 0)
@@ -376,8 +384,12 @@ class CliTest(kvbtest.TempDirTest):
                 self.assertIn(": sustained)", line)
                 break
             waited = role["pacing"]["cpu_wait_seconds"]
+            if noisy and waited < 0.01 * role["seconds"]:
+                self.assertIn("NOT sustained)", line)  # the run's WARNING says why
+                continue
             self.assertGreaterEqual(waited, 0.01 * role["seconds"],
-                                    f"20 KB/s missed without waiting for a CPU: {role['pacing']}")
+                                    f"20 KB/s missed without waiting for a CPU, in a run kvbench "
+                                    f"did not call noisy: {role['pacing']}")
             self.assertIn("NOT sustained; it waited ", line)
             self.assertIn(" for a CPU: the machine was busy)", line)
         role, line = writer(1_000_000_000_000, 0)
