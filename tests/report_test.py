@@ -217,6 +217,11 @@ class ThreeEngineReportTest(unittest.TestCase):
         refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"|url\(([^)]*)\)', page)
         for ref in (a or b for a, b in refs):
             self.assertTrue(ref.startswith("#"), ref)
+        # The section links can wrap between links (each is nowrap): a page with many sections
+        # was one unbreakable line, wider than the window.
+        nav = re.search(r"<nav>(.*?)</nav>", page, re.S)
+        if nav:
+            self.assertNotIn("</a><a", nav.group(1))
 
     def test_an_svg_per_figure_by_the_documented_formula(self) -> None:
         page = read(self.html)

@@ -83,7 +83,7 @@ def svg(t: Tree, total: int, title: str, colour: Callable[[tuple[str, ...]], str
     depth = max((len(p) for p, _, _ in frames), default=0) + 1
     height = (depth + 1) * ROW + 8
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH:.0f} {height}" '
-           f'width="{WIDTH:.0f}" height="{height}" font-family="monospace" '
+           f'width="{WIDTH:.0f}" height="{height}" class="flame" font-family="monospace" '
            f'font-size="{FONT}">',
            f'<text x="4" y="{ROW - 3}" font-size="{FONT + 1}">{esc(title)}</text>']
     bottom = height - 4

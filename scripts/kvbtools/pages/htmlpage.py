@@ -36,6 +36,7 @@ table.kv th:first-child{width:9em}
 margin:.6em 0;font-size:.9em}.box.bad{border-color:var(--badrule);background:var(--bad)}
 .box ul{margin:.2em 0;padding-left:1.2em}
 figure{margin:.8em 0 1.4em}figure svg{width:100%;height:auto;display:block}
+svg.flame{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:var(--muted);margin-top:.2em;max-width:60em}
 figcaption .warn{display:block;color:#b3261e;font-weight:600}
 figcaption .note{display:block;color:var(--fg)}
@@ -130,7 +131,8 @@ class Page:
             else:
                 body.append(b)
         if path is not None:
-            nav = "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in self.toc)
+            # A space between the links: each keeps its words together (nowrap), the bar wraps.
+            nav = " ".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in self.toc)
             doc = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
                    '<meta name="viewport" content="width=device-width, initial-scale=1">',
                    f"<title>{esc(self.title)}</title><style>{STYLE}</style></head><body>",
