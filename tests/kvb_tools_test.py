@@ -700,7 +700,7 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"\n2/3\s+memory\s+fillseq\s")
         p = kvb("report", a, b)
         self.assertRegex(p.stdout, r"^file\s+repeat\s+engine")
-        self.assertRegex(p.stdout, r"\nrb\.json\s+1\s+memory\s+readrandom\s")
+        self.assertRegex(p.stdout, r"\nrb\.json\s+1/1\s+memory\s+readrandom\s")
         self.assertRegex(p.stdout, r"\nra\.json\s+3/3\s+memory\s+readrandom\s")
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:

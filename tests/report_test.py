@@ -790,7 +790,10 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("not a results directory of kvb matrix, versions or bisect", p.stderr)
 
-    def test_bisect_directory(self) -> None:
+    def bisect_directory(self) -> tuple[str, str, list[str]]:
+        """A repository of 8 empty commits and the results directory kvb bisect would have
+        written over it (steps out of history order, one of its runs noisy): (repo, dir,
+        commits)."""
         repo = os.path.join(TMP, "repo")
         env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e",
                    GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e",
@@ -838,6 +841,10 @@ class ComparisonPagesTest(unittest.TestCase):
                     os.path.join(d, "runs", f"step.{commits[4][:12]}.r1.json"))
         shutil.copy(noisy_copy(run, "bisect-quiet.json", False),
                     os.path.join(d, "runs", f"step.{commits[5][:12]}.r1.json"))
+        return repo, d, commits
+
+    def test_bisect_directory(self) -> None:
+        repo, d, commits = self.bisect_directory()
         out = os.path.join(TMP, "bisect.html")
         p = kvb("report", "--html", out, d)
         self.assertEqual(p.returncode, 0, p.stderr)

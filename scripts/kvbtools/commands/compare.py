@@ -112,36 +112,41 @@ def run(args: argparse.Namespace) -> int:
     output.check_writable(args.html, "--html")
     if args.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
-    allowed = comparability.parse_allowed(args.allow_different)
-    axes: set[str] = set()
-    if getattr(args, "store", None):
-        with fleet.selected_files(args) as (groups, labels, named):
-            args.store, args.base, args.other = None, groups[0], groups[1:]
-            args.label = args.label or labels
-            args.store_axes = named
-            return run(args)
-    axes |= set(getattr(args, "store_axes", ()))
-    groups: list[list[str]] = []
-    if args.base or args.other:
-        if args.files:
-            raise UsageError("give files either positionally or with --base/--other, not both")
-        if not args.base or not args.other:
-            raise UsageError("--base and --other go together")
-        groups = [args.base, *args.other]
-    else:
-        if len(args.files) < 2:
-            raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
-        groups = [[f] for f in args.files]
     if args.filter:
         try:
             re.compile(args.filter)
         except re.error as e:
             raise UsageError(f"--filter: bad regular expression: {e}") from None
-    labels = unique_labels(groups, args.label)
+    allowed = comparability.parse_allowed(args.allow_different)
+    if args.store:
+        # The selectors' fields are the axis of the comparison (core/fleet.py).
+        with fleet.selected_files(args) as (groups, labels, named):
+            return compare(args, groups, args.label or labels, allowed, named)
+    return compare(args, file_groups(args), args.label, allowed, set())
+
+
+def file_groups(args: argparse.Namespace) -> list[list[str]]:
+    """The sides' files: BASE OTHER... or --base FILE... --other FILE... (repeatable)."""
+    if args.base or args.other:
+        if args.files:
+            raise UsageError("give files either positionally or with --base/--other, not both")
+        if not args.base or not args.other:
+            raise UsageError("--base and --other go together")
+        return [args.base, *args.other]
+    if len(args.files) < 2:
+        raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
+    return [[f] for f in args.files]
+
+
+def compare(args: argparse.Namespace, groups: list[list[str]], given: list[str] | None,
+            allowed: set[str], axes: set[str]) -> int:
+    """Loads the sides, checks that they measured the same work but for `allowed` and the
+    `axes`, prints the comparison and writes what was asked; the gate's exit status."""
+    labels = unique_labels(groups, given)
     # Every file checked before any is used: all their problems in one message.
     loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g))}
     sides = [side_of(label, [loaded[f] for f in g]) for label, g in zip(labels, groups)]
-    if not args.label:
+    if not given:
         presets = [{context_preset(ctx) for ctx in s.contexts} for s in sides]
         names = [next(iter(p)) for p in presets if len(p) == 1]
         if len(names) == len(sides) and all(names) and len(set(names)) == len(names):
@@ -149,9 +154,8 @@ def run(args: argparse.Namespace) -> int:
                 s.label = n
     by = args.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
     if by:
-        compare_by.rekey(sides, by, relabel=not args.label)
-        axes.add(by)
-    warnings = comparability.check(sides, allowed, axes)
+        compare_by.rekey(sides, by, relabel=not given)
+    warnings = comparability.check(sides, allowed, axes | {by} if by else axes)
     c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
                          metric_keys=args.metric, bench_filter=args.filter)
     c.warnings = warnings

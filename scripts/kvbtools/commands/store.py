@@ -100,9 +100,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     # Not through open_store: a store too damaged to open is the one whose problems to list.
     findings = store_file.check(where)
     if findings:  # bad input (exit 2): the problems are the error's lines, on stderr
-        raise UsageError(str(store_file.damaged(where, f"{len(findings)} problem(s), listed "
-                                                "below", listed=True)) + "".join(
-                                                    f"\n  {f}" for f in findings))
+        raise store_file.damaged(where, f"{len(findings)} problem(s), listed below",
+                                 findings=findings)
     with open_store(args.store) as st:  # refuses an SQLite database that is not a store
         print(f"store {where}: PRAGMA integrity_check ok (schema version {st.version()})")
     return 0

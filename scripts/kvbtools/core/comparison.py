@@ -9,15 +9,16 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools.core import environment, metrics, results, stats, table
+from kvbtools.core import environment, fingerprint, metrics, results, stats, table
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import Metric
 from kvbtools.core.samples import Side, context_preset
 from kvbtools.core.table import fmt_value
 
 # Context entries of Google Benchmark JSON that describe the input, not the build: if they
-# differ, the sides measured different bytes.
-INPUT_KEYS = ("input", "cache_mode")
+# differ, the sides measured different bytes (kvb compare refuses them: core/comparability.py;
+# matrix and kvb micro warn).
+INPUT_KEYS = fingerprint.KEY_MICRO_INPUT
 
 
 @dataclass

@@ -36,7 +36,7 @@ KEY_WORKLOAD = ("num", "reads", "writes", "key_size", "value_size", "compression
                 "duration_seconds", "threads", "seek_nexts", "write_rate_limit_bytes_per_sec",
                 "verify", "use_existing_db", "compression", "cache_size_bytes", "sync",
                 "engine_options")
-# kvbench_micro context entries that describe the input (comparison.INPUT_KEYS).
+# kvbench_micro context entries that describe the input (also comparison.INPUT_KEYS).
 KEY_MICRO_INPUT = ("input", "cache_mode")
 
 # Context names of things that may be absent today and arrive with the environment audit; found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
+from typing import Sequence
 
 from kvbtools.core.errors import RunError, UsageError
 
@@ -24,11 +25,14 @@ CORRUPT, NOTADB, READONLY_ROLLBACK = 11, 26, 776
 BUSY_TIMEOUT = 120
 
 
-def damaged(path: str, finding: str, *, listed: bool = False) -> UsageError:
+def damaged(path: str, finding: str, *, listed: bool = False,
+            findings: Sequence[str] = ()) -> UsageError:
+    """The error for a damaged store: `findings`, SQLite's problems, one a line after it (kvb
+    store check); without them and not `listed` (shown by the caller), where to find them."""
     return UsageError(f"store {path} is damaged (SQLite: {finding}): nothing was written; "
-                      "restore it from a copy" + ("" if listed else
-                                                  f" (kvb store check --store {path} lists "
-                                                  "every problem SQLite finds)"))
+                      "restore it from a copy" + "".join(f"\n  {x}" for x in findings)
+                      + ("" if listed or findings else
+                         f" (kvb store check --store {path} lists every problem SQLite finds)"))
 
 
 def not_sqlite(path: str) -> UsageError:

@@ -41,28 +41,29 @@ def cells(row: Row) -> list[str]:
             _fmt(d["_result"]["db_size_bytes"] / 1048576.0), ", ".join(notes)]
 
 
-def repeat_text(row: Row) -> str:
-    """'2/3': the row's repeat of the benchmark's measured repeats ('1' without repeats)."""
+def lead(row: Row, file: str, several: bool, repeated: bool) -> list[str]:
+    """The columns before cells(row) that tell alike rows apart ("memory fillseq" three
+    times): its file when there are several, its repeat ('2/3') when they are shown."""
     r = row.data["_result"]
-    n = r.get("repeats", 1)
-    return f"{r.get('repeat', 1)}/{n}" if isinstance(n, int) and n > 1 else "1"
+    return ([file] if several else []) + \
+        ([f"{r.get('repeat', 1)}/{r.get('repeats', 1)}"] if repeated else [])
+
+
+def lead_header(several: bool, repeated: bool) -> list[str]:
+    return (["file"] if several else []) + (["repeat"] if repeated else [])
 
 
 def summary(rows: Iterable[Row], files: Sequence[str] | None = None) -> str:
     """The table; a `repeat` column when a benchmark was repeated, and a `file` column (each
-    row's entry of `files`) when the rows come from several files, so that no two rows read
-    alike ("memory fillseq" three times)."""
+    row's entry of `files`) when the rows come from several files."""
     rows = list(rows)
-    lead: list[list[str]] = [[] for _ in rows]
-    header = list(COLUMNS)
-    if files is not None and len(set(files)) > 1:
-        lead = [x + [f] for x, f in zip(lead, files)]
-        header = ["file"] + header
-    if any(repeat_text(r) != "1" for r in rows):
-        lead = [x + [repeat_text(r)] for x, r in zip(lead, rows)]
-        header = header[:len(lead[0]) - 1] + ["repeat"] + header[len(lead[0]) - 1:]
-    k = len(lead[0]) if lead else 0
-    return "\n".join(table.render([x + cells(r) for x, r in zip(lead, rows)], header=header,
+    files = list(files) if files is not None else [""] * len(rows)
+    several = len(set(files)) > 1
+    repeated = any(r.data["_result"].get("repeats", 1) > 1 for r in rows)
+    header = lead_header(several, repeated)
+    k = len(header)
+    return "\n".join(table.render([lead(r, f, several, repeated) + cells(r)
+                                   for r, f in zip(rows, files)], header=header + COLUMNS,
                                   left=(*range(k), k, k + 1, -1), rule=True))
 
 

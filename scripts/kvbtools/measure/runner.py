@@ -157,19 +157,22 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
 
 
-def check_plan(binary: str, plan: Plan,
-               runs: Sequence[tuple[str, Sequence[str]]] | None = None) -> None:
+def check_plan(binary: str, plan: Plan) -> None:
     """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
     run it, before the first run: a name it does not know, or a value it refuses, is bad input
-    (exit 2), not a failed run after the base was measured. `runs`: (engine, flags) of each
-    series (a study's), else every engine of the plan with none. kvbench_micro takes whatever
-    filter it is given."""
+    (exit 2), not a failed run after the base was measured. kvbench_micro takes whatever filter
+    it is given. (A study checks each series' own flags too: check_values.)"""
     if plan.micro:
         return
     manifest.check_names(binary, plan.engines, plan.workloads, plan.extra)
-    for engine, flags in runs if runs is not None else [(e, ()) for e in plan.engines]:
-        check_values(binary, [f"--engine={engine}", f"--benchmarks={plan.workloads}",
-                              f"--num={plan.num}", *plan.extra, *flags])
+    for engine in plan.engines:
+        check_values(binary, run_flags(plan, engine))
+
+
+def run_flags(plan: Plan, engine: str, args: Sequence[str] = ()) -> list[str]:
+    """The flags of a KV run that define its work (run_once adds its --db and --json)."""
+    return [f"--engine={engine}", f"--benchmarks={plan.workloads}", f"--num={plan.num}",
+            *plan.extra, *args]
 
 
 def check_values(binary: str, flags: list[str]) -> None:

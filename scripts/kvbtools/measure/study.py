@@ -201,7 +201,7 @@ def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
     for s in series:  # each series' own flags (threads, a configuration) before any run
-        runner.check_plan(s.build.binary(False), plan, [(s.engine, s.args)])
+        runner.check_values(s.build.binary(False), runner.run_flags(plan, s.engine, s.args))
     files: dict[str, list[str]] = {s.label: [] for s in series}
     for r in range(1, args.repeats + 1):
         try:

@@ -110,15 +110,13 @@ def _summary(runs: list[Run], gs: list[Group]) -> tuple[list[list[str]], list[st
     for r in runs:
         why = noise.run_reason(r.doc.doc["context"])
         for row in results.rows(r.doc.doc):
-            res = row.data["_result"]
             cells = summary.cells(row)
             if why:
                 cells[-1] = ", ".join(x for x in (cells[-1], "noisy run") if x)
-            lead = [os.path.basename(r.doc.path)] if several else []
-            lead.append(f"{res.get('repeat', 1)}/{res.get('repeats', 1)}")
+            lead = summary.lead(row, os.path.basename(r.doc.path), several, True)
             keyed.append((order.get((row.benchmark, row.role), len(order)), lead + cells))
     rows = [cells for _, cells in sorted(keyed, key=lambda k: k[0])]
-    return rows, (["file"] if several else []) + ["repeat"] + summary.COLUMNS
+    return rows, summary.lead_header(several, True) + summary.COLUMNS
 
 
 def _group_section(page: Page, g: Group, colours: figures.Colours) -> None:
