@@ -16,7 +16,7 @@ import statistics
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Sequence
+from typing import Protocol, Sequence
 
 # Exact p-values when both samples have at most this many values and there are no ties.
 EXACT_MAX_N = 8
@@ -229,6 +229,33 @@ class Verdict:
     @property
     def decided(self) -> bool:
         return self.word != UNDECIDED
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a comparison judges a ratio: the smallest change that counts (`threshold`, a fraction:
+    0.05 = 5%), the significance level (`alpha`), the better direction and the verdict words.
+    One value travels where these five travelled as loose keywords (compare, matrix, versions,
+    bisect, trend); `for_metric` fills the direction and words from a metric."""
+    threshold: float
+    alpha: float
+    higher_is_better: bool = True
+    better_word: str = "faster"
+    worse_word: str = "slower"
+
+    def for_metric(self, metric: "HasDirection") -> "Judgement":
+        return Judgement(self.threshold, self.alpha, metric.higher_is_better,
+                         metric.better_word, metric.worse_word)
+
+    def word(self, improved: bool) -> str:
+        return self.better_word if improved else self.worse_word
+
+
+class HasDirection(Protocol):
+    """What Judgement.for_metric reads of a metric (core/metrics.Metric has it)."""
+    higher_is_better: bool
+    better_word: str
+    worse_word: str
 
 
 def runs_needed(alpha: float) -> int:
