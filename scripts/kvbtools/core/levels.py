@@ -395,3 +395,42 @@ def family(verdicts: Sequence[stats.Verdict], alpha: float) -> list[stats.Verdic
             out[i] = stats.Verdict(v.ratio, v.better, v.word, v.test, v.note, v.interval, v.unit,
                                    pa)
     return out
+
+
+# ---- where the variance is ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Components:
+    """The variance of paired log ratios, split between links and the rounds within a link
+    (one-way random effects by the method of moments), from rounds measured so far."""
+    links: int                 # link pairs measured
+    rounds: float              # rounds per link pair (their mean)
+    between: float             # variance of the link effect (>= 0)
+    within: float              # variance of one round's log ratio within a link
+
+    def width(self, links: int, rounds: float, level: float = stats.LEVEL) -> float:
+        """The expected full width, in log ratio, of a t interval over `links` link pairs
+        with `rounds` rounds each (inf below two links)."""
+        if links < 2 or rounds < 1:
+            return math.inf
+        var = (self.between + self.within / rounds) / links
+        return 2 * tdist.t_quantile(level, links - 1) * math.sqrt(var)
+
+
+def components(base: Sample, other: Sample) -> Components | None:
+    """Components of the paired rounds of base and other; None when fewer than two link pairs
+    or no link pair has two rounds (nothing to split), or the values are not all positive."""
+    if not _positive(base, other):
+        return None
+    pairs: dict[tuple[str, str], list[float]] = {}
+    for key, d in _round_diffs(base, other, True):
+        pairs.setdefault(key, []).append(d)
+    groups = list(pairs.values())
+    df_within = sum(len(g) - 1 for g in groups)
+    if len(groups) < 2 or df_within < 1:
+        return None
+    within = sum(sum((x - statistics.fmean(g)) ** 2 for x in g) for g in groups) / df_within
+    means = [statistics.fmean(g) for g in groups]
+    rounds = statistics.fmean(len(g) for g in groups)
+    between = max(0.0, statistics.variance(means) - within / rounds)
+    return Components(len(groups), rounds, between, within)
