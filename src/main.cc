@@ -172,11 +172,12 @@ int main(int argc, char** argv) {
   kvbench::ReporterList reporters;
   reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));
   if (!config.json_path.empty()) {
-    // A file is replaced at the end, so it can say "incomplete" first; a stream gets one document.
+    // A file can take the incomplete document after a result and the whole one at the end; a
+    // stream gets one document.
     kvbench::OutputTarget json;
     const bool stream = kvbench::ResolveOutput(config.json_path, &json).ok() && json.in_place;
     reporters.Append(std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path),
-                                                             stderr, /*placeholder=*/!stream));
+                                                             stderr, /*rewritable=*/!stream));
   }
   if (!config.hgrm_prefix.empty()) {
     reporters.Append(std::make_unique<kvbench::HgrmReporter>(config.hgrm_prefix, stderr));

@@ -483,20 +483,24 @@ class CliTest(kvbtest.TempDirTest):
         0.017 s and at 1 s intervals reads the same, and one that delivered 99% reads
         sustained. (Not a timing: a run starved of a CPU may miss, and says why; five tries
         for a pair that both delivered 99%.)"""
+        short_sustained = False
         for attempt in range(5):
             pair = [self.paced_writer(20_000, f"{interval}-{attempt}", interval)
                     for interval in ("0.017", "1")]
             for role, line, _ in pair:
                 self.assertVerdictFollowsTheRule(role, line)
+            short = pair[0][0]
+            # Judged by its ~17 ms report intervals, this run was "NOT sustained" whenever the
+            # slowest of them fell below 90%: with 3 writes an interval, nearly always.
+            self.assertGreater(short["intervals"]["count"], 100)
+            short_sustained = short_sustained or short["pacing"]["sustained"]
             if all(role["pacing"]["delivered_share"] >= 0.99 for role, _, _ in pair):
                 for role, line, _ in pair:
                     self.assertTrue(role["pacing"]["sustained"], role["pacing"])
-                short = pair[0][0]
-                # Under the old rule this run was judged by its report intervals.
-                self.assertGreater(short["intervals"]["count"], 100)
                 return
-        self.skipTest("no pair of runs in five delivered 99% of their bytes (a starved "
-                      "machine; each verdict was checked against the rule above)")
+        if not short_sustained:
+            self.skipTest("no run in five delivered its bytes (a starved machine; each verdict "
+                          "was checked against the rule above)")
 
     def test_paced_writer_cpu_is_its_own_threads(self) -> None:
         """Issue 38: the writer's "cpu us/op" was the process's CPU (the reader's, flat out)

@@ -158,9 +158,12 @@ class Arena : public std::pmr::memory_resource {
 // Bytes the map will hold for `keys` keys of `bytes` key+value bytes in all: a node (the tree's
 // links and two std::pmr::string headers) and the size classes' rounding of each string's block, measured
 // at 16-byte keys and 100-byte values (arena_used_bytes / --num); capped at half of the memory
-// available and at kMaxArenaBytes (writing every page of it costs seconds per GiB on a busy VM),
-// so a larger run is not refused, only faulted as it grows beyond it.
-constexpr uint64_t kMaxArenaBytes = 1ull << 30;  // 1 GiB: about 3.7 million 116-byte entries
+// available and at kMaxArenaBytes, so a larger run is not refused, only faulted as it grows
+// beyond it.
+// 256 MiB: about 900,000 entries of 16 + 100 bytes. Writing every page costs 3-30 us a page on a
+// VM (20 s for 1 GiB at load 16 on 2 CPUs here): a larger run pays for the rest in its loop, in
+// every repeat alike (the heap beyond the region goes back at each close).
+constexpr uint64_t kMaxArenaBytes = 256ull << 20;
 
 size_t ArenaBytes(uint64_t keys, uint64_t bytes) {
   constexpr uint64_t kPerKey = 160;
