@@ -143,7 +143,7 @@ TEST(PacingNote, SustainedWritersGetNoNote) {
 
 TEST(PacingNote, OverrunCountsOnlyTheTimeBeyondThePace) {
   RoleResult w;
-  w.ops = 400;  // one op in two timed (--latency_sample=2)
+  w.ops = 400;                                           // one op in two timed (--latency_sample=2)
   for (int i = 0; i < 100; ++i) w.latency.Add(1000);     // within the pace
   for (int i = 0; i < 100; ++i) w.latency.Add(3000000);  // 2 ms beyond a 1 ms pace
   // 100 timed writes 2 ms over, and as many untimed ones: 2 x 0.2 s.

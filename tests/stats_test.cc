@@ -130,10 +130,8 @@ TEST(SummaryTest, SingleSampleHasNoSpread) {
 // the median.
 TEST(SummaryTest, RateIntervalIsNeverNegative) {
   const std::vector<std::vector<double>> samples = {
-      {150000, 1000000, 1100000, 1200000, 4500000},
-      {10, 5000000},
-      {118515, 431535, 691108, 709949, 482003},
-      {1, 1e9, 1e9},
+      {150000, 1000000, 1100000, 1200000, 4500000}, {10, 5000000},
+      {118515, 431535, 691108, 709949, 482003},     {1, 1e9, 1e9},
       {152953, 684448, 628988, 519245, 614083},
   };
   for (const auto& x : samples) {

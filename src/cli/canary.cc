@@ -15,8 +15,8 @@ int RunCanary(const std::string& cpu_affinity) {
   const Status s = ParseCpuAffinity("cpu_affinity", cpu_affinity, &cpus);
   if (!s.ok() || cpus.size() > 1) {
     std::fprintf(stderr, "kvbench: %s\nRun 'kvbench --help' for usage.\n",
-                 s.ok() ? ("--canary measures one CPU: --cpu_affinity=" + cpu_affinity +
-                           " names " + std::to_string(cpus.size()))
+                 s.ok() ? ("--canary measures one CPU: --cpu_affinity=" + cpu_affinity + " names " +
+                           std::to_string(cpus.size()))
                               .c_str()
                         : s.message().c_str());
     return 2;
@@ -24,7 +24,8 @@ int RunCanary(const std::string& cpu_affinity) {
   const bool asked = !cpus.empty();
   const int cpu = asked ? cpus[0] : sched_getcpu();
   if (cpu < 0) {
-    std::fprintf(stderr, "kvbench: error: --canary: cannot tell which CPU this is (sched_getcpu)\n");
+    std::fprintf(stderr,
+                 "kvbench: error: --canary: cannot tell which CPU this is (sched_getcpu)\n");
     return 1;
   }
   const CpuSpeed c = MeasureCpuSpeed(cpu, kCanaryWindows, kCanaryLoopsPerWindow);

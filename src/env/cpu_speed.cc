@@ -90,6 +90,7 @@ CpuSpeed MeasureCpuSpeed(int cpu, int windows, uint64_t loops_per_window) {
 
 std::vector<CpuSpeed> MeasureCpuSpeeds(const std::vector<int>& cpus) {
   std::vector<CpuSpeed> speeds;
+  speeds.reserve(cpus.size());
   for (int cpu : cpus) speeds.push_back(MeasureCpuSpeed(cpu, kAuditWindows, kAuditLoopsPerWindow));
   return speeds;
 }
@@ -136,8 +137,9 @@ std::string DescribeCpuSpeeds(const std::vector<CpuSpeed>& speeds) {
   std::string out;
   for (const auto& c : speeds) {
     if (!out.empty()) out += ", ";
-    out += "CPU " + std::to_string(c.cpu) + " " +
-           (c.error.empty() ? Fixed(c.ns_per_loop, 3) + " ns/loop" : "not measured (" + c.error + ")");
+    out +=
+        "CPU " + std::to_string(c.cpu) + " " +
+        (c.error.empty() ? Fixed(c.ns_per_loop, 3) + " ns/loop" : "not measured (" + c.error + ")");
   }
   return out;
 }

@@ -155,16 +155,16 @@ class Arena : public std::pmr::memory_resource {
   FreeBlock* free_[kLargestClass / kGrain + 1] = {};
 };
 
-// Bytes the map will hold for `keys` keys of `bytes` key+value bytes in all: a node (the tree's
-// links and two std::pmr::string headers) and the size classes' rounding of each string's block, measured
-// at 16-byte keys and 100-byte values (arena_used_bytes / --num); capped at half of the memory
-// available and at kMaxArenaBytes, so a larger run is not refused, only faulted as it grows
-// beyond it.
 // 256 MiB: about 900,000 entries of 16 + 100 bytes. Writing every page costs 3-30 us a page on a
 // VM (20 s for 1 GiB at load 16 on 2 CPUs here): a larger run pays for the rest in its loop, in
 // every repeat alike (the heap beyond the region goes back at each close).
 constexpr uint64_t kMaxArenaBytes = 256ull << 20;
 
+// Bytes the map will hold for `keys` keys of `bytes` key+value bytes in all: a node (the tree's
+// links and two std::pmr::string headers) and the size classes' rounding of each string's block,
+// measured at 16-byte keys and 100-byte values (arena_used_bytes / --num); capped at half of the
+// memory available and at kMaxArenaBytes, so a larger run is not refused, only faulted as it grows
+// beyond it.
 size_t ArenaBytes(uint64_t keys, uint64_t bytes) {
   constexpr uint64_t kPerKey = 160;
   uint64_t want = keys * kPerKey + bytes + bytes / 8;
@@ -357,8 +357,7 @@ Status OpenMemoryEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
   if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
   uint64_t keys = options.expected_keys, bytes = options.expected_bytes;
   if (!options.create) {  // the snapshot's keys are in memory too
-    const uint64_t snapshot =
-        std::filesystem::file_size(options.path + "/" + kSnapshotName, ec);
+    const uint64_t snapshot = std::filesystem::file_size(options.path + "/" + kSnapshotName, ec);
     if (!ec) bytes = std::max(bytes, snapshot);
   }
   auto e = std::make_unique<MemoryEngine>(options.path, ArenaBytes(keys, bytes));

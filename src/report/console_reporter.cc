@@ -70,7 +70,8 @@ std::string PacingVerdict(const RoleResult& role) {
   const DeliveryVerdict& d = role.delivery;
   std::string s = role.sustained ? "sustained" : "NOT sustained";
   if (d.judged) {
-    s += "; " + FormatDouble(100 * d.delivered_share, 1) + "% of the bytes due from its first write";
+    s +=
+        "; " + FormatDouble(100 * d.delivered_share, 1) + "% of the bytes due from its first write";
     if (d.windows > 1) {
       s += ", the slowest of its " + std::to_string(d.windows) + " 1-s windows " +
            FormatDouble(100 * d.slowest_window_share, 1) + "%";
@@ -377,8 +378,8 @@ void ConsoleReporter::AddSummaries(const std::vector<RoleSummary>& summaries) {
     std::string line = name;
     line.resize(std::max<size_t>(line.size(), 21), ' ');
     line += ": " + FormatDouble(centre, 0) + " ops/sec " + (s.log_interval ? "geomean" : "mean") +
-            ", 95% CI " + FormatDouble(s.ci95_low, 0) + ".." + FormatDouble(s.ci95_high, 0) +
-            " (" + percent(s.ci95_low) + "%/+" + percent(s.ci95_high) + "%)";
+            ", 95% CI " + FormatDouble(s.ci95_low, 0) + ".." + FormatDouble(s.ci95_high, 0) + " (" +
+            percent(s.ci95_low) + "%/+" + percent(s.ci95_high) + "%)";
     if (s.log_interval) line += ", mean " + FormatDouble(s.mean, 0);
     line += ", median " + FormatDouble(s.median, 0) + ", stddev " + FormatDouble(s.stddev, 0) +
             ", cv " + FormatDouble(100.0 * s.cv, 2) + "%, min " + FormatDouble(s.min, 0) +

@@ -154,7 +154,8 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
     if (!s.error.empty()) {
       j.Str("start_error", s.error);
     } else {
-      j.Num("start_ns_per_loop", s.ns_per_loop).Num("start_median_ns_per_loop", s.median_ns_per_loop);
+      j.Num("start_ns_per_loop", s.ns_per_loop)
+          .Num("start_median_ns_per_loop", s.median_ns_per_loop);
     }
     for (const auto& e : end) {
       if (e.cpu != s.cpu) continue;
@@ -163,7 +164,9 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
         continue;
       }
       j.Num("end_ns_per_loop", e.ns_per_loop).Num("end_median_ns_per_loop", e.median_ns_per_loop);
-      if (s.error.empty() && s.ns_per_loop > 0) j.Num("end_over_start", e.ns_per_loop / s.ns_per_loop);
+      if (s.error.empty() && s.ns_per_loop > 0) {
+        j.Num("end_over_start", e.ns_per_loop / s.ns_per_loop);
+      }
     }
     j.EndObject();
   }

@@ -26,7 +26,8 @@ struct JsonOutput {
   using Write = std::function<Status(const std::string& document)>;
   using Check = std::function<Status()>;
   // Any callable taking the document: an output with nothing to check first.
-  template <typename F, typename = std::enable_if_t<std::is_invocable_r_v<Status, F&, const std::string&>>>
+  template <typename F,
+            typename = std::enable_if_t<std::is_invocable_r_v<Status, F&, const std::string&>>>
   JsonOutput(F f) : write(std::move(f)) {}  // NOLINT(google-explicit-constructor)
   JsonOutput(Write w, Check c) : write(std::move(w)), check(std::move(c)) {}
   Status operator()(const std::string& document) const { return write(document); }

@@ -27,8 +27,8 @@ std::string Explain(const std::string& engine, const BenchmarkResult& r, RoleRes
     w->held_back_by = "";
     return "the benchmark ended before its first write";
   }
-  const double lost = std::max(0.0, d.due_bytes - static_cast<double>(d.delivered_bytes)) /
-                      w->target_bytes_per_sec;
+  const double lost =
+      std::max(0.0, d.due_bytes - static_cast<double>(d.delivered_bytes)) / w->target_bytes_per_sec;
   const double write_bytes = w->ops > 0 ? static_cast<double>(w->bytes) / w->ops : 0;
   const double overrun = WriteOverrunSeconds(*w, write_bytes / w->target_bytes_per_sec);
   const double stall_us = Figure(r, "write_stall_us");
@@ -39,7 +39,8 @@ std::string Explain(const std::string& engine, const BenchmarkResult& r, RoleRes
   std::string engine_evidence = "its writes took " + Fixed(overrun, 2) +
                                 " s beyond their pace (p99.9 " +
                                 Fixed(w->latency.Percentile(99.9) / 1e6, 2) + " ms)";
-  if (stall_us >= 0) engine_evidence += ", " + engine + " stalled writes for " + Fixed(stalled, 2) + " s";
+  if (stall_us >= 0)
+    engine_evidence += ", " + engine + " stalled writes for " + Fixed(stalled, 2) + " s";
   const std::string cpu_evidence =
       w->cpu_wait_seconds < 0
           ? std::string("its wait for a CPU is unknown (no /proc/thread-self/schedstat)")

@@ -42,9 +42,9 @@ struct RoleResult {
   // Paced writer that did not sustain its target: what held it back, by the evidence
   // (result/pacing.h): "cpu", "engine" or "" (no evidence says), and the sentence that says so.
   std::string held_back_by, pacing_note;
-  PerfTotals counters;              // perf_event_open counters of this role's threads
-  std::vector<int> cpus;            // --cpu_affinity: each thread's CPU; empty = not pinned
-  MetricList metrics;               // what the reporters print, from the above (role_metrics.h)
+  PerfTotals counters;    // perf_event_open counters of this role's threads
+  std::vector<int> cpus;  // --cpu_affinity: each thread's CPU; empty = not pinned
+  MetricList metrics;     // what the reporters print, from the above (role_metrics.h)
 
   double thread_cpu_us_per_op() const { return ops ? thread_cpu_seconds * 1e6 / ops : 0; }
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }

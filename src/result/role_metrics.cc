@@ -110,8 +110,7 @@ void AddPacing(const RoleResult& r, MetricList* m) {
   m->Add(g, "delivered_share", "share", B::kHigher, d.delivered_share).Shown(Show::kNever);
   m->Add(g, "slowest_window_share", "share", B::kHigher, d.slowest_window_share)
       .Shown(Show::kNever);
-  m->Add(g, "first_write_delay_seconds", "s", B::kLower, d.start_delay_seconds)
-      .Shown(Show::kNever);
+  m->Add(g, "first_write_delay_seconds", "s", B::kLower, d.start_delay_seconds).Shown(Show::kNever);
   // Runnable but not running: a writer that misses its target while it waited for a CPU was
   // starved by the machine, not slowed by the engine.
   if (r.cpu_wait_seconds >= 0) {

@@ -225,9 +225,10 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
       // Judged on the pacer's clock, from the writer's first write to the benchmark's end.
       const uint64_t end_ns = start_ns_ + Clock::ToNanos(end - start_ticks_);
       const uint64_t write_bytes =
-          rr->ops > 0 ? rr->bytes / rr->ops : static_cast<uint64_t>(options_.key_size + options_.value_size);
-      rr->delivery = JudgeDelivery(r.limiter->delivered(), start_ns_, end_ns, writer_target_,
-                                   write_bytes);
+          rr->ops > 0 ? rr->bytes / rr->ops
+                      : static_cast<uint64_t>(options_.key_size + options_.value_size);
+      rr->delivery =
+          JudgeDelivery(r.limiter->delivered(), start_ns_, end_ns, writer_target_, write_bytes);
     }
     rr->sustained = rr->target_bytes_per_sec > 0 && rr->delivery.sustained;
   }

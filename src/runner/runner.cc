@@ -438,8 +438,7 @@ int Runner::Conclude(int rc) {
   if (rc != 0) return rc;
   NoiseSnapshot end = TakeNoiseSnapshot();
   end.cpu_speeds = MeasureCpuSpeeds(AllowedCpus());
-  noise_ = AssessNoise(noise_start_, end,
-                       static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+  noise_ = AssessNoise(noise_start_, end, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                        static_cast<double>(sysconf(_SC_CLK_TCK)));
   return reporter_.Finish() ? 0 : 1;
 }

@@ -46,14 +46,16 @@ DeliveryVerdict JudgeDelivery(const DeliveryLog& log, uint64_t benchmark_start_n
     for (size_t i = first; i < stop && i < seconds.size(); ++i) {
       delivered += static_cast<double>(seconds[i]);
     }
-    const double length = last ? v.run_seconds - w * kDeliveryWindowSeconds : kDeliveryWindowSeconds;
+    const double length =
+        last ? v.run_seconds - w * kDeliveryWindowSeconds : kDeliveryWindowSeconds;
     const double s = share(delivered, length);
     if (v.slowest_window_share < 0 || s < v.slowest_window_share) {
       v.slowest_window_share = s;
       v.slowest_window_end_seconds = w * kDeliveryWindowSeconds + length;
     }
   }
-  v.sustained = v.delivered_share >= kSustainedRunShare || v.slowest_window_share >= kSustainedWindowShare;
+  v.sustained =
+      v.delivered_share >= kSustainedRunShare || v.slowest_window_share >= kSustainedWindowShare;
   return v;
 }
 

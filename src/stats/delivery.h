@@ -39,15 +39,15 @@ constexpr double kSustainedWindowShare = 0.95;
 constexpr double kSustainedRunShare = 0.99;
 
 struct DeliveryVerdict {
-  bool judged = false;      // false: the writer never wrote (the benchmark ended first)
+  bool judged = false;             // false: the writer never wrote (the benchmark ended first)
   double start_delay_seconds = 0;  // from the benchmark's start to the first write's due time
-  double run_seconds = 0;   // from then to the end of the benchmark
-  double due_bytes = 0;     // target x run_seconds
+  double run_seconds = 0;          // from then to the end of the benchmark
+  double due_bytes = 0;            // target x run_seconds
   uint64_t delivered_bytes = 0;
   // (delivered + one write) / due: the one write is the one in flight when a window (or the run)
   // ends, which no writer can have completed.
   double delivered_share = 0;
-  int windows = 0;                 // of kDeliveryWindowSeconds; the run's tail joins the last one
+  int windows = 0;                  // of kDeliveryWindowSeconds; the run's tail joins the last one
   double slowest_window_share = 0;  // the lowest window's share, as above
   double slowest_window_end_seconds = 0;  // where it ends, from the first write
   bool sustained = false;  // delivered_share >= kSustainedRunShare or every window's share >=
