@@ -61,6 +61,8 @@ class ReportTest(unittest.TestCase):
             self.assertIn("2000/2000 found", text)
             self.assertIn("reference engine", text)
             self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")
+            # The writer's cpu us/op is its own thread's (issue 38), and says so.
+            self.assertRegex(text, r"readwhilewriting\[writer\].*cpu: own thread")
             p = kvb("report", path)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("ops/s", p.stdout)
@@ -115,12 +117,18 @@ class SchemaTest(unittest.TestCase):
 
     def test_incomplete_run_conforms_and_says_why(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
+            run_kvbench(tmp, "--num=100", "--seed=1", "--benchmarks=fillseq")
+            # A failure after a result (kvbench writes no document before one, docs/json.md):
+            # values read back with another seed.
             out = os.path.join(tmp, "f.json")
-            p = subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/none", "--use_existing_db",
-                                f"--json={out}"], capture_output=True)
+            p = subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/db", "--num=100",
+                                "--seed=2", "--verify", "--use_existing_db",
+                                "--benchmarks=settle,readseq", f"--json={out}"],
+                               capture_output=True)
             self.assertEqual(p.returncode, 1)
             doc = results.load(out).doc
             self.assertFalse(doc["complete"])
+            self.assertIn("differs from what --seed=2", doc["error"])
             self.assertEqual(schema.validate(doc), [])
 
     def test_departures_are_reported(self) -> None:
