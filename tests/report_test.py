@@ -535,7 +535,7 @@ class BadInputTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(TMP, "x.html")))
         p = kvb("report", run, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
-        p = kvb("compare", run, run, env=env)
+        p = kvb("compare", run, kvbtest.rerun(run, os.path.join(TMP, "again.json")), env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
 
 

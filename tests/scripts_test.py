@@ -392,7 +392,8 @@ class MetricsTest(unittest.TestCase):
         doc = with_metrics(self.doc, [*metrics.FALLBACK, new])
         path = write_json(os.path.join(self.tmp, "described.json"), doc)
         self.assertEqual(kvb("validate", path).returncode, 0)
-        p = kvb("compare", path, path, "--metric", "all")  # by default only the headline ones
+        again = kvbtest.rerun(path, os.path.join(self.tmp, "described-again.json"))
+        p = kvb("compare", path, again, "--metric", "all")  # by default only the headline ones
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout),
                          [m["path"] for m in metrics.FALLBACK] + ["cost.thread_cpu_us_per_op"])
@@ -400,22 +401,23 @@ class MetricsTest(unittest.TestCase):
         p = kvb("report", "--metrics", path)
         self.assertRegex(p.stdout, r"memory\s+fillseq\s+cost\.thread_cpu_us_per_op\s+[\d.]+"
                                    r"\s+us/op\s+lower is better")
-        p = kvb("compare", path, path, "--metric", "thread_cpu_us_per_op")
+        p = kvb("compare", path, again, "--metric", "thread_cpu_us_per_op")
         self.assertEqual(self.titles(p.stdout), ["cost.thread_cpu_us_per_op"])
 
     def test_documents_without_metrics_get_the_fallback(self) -> None:
         # As kvbench wrote them before it described its metrics.
         older = {k: v for k, v in self.doc.items() if k != "metrics"}
         path = write_json(os.path.join(self.tmp, "old.json"), older)
-        p = kvb("compare", path, path, "--metric", "all")
+        again = kvbtest.rerun(path, os.path.join(self.tmp, "old-again.json"))
+        p = kvb("compare", path, again, "--metric", "all")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout), [m["path"] for m in metrics.FALLBACK])
         self.assertIn("latency_ns.p99 [us], lower is better", p.stdout)   # ns shown as us
         self.assertIn("db_size_bytes [MB], lower is better", p.stdout)    # from the result
         # Short names pick a path by its last parts; unknown ones list the valid ones.
-        p = kvb("compare", path, path, "--metric", "p99")
+        p = kvb("compare", path, again, "--metric", "p99")
         self.assertEqual(self.titles(p.stdout), ["latency_ns.p99"])
-        p = kvb("compare", path, path, "--metric", "p42")
+        p = kvb("compare", path, again, "--metric", "p42")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown metric p42; valid for kvbench files: ops_per_sec, latency_ns.p99",
                       p.stderr)
@@ -425,7 +427,8 @@ class MetricsTest(unittest.TestCase):
                                       {"path": "no.such.field", "unit": "x", "better": "lower"}])
         path = write_json(os.path.join(self.tmp, "string-metric.json"), doc)
         for command in ("validate", "report", "compare"):
-            p = kvb(command, path, *([path] if command == "compare" else []))
+            again = os.path.join(self.tmp, "string-metric-again.json")
+            p = kvb(command, path, *([write_json(again, doc)] if command == "compare" else []))
             self.assertEqual(p.returncode, 2, command)
             self.assertIn(f"{path}: $.results[0].roles[0].role: expected a number, got a string "
                           "('writer') (a metric)", p.stderr)

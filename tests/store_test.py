@@ -456,6 +456,54 @@ class StoreTest(unittest.TestCase):
         self.add(files[0])
         self.assertEqual(count(self.loc, "measurements"), per_run)
 
+    def test_one_selector_vocabulary(self) -> None:
+        # SYNTHETIC: two memory runs and one of the null engine (renamed) on one host. compare
+        # --store and store rm took `engine=memory` for a stored field nobody has ("no stored
+        # run matches") while history's --filter knew it; an unknown name was the same "no match".
+        null = {**KV_TEMPLATE["context"]["engine"], "name": "null"}
+        files = [write(self.path(f"s{i}.json"), synthetic(
+            i, [100.0 + i, 101.0], extra={"engine": null} if i == 2 else None)) for i in range(3)]
+        self.add(*files)
+        runs = self.stored_runs()
+        build = KV_TEMPLATE["context"]["build"]
+        common = [f"host={KV_TEMPLATE['context']['hostname']}", f"preset={build['preset']}",
+                  f"commit={build['git_revision'][:7]}", "benchmark=fillseq"]
+        for selectors in (["engine=memory"], ["engine=memory", *common]):
+            p = kvb("store", "rm", "--store", self.loc, "--dry-run", *selectors)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.count("would remove"), 2, p.stdout)
+        for command in (["history"], ["trend"], ["export", "csv"]):
+            p = kvb(*command, "--store", self.loc, "--filter", "engine=null", *(
+                f"--filter={c}" for c in common))
+            self.assertEqual(p.returncode, 0, (command, p.stderr))
+        self.assertIn("1 series, 1 points", kvb("history", "--store", self.loc, "--filter",
+                                                "engine=null").stdout)
+        p = kvb("compare", "--store", self.loc, "--base", "engine=memory", "--other",
+                "engine=null", *common)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("engine=memory: 2 file(s)", p.stdout)
+        unknown = [["store", "rm", "nosuchfield=1"], ["history", "--filter", "nosuchfield=1"],
+                   ["trend", "--filter", "nosuchfield=1"],
+                   ["export", "csv", "--filter", "nosuchfield=1"],
+                   ["compare", "--base", "nosuchfield=1", "--other", "engine=null"]]
+        for args in unknown:
+            p = kvb(*args, "--store", self.loc)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn("unknown field 'nosuchfield': no stored run has it", p.stderr, args)
+            self.assertIn("known: kind, engine, benchmark, role, row, metric, document, "
+                          "fingerprint, host, preset, commit", p.stderr)
+            self.assertIn("workload.{", p.stderr)
+            self.assertEqual(p.stdout, "")
+        # A run both sides pick; a name given twice.
+        p = kvb("compare", "--store", self.loc, "--base", "engine=memory", "--other", common[0])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertRegex(p.stderr, r"stored run [0-9a-f]{12} is on two sides: the base "
+                                   r"\(engine=memory\) and side 2 \(host=")
+        p = kvb("store", "rm", "--store", self.loc, "engine=memory", "engine=null")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("engine given twice ('memory' and 'null')", p.stderr)
+        self.assertEqual(self.stored_runs(), runs)
+
     def test_rm_and_add_at_once_lose_nothing(self) -> None:
         # SYNTHETIC: the one run tagged batch=old is the last of its series when kvb store rm
         # removes it, while another process adds 60 runs to that same series: the add must not
@@ -764,6 +812,14 @@ class SqliteOnlyTest(unittest.TestCase):
             with open(path, "wb") as f:
                 f.write(data)
             self.refused(path, f"{path} is not a kvbench store (not an SQLite database)")
+
+    def test_an_empty_file_is_not_a_store(self) -> None:
+        # SQLite takes an empty file for an empty database: kvb store add made a new store of a
+        # store cut to nothing (a bad copy), or of `touch`ed file.
+        path = os.path.join(self.dir, "empty.sqlite")
+        open(path, "wb").close()
+        self.refused(path, f"{path} is not a kvbench store (an empty file)")
+        self.assertEqual(os.path.getsize(path), 0)
 
     def test_an_sqlite_file_of_something_else_is_left_alone(self) -> None:
         import sqlite3

@@ -7,9 +7,11 @@ interval and n, and its run (the stored document's hash: kvb store get prints it
 removes it). The columns after the interval show what changed at that point: the attributes
 (kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
 the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps
-the series and runs that match (series columns: kind, engine, benchmark, role, row, metric,
-fingerprint; or any stored field: host, preset, workload.num, lib.rocksdb.version, commit,
-context.<path>, ...).
+the series and runs that match, by the selectors kvb compare --store and kvb store rm take
+(docs/history.md, "Selectors"): the series' kind, engine, benchmark, role, row, metric; host,
+preset, commit (by its first characters), document, fingerprint; or any stored field:
+workload.num, lib.rocksdb.version, context.<path>, ... A field no stored run has is exit 2,
+naming the known ones.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import argparse
 import sys
 from typing import Any
 
-from kvbtools.core import command, output, store as store_mod
+from kvbtools.core import command, output, store as store_mod, store_runs
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Series, changed, load, metric_names
@@ -104,7 +106,7 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
 
 def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
     """Opens the store and loads the series the common arguments select."""
-    filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
+    filters = store_runs.parse_selectors(args.filter, "--filter")
     st = store_mod.open_store(args.store)
     try:
         series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)

@@ -28,6 +28,20 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"kvb: error: {command}{message}\n")
 
 
+class Once(argparse.Action):
+    """An option that may be given once: a second one is an error naming it (exit 2), where
+    argparse's own store would keep the last silently (kvb compare --base A --base B compared
+    B alone)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            shown = " ".join(values) if isinstance(values, list) else str(values)
+            parser.error(f"{option_string} given twice (again with {shown}): give it once; "
+                         f"{option_string} A B takes several values")
+        setattr(namespace, self.dest, values)
+
+
 def add(subparsers: Any, name: str, doc: str | None,
         func: Handler | None) -> argparse.ArgumentParser:
     """The parser of command `name`: its --help is the module docstring `doc`, whose first line
