@@ -513,6 +513,10 @@ class CompareTest(kvbtest.TempDirTest):
         base, other = self.gbench_pair(1.0)
         p = kvb("compare", base, other)
         self.assertNotIn("the machine was busy", p.stdout)
+        # Wall time equal to CPU time is said as a verdict, not as "up to 1.00x".
+        self.assertIn("noisy: gcc: not busy by wall time: at most 1.00x CPU time (busy above "
+                      "1.25x); kvbench_micro measures no steal", p.stdout)
+        self.assertNotIn("up to 1.00x", p.stdout)
         doc = load_json(other)
         for row in doc["benchmarks"]:
             row["real_time"] = row["cpu_time"] * 2.45
@@ -521,6 +525,7 @@ class CompareTest(kvbtest.TempDirTest):
         p = kvb("compare", base, busy)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("WARNING: clang: wall time 2.45x CPU time", p.stdout)
+        self.assertIn("noisy: clang: busy: wall time up to 2.45x CPU time", p.stdout)
         self.assertIn("the machine was busy", p.stdout)
         self.assertNotIn("not comparable", p.stdout)  # the base does not record cpu_model
 

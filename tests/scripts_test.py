@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import importlib
 import json
 import os
 import re
@@ -24,7 +25,8 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import manifest  # noqa: E402
+from kvbtools.core import command as kvb_command, manifest  # noqa: E402
+from kvbtools.commands import cli  # noqa: E402
 from kvbtools.commands import dbbench_instructions, dbbench_parity  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
@@ -565,14 +567,58 @@ class TopLevelTest(unittest.TestCase):
     def test_every_command_has_help(self) -> None:
         p = kvb("--help")
         self.assertEqual(p.returncode, 0)
-        commands = ["report", "validate", "compare", "matrix", "versions", "bisect", "crashtest",
-                    "micro", "dbbench", "selfcheck"]
+        commands = [name for name, _, _ in cli.COMMANDS]
         for c in commands:
             self.assertRegex(p.stdout, rf"\n    {c}\b")
         for args in ([[c, "--help"] for c in commands]
                      + [["dbbench", "parity", "--help"], ["dbbench", "instructions", "--help"]]):
             with self.subTest(args=args):
                 self.assertEqual(kvb(*args).returncode, 0)
+
+    def test_the_command_table_is_the_modules(self) -> None:
+        # kvb imports only the module of the command asked for: `kvb --help` lists the others
+        # from cli.COMMANDS, whose lines must be the modules' own (their docstrings' first).
+        raw = kvb("--help").stdout
+        names = [name for name, _, _ in cli.COMMANDS]
+        self.assertEqual(re.findall(r"^    ([a-z]+)\b", raw, re.M), names)
+        listed = " ".join(raw.split())
+        listing = listed[listed.index("COMMAND report"):listed.index("options:")]
+        for name, module, line in cli.COMMANDS:
+            with self.subTest(command=name):
+                doc = importlib.import_module(module).__doc__ or ""
+                self.assertEqual(line, kvb_command.help_line(doc))
+                self.assertIn(f" {name} {line}", listing)
+        order = [listing.index(f" {name} ") for name in names]
+        self.assertEqual(order, sorted(order))
+        # Every module of commands/ with a register() is a command of the table, or a
+        # subcommand registered by one (dbbench's).
+        here = os.path.join(SCRIPTS, "kvbtools", "commands")
+        registering = set()
+        for f in os.listdir(here):
+            if f.endswith(".py"):
+                with open(os.path.join(here, f), encoding="utf-8") as fh:
+                    if "def register(" in fh.read():
+                        registering.add(f[:-3])
+        self.assertEqual(registering - set(names), {"dbbench_parity", "dbbench_instructions"})
+        # Each line in full (argparse wraps it) and only the chosen module imported.
+        probe = ("import sys; sys.path.insert(0, sys.argv[1]); from kvbtools.commands import cli; "
+                 "cli.parser(sys.argv[2] or None); print(' '.join(sorted(m for m in sys.modules "
+                 "if m.startswith('kvbtools.commands.'))))")
+        for chosen, imported in (("", "kvbtools.commands.cli"),
+                                 ("report", "kvbtools.commands.cli kvbtools.commands.report")):
+            p = subprocess.run([sys.executable, "-c", probe, SCRIPTS, chosen], capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(p.stdout.strip(), imported, p.stderr)
+
+    def test_an_unknown_argument_is_said_with_its_commands_usage(self) -> None:
+        # argparse said it with kvb's own usage, which names no argument of report.
+        for args, usage in ((["report", "--bogus", "x.json"], "usage: kvb report "),
+                            (["store", "add", "--bogus", "x.json"], "usage: kvb store add ")):
+            p = kvb(*args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertTrue(p.stderr.startswith(usage), p.stderr)
+            self.assertIn(f"kvb: error: {' '.join(args[:-2])}: unrecognized arguments: --bogus",
+                          p.stderr)
 
     def test_usage_errors_exit_2(self) -> None:
         for args, words in ((["nosuch"], "invalid choice"), (["dbbench"], "required"),

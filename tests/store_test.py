@@ -566,6 +566,29 @@ class StoreTest(unittest.TestCase):
                          json.loads(labelled.stdout)["memory fillseq [workload.num=3000]"])
         self.assertEqual(export("--name-by", "nosuchfield").returncode, 2)
 
+    def test_the_bencher_names_of_the_docs_are_the_exported_ones(self) -> None:
+        # docs/history.md showed `rocksdb fillseq[writer]`: fillseq has one role, and a row
+        # names its role only where the benchmark has two.
+        run = self.path("rww.json")
+        run_kvbench(run, "--benchmarks=fillseq,readwhilewriting", "--duration=1",
+                    "--benchmark_write_rate_limit=100000", "--repeats=1")
+        self.add(run)
+        p = kvb("export", "bencher", "--store", self.loc, "--name-by", "host")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        exported = set(json.loads(p.stdout))
+        with open(run, encoding="utf-8") as f:
+            host = json.load(f)["context"]["hostname"]
+        with open(os.path.join(ROOT, "docs", "history.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("### Bencher's benchmark names"):text.index("## Exit status")]
+        names = re.findall(r"`(rocksdb [^`]+)`", section.replace("\n", " "))
+        self.assertGreaterEqual(len(names), 3, names)
+        for name in names:
+            ours = name.replace("rocksdb ", "memory ").replace("ci-3", host)
+            if "[host=" not in ours:
+                ours += f" [host={host}]"
+            self.assertIn(ours, exported, f"docs/history.md's {name!r}")
+
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
         # slower. kvb trend must name the boundary between points 12 and 13 and print the

@@ -42,14 +42,18 @@ class Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def help_line(doc: str) -> str:
+    """A command's line in `kvb --help`: its docstring's first line after "kvb name: "."""
+    return doc.strip().splitlines()[0].split(": ", 1)[-1].rstrip(".;,:")
+
+
 def add(subparsers: Any, name: str, doc: str | None,
         func: Handler | None) -> argparse.ArgumentParser:
     """The parser of command `name`: its --help is the module docstring `doc`, whose first line
     ("kvb name: what it does") gives the one-line help of `kvb --help`. `func` runs it (None for a
     group of subcommands, each with its own)."""
     text = (doc or name).strip()
-    first = text.splitlines()[0]
-    p = subparsers.add_parser(name, help=first.split(": ", 1)[-1].rstrip("."), description=text,
+    p = subparsers.add_parser(name, help=help_line(text), description=text,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     if func is not None:
         p.set_defaults(func=func)
