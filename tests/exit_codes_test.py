@@ -340,9 +340,12 @@ def runner_cases(f: Fixtures) -> list[Case]:
         Case("micro", ["micro", "--compare", f.a], "usage", "this command reads Google"),
         Case("micro", ["micro", "--binary", ARGS.micro, "--block-size", "0"], "usage",
              "must be positive"),
+        # The reason leads (it came after the command line, or after kvbench_micro's warnings).
         Case("micro", ["micro", "--binary", ARGS.micro, "--", "--bogus"], "usage",
-             "refused its flags"),
-        Case("micro", ["micro", "--binary", f.fail], "failure", "the disk is on fire"),
+             "kvb: error: kvbench_micro refused its flags: unrecognized command-line flag: "
+             "--bogus"),
+        Case("micro", ["micro", "--binary", f.fail], "failure",
+             "kvb: error: kvbench_micro failed (exit 1): the disk is on fire\n"),
         Case("micro", ["micro", "--binary", f.silent], "failure", "wrote no usable JSON"),
         Case("dbbench", ["dbbench"], "usage", "required"),
         Case("dbbench", ["dbbench", "parity", "--kvbench", ARGS.kvbench, "--benchmarks",

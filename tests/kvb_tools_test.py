@@ -563,8 +563,9 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
-                      p.stdout)
+        # A note names the rows it is about (it named none: which of the rows was it?).
+        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed "
+                      "(bytes_per_second: crc32c/table/4096, xxh64/inline/4096)", p.stdout)
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
