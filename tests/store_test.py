@@ -272,7 +272,7 @@ class StoreTest(unittest.TestCase):
         files.append(write(self.path("num.json"), synthetic(4, [50.0, 51, 49], num=12345)))
         self.add(*files)
         with store.open_store(self.loc) as st:
-            series = series_mod.load(st, filters=[("engine", "memory")])
+            series = series_mod.load(st, filters={"engine": "memory"})
         self.assertEqual(len(series), 2, [s.key for s in series])
         main = next(s for s in series if s.key["workload.num"] != "12345")
         self.assertEqual(len(main.points), 4)
