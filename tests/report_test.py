@@ -146,7 +146,8 @@ def context_row(page: str, name: str) -> dict[str, str]:
     labels = re.findall(r"<th>([^<]*)</th>", table.split("</tr>")[0])[1:]
     row = re.search(rf"<tr><th>{re.escape(name)}</th>(.*?)</tr>", table)
     assert row is not None, name
-    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
+    cells = [html.unescape(re.sub(r"<[^>]+>", "", c))
+             for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
     return {lab: cells[0] if len(cells) == 1 else cells[i] for i, lab in enumerate(labels)}
 
 
@@ -154,7 +155,8 @@ def summary_rows(page: str) -> tuple[list[str], list[list[str]]]:
     """The summary table: its header and rows, as text."""
     start = page.index('id="summary"')
     table = page[page.index("<table>", start):page.index("</table>", start)]
-    rows = [[html.unescape(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
+    rows = [[html.unescape(re.sub(r"<[^>]+>", "", c))  # a cell's text: no <wbr> in it
+             for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
             for r in table.split("</tr>") if "<t" in r]
     return rows[0], rows[1:]
 
