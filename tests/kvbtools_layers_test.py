@@ -4,7 +4,12 @@
 Every module is parsed with Python's ast, its imports at module level and inside functions alike:
 an import of kvbtools that runs to a higher layer fails, an import that closes a circle fails,
 a function-level import is allowed only of an optional heavy module (matplotlib, psycopg) and
-must say why in a comment on its line, and no function is longer than 70 lines."""
+must say why in a comment on its line, and no function is longer than 70 lines.
+
+Two modules import by name (importlib.import_module), and none other may: commands/cli.py, the
+modules of its COMMANDS table (only the command asked for is imported: kvb's start), which count
+here as cli's imports; and core/io_util.py, Debian's optional modules (import_debian: psycopg,
+matplotlib)."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "scripts", "kvbtools")
 LAYERS = ("core", "measure", "pages", "commands")
 LATE_ALLOWED = ("matplotlib", "psycopg")
+# The modules that may import by name, and what they may import so.
+DYNAMIC = {"kvbtools.commands.cli": "the modules of its COMMANDS table",
+           "kvbtools.core.io_util": "Debian's optional modules, for import_debian"}
 MAX_FUNCTION_LINES = 70
 
 
@@ -62,6 +70,33 @@ def imports(path: str, known: dict[str, str]) -> list[Import]:
     return out
 
 
+def dynamic_calls(path: str) -> list[int]:
+    """The lines that import by name: importlib.import_module(...), __import__(...),
+    importlib.util's module_from_spec."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+                else ""
+            if name in ("import_module", "__import__", "module_from_spec"):
+                out.append(node.lineno)
+    return out
+
+
+def command_table(path: str) -> list[str]:
+    """The modules named in cli.py's COMMANDS: (name, module, help line) tuples."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMMANDS"
+                                                for t in node.targets):
+            return [row[1] for row in ast.literal_eval(node.value)]
+    return []
+
+
 def layer(module: str) -> int:
     """The layer of kvbtools.<layer>...; -1 for the package itself."""
     parts = module.split(".")
@@ -106,6 +141,10 @@ class LayersTest(unittest.TestCase):
     def setUp(self) -> None:
         self.known = modules()
         self.imports = {m: imports(p, self.known) for m, p in self.known.items()}
+        # cli imports its table's modules by name: they are its imports all the same.
+        cli = "kvbtools.commands.cli"
+        self.table = command_table(self.known[cli])
+        self.imports[cli] += [Import(t, 0, False, "COMMANDS") for t in self.table]
 
     def test_every_module_is_in_a_layer(self) -> None:
         loose = [m for m in self.known if m != "kvbtools" and layer(m) < 0]
@@ -142,6 +181,18 @@ class LayersTest(unittest.TestCase):
                                + (" (say why in a comment)" if "#" not in i.text else ""))
         self.assertEqual(bad, [])
 
+    def test_only_cli_and_io_util_import_by_name(self) -> None:
+        bad = [f"{self.known[m]}:{line}: imports by name (only {', '.join(DYNAMIC)} may: "
+               f"{'; '.join(DYNAMIC.values())})"
+               for m, path in sorted(self.known.items()) if m not in DYNAMIC
+               for line in dynamic_calls(path)]
+        self.assertEqual(bad, [])
+        # The table names modules that exist, each a command in commands/.
+        self.assertGreater(len(self.table), 10)
+        for module in self.table:
+            self.assertIn(module, self.known)
+            self.assertEqual(layer(module), LAYERS.index("commands"), module)
+
     def test_no_function_is_longer_than_70_lines(self) -> None:
         bad = []
         for m, path in sorted(self.known.items()):
@@ -162,6 +213,9 @@ class LayersTest(unittest.TestCase):
         self.assertGreater(len(self.known), 50)
         late = [i for i in self.imports["kvbtools.pages.figures"] if i.late]
         self.assertTrue(any(i.target.startswith("matplotlib") for i in late))
+        self.assertTrue(dynamic_calls(self.known["kvbtools.commands.cli"]))
+        self.assertIn("kvbtools.commands.bisect",
+                      {i.target for i in self.imports["kvbtools.commands.cli"]})
 
 
 if __name__ == "__main__":

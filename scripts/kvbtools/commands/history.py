@@ -7,9 +7,11 @@ interval and n, and its run (the stored document's hash: kvb store get prints it
 removes it). The columns after the interval show what changed at that point: the attributes
 (kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
 the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps
-the series and runs that match (series columns: kind, engine, benchmark, role, row, metric,
-fingerprint; or any stored field: host, preset, workload.num, lib.rocksdb.version, commit,
-context.<path>, ...).
+the series and runs that match, by the selectors kvb compare --store and kvb store rm take
+(docs/history.md, "Selectors"): the series' kind, engine, benchmark, role, row, metric; host,
+preset, commit (by its first characters), document, fingerprint; or any stored field:
+workload.num, lib.rocksdb.version, context.<path>, ... A field no stored run has is exit 2,
+naming the known ones.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import argparse
 import sys
 from typing import Any
 
-from kvbtools.core import command, output, store as store_mod
+from kvbtools.core import command, output, store as store_mod, store_runs
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Series, changed, load, metric_names
@@ -88,15 +90,19 @@ def format_history(series: list[Series], where: str) -> str:
 
 # ---- the command --------------------------------------------------------------------------------
 
-def add_selection_arguments(p: argparse.ArgumentParser) -> None:
+PRIMARY_METRIC = "each row's primary metric, ops_per_sec or bytes_per_second"
+
+
+def add_selection_arguments(p: argparse.ArgumentParser, metric_default: str = PRIMARY_METRIC
+                            ) -> None:
     store_mod.add_store_arguments(p)
     p.add_argument("--filter", action="append", metavar="NAME=VALUE",
                    help="only series and runs with this value (repeat: all must match), e.g. "
                         "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
     p.add_argument("--metric", action="append",
                    help="only these metrics (repeat), a path or its last parts as kvb compare "
-                        "takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
-                        "default: each row's primary metric, ops_per_sec or bytes_per_second")
+                        f"takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
+                        f"default: {metric_default}")
     p.add_argument("--by", action="append", metavar="NAME",
                    help="split series further by this attribute (repeat), e.g. "
                         "lib.rocksdb.version or kernel")
@@ -104,7 +110,7 @@ def add_selection_arguments(p: argparse.ArgumentParser) -> None:
 
 def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
     """Opens the store and loads the series the common arguments select."""
-    filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
+    filters = store_runs.parse_selectors(args.filter, "--filter")
     st = store_mod.open_store(args.store)
     try:
         series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)

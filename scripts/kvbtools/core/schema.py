@@ -145,15 +145,26 @@ def _dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _finite(obj: Any, where: str, problems: list[str]) -> None:
+    """Every NaN or Infinity in a parsed document, by its path. json's encoder finds whether
+    there is one at C speed (a 2.5 MB run document: the walk below built 218,000 paths); the
+    walk runs only when there is."""
+    try:
+        json.dumps(obj, allow_nan=False)
+        return
+    except (ValueError, TypeError):
+        _nonfinite(obj, where, problems)
+
+
+def _nonfinite(obj: Any, where: str, problems: list[str]) -> None:
     if isinstance(obj, float) and not math.isfinite(obj):
         problems.append(f"{where}: {json.dumps(obj)} is not a number (JSON has no NaN or "
                         "Infinity)")
     elif isinstance(obj, dict):
         for k, v in obj.items():
-            _finite(v, f"{where}.{k}", problems)
+            _nonfinite(v, f"{where}.{k}", problems)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            _finite(v, f"{where}[{i}]", problems)
+            _nonfinite(v, f"{where}[{i}]", problems)
 
 
 def _units(obj: Any, where: str, parent: str, problems: list[str]) -> None:
