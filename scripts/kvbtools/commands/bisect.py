@@ -44,7 +44,7 @@ import os
 import sys
 from typing import Any
 
-from kvbtools.core import command, host, manifest, output, results, store
+from kvbtools.core import command, manifest, output, results, store
 from kvbtools.measure import bisect_witness, callgrind, placement, rounds, runner
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
@@ -100,16 +100,19 @@ def register(sub: Any) -> None:
                                    "the benchmark name in the JSON (optional when there is one)")
     g = p.add_argument_group("kvbench mode")
     g.add_argument("--dep", help=f"the library: {', '.join(manifest.buildable())}")
-    g.add_argument("--preset", help="configure preset (default: this host's gcc native)")
+    g.add_argument("--preset", help="configure preset (default: this host's gcc native; its "
+                                    "portable one with --instructions on an AVX-512 host)")
     g.add_argument("--micro", metavar="NAME",
                    help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
     g.add_argument("--instructions", action="store_true", default=None,
-                   help="with --micro: count instructions per byte under valgrind's callgrind "
-                        "instead of timing (deterministic; instructions are not time; needs a "
-                        "portable preset on an AVX-512 host: docs/compare.md)")
+                   help="count instructions under valgrind's callgrind instead of timing: per "
+                        "byte (--micro), per op of the workload's measured loop (--bench) "
+                        "(deterministic; instructions are not time; a portable preset on an "
+                        "AVX-512 host, the default there: docs/compare.md)")
     g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
                                     "else the first engine of cmake/deps.json)")
-    g.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    g.add_argument("--num", type=int,
+                   help="kvbench --num (default 100000; 20000 with --instructions)")
     g.add_argument("--min-time", type=float, default=0.1,
                    help="kvbench_micro --benchmark_min_time (default 0.1)")
     g = p.add_argument_group("generic mode")
@@ -145,7 +148,7 @@ def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
                      bench_key=args.bench)
         return
     lib = manifest.check_buildable(args.dep)
-    preset = args.preset or host.native_preset()
+    preset = args.preset or callgrind.default_preset(bool(args.instructions))
     _, skipped = select_presets([preset])
     if skipped:
         raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
@@ -154,14 +157,13 @@ def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
         raise UsageError("kvbench mode needs --bench WORKLOAD or --micro NAME")
     engine = args.engine or (lib.name if lib.engine else manifest.default_engine())
     if args.instructions:
-        if not micro:
-            raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
         callgrind.require_valgrind()
         callgrind.check_presets([(preset, load_presets()[preset].cache)])
-        state["metric"] = state["metric"] or "instructions_per_byte"
+        state["metric"] = state["metric"] or callgrind.default_metrics(micro)[0]
     plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
                 min_time=args.min_time, engines=[engine], workloads=args.bench or "",
-                num=args.num, instructions=bool(args.instructions))
+                num=args.num or (callgrind.KV_NUM if args.instructions else 100000),
+                instructions=bool(args.instructions))
     state.update(mode="kvbench", dep=lib.name, preset=preset, engine="" if micro else engine,
                  plan=plan.__dict__, bench_key=args.micro if micro else f"{engine} {args.bench}")
 
