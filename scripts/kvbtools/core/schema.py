@@ -33,6 +33,8 @@ DIMENSIONLESS = {
     "load_average_start", "load_average_end",
     "ipc", "counted_fraction",
     "samples", "lost_samples",  # results[].profile (docs/profile.md)
+    # callgrind's counts (kvb --instructions: measure/callgrind.py), totals over a benchmark run
+    "instructions", "background_instructions", "background_threads",
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).
