@@ -211,6 +211,10 @@ class Workspace:
         if trace:
             wrap = trace_wrap(log_trace)
         env = dict(os.environ, CCACHE_NOINODECACHE="1")  # ccache must open what it hashes
+        # Paths under the workspace relative in ccache's hashes: with the library built inside
+        # its worktree (KVBENCH_DEPS_BUILD_IN_TREE), every commit's compile lines read alike and
+        # a step recompiles only the files that differ (docs/presets.md).
+        env["CCACHE_BASEDIR"] = self.tmp
         self.builds += 1
         st = self.state
         log = os.path.join(st["dir"], "build.log")
@@ -228,7 +232,8 @@ class Workspace:
             b = Build(f"{st['dep']} at {sha[:12]}", st["preset"],
                       f"bisect-{st['preset']}-{st['dep']}",
                       dict([runner.source_define(st["dep"], tree),
-                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
+                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")),
+                            ("KVBENCH_DEPS_BUILD_IN_TREE", "ON")]),
                       layouts=layouts)
             self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])
