@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import unittest
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -118,6 +119,19 @@ class DumpsTest(kvbtest.TempDirTest):
                          "fillrandom,settle,readrandom,settle,overwrite")
         self.assertEqual(callgrind.kv_benchmarks("fillseq,settle,readrandom"),
                          "fillseq,settle,readrandom")
+
+
+class UsageTest(unittest.TestCase):
+    """What --instructions refuses with KV workloads, before anything is built."""
+
+    def test_profile_and_instructions_exclude_each_other(self) -> None:
+        p = subprocess.run([sys.executable, os.path.join(SCRIPTS, "kvb"), "matrix", "--presets",
+                            "x86-gcc-portable", "--engines", "null", "--instructions",
+                            "--profile", "--dry-run"], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--profile samples CPU time and --instructions counts", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
 
 
 def portable_kvbench() -> str | None:

@@ -99,6 +99,9 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.instructions and args.layouts > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
+    if args.profile and args.instructions:
+        raise UsageError("--profile samples CPU time and --instructions counts instructions "
+                         "under callgrind: give one of them")
     if args.profile and micro:
         raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no profiler "
                          "of its own (perf record -e cpu-clock -g on kvbench_micro does it)")
