@@ -31,6 +31,13 @@ set(KVBENCH_DEPS_CACHE "${_kvb_cache_default}" CACHE PATH
     "Where libraries built from source are kept, one directory per build key")
 cmake_host_system_information(RESULT _kvb_ncpu QUERY NUMBER_OF_LOGICAL_CORES)
 set(KVBENCH_DEPS_JOBS "${_kvb_ncpu}" CACHE STRING "Parallel jobs for building dependencies")
+# ccache hits across copies of one tree (kvb bisect's worktree per commit) need the compile lines
+# to name every file by the same path: ccache (CCACHE_BASEDIR) rewrites absolute paths relative to
+# the build directory, so the build directory must sit at the same place relative to the tree.
+# ON: a CMake-built library is built in <tree>/.kvbench-build (removed once installed) instead of
+# beside its install prefix. Writes into the tree: for trees kvb owns; the build key ignores it.
+option(KVBENCH_DEPS_BUILD_IN_TREE "Build source dependencies inside their source tree" OFF)
+mark_as_advanced(KVBENCH_DEPS_BUILD_IN_TREE)
 find_program(KVBENCH_CCACHE ccache)
 mark_as_advanced(KVBENCH_CCACHE)
 foreach(_d ${KVBENCH_SOURCE_DEPS})
@@ -237,16 +244,16 @@ recipe=${recipe}
   set(${out_key} "${key}" PARENT_SCOPE)
 endfunction()
 
-# kvbench_dep_cmake_build(<project> <root> <prefix> <log> <args> <out-rc>): configures, builds
-# and installs a CMake project with kvbench's compilers, flags and toolchain.
-function(kvbench_dep_cmake_build project root prefix log args out_rc)
+# kvbench_dep_cmake_build(<project> <bdir> <prefix> <log> <args> <out-rc>): configures, builds
+# (in <bdir>) and installs a CMake project with kvbench's compilers, flags and toolchain.
+function(kvbench_dep_cmake_build project bdir prefix log args out_rc)
   set(launcher "")
   if(KVBENCH_CCACHE)
     set(launcher -DCMAKE_C_COMPILER_LAUNCHER=${KVBENCH_CCACHE}
                  -DCMAKE_CXX_COMPILER_LAUNCHER=${KVBENCH_CCACHE})
   endif()
   execute_process(
-    COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${root}/build" -G "${CMAKE_GENERATOR}"
+    COMMAND ${CMAKE_COMMAND} -S "${project}" -B "${bdir}" -G "${CMAKE_GENERATOR}"
       -DCMAKE_BUILD_TYPE=Release
       "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}" "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}"
       "-DCMAKE_C_FLAGS=${KVBENCH_DEPS_C_FLAGS}" "-DCMAKE_CXX_FLAGS=${KVBENCH_DEPS_CXX_FLAGS}"
@@ -259,12 +266,12 @@ function(kvbench_dep_cmake_build project root prefix log args out_rc)
       ${KVBENCH_DEPS_TOOLCHAIN_ARGS} ${args}
     OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
   if(rc EQUAL 0)
-    execute_process(COMMAND ${CMAKE_COMMAND} --build "${root}/build" --parallel ${KVBENCH_DEPS_JOBS}
+    execute_process(COMMAND ${CMAKE_COMMAND} --build "${bdir}" --parallel ${KVBENCH_DEPS_JOBS}
       OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
     file(APPEND "${log}.err" "${err}")
   endif()
   if(rc EQUAL 0)
-    execute_process(COMMAND ${CMAKE_COMMAND} --install "${root}/build"
+    execute_process(COMMAND ${CMAKE_COMMAND} --install "${bdir}"
       OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
     file(APPEND "${log}.err" "${err}")
   endif()
@@ -281,11 +288,16 @@ function(kvbench_dep_build dep dir version project args root key)
                  "(log: ${log}; -j${KVBENCH_DEPS_JOBS})")
   file(REMOVE_RECURSE "${root}")
   file(MAKE_DIRECTORY "${root}")
+  set(bdir "${root}/build")
+  if(KVBENCH_DEPS_BUILD_IN_TREE AND NOT project STREQUAL "autotools")  # autotools: a copy
+    set(bdir "${dir}/.kvbench-build")
+    file(REMOVE_RECURSE "${bdir}")
+  endif()
   string(TIMESTAMP t0 "%s")
   if(project STREQUAL "autotools")
     kvbench_dep_build_autotools("${dir}" "${root}" "${root}/prefix" "${log}" "${args}" rc)
   else()
-    kvbench_dep_cmake_build("${project}" "${root}" "${root}/prefix" "${log}" "${args}" rc)
+    kvbench_dep_cmake_build("${project}" "${bdir}" "${root}/prefix" "${log}" "${args}" rc)
   endif()
   if(NOT rc EQUAL 0)
     file(STRINGS "${log}.err" tail)
@@ -301,7 +313,7 @@ function(kvbench_dep_build dep dir version project args root key)
   string(TIMESTAMP t1 "%s")
   math(EXPR seconds "${t1} - ${t0}")
   # The objects are not needed once installed (ccache keeps what a rebuild would reuse).
-  file(REMOVE_RECURSE "${root}/build")
+  file(REMOVE_RECURSE "${bdir}")
   file(WRITE "${root}/kvbench-build.stamp" "${key}build_seconds=${seconds}\n")
   message(STATUS "kvbench: built ${lower} ${version} in ${seconds} s")
 endfunction()

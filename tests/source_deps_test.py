@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,50 @@ class ConfigureWithWrongSource(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("KVBENCH_XXHASH_SOURCE_DIR and KVBENCH_XXHASH_ROOT are both set",
                           flat(r.stdout + r.stderr))
+
+
+class CcacheAcrossTrees(unittest.TestCase):
+    """kvb bisect's steps (docs/presets.md): a library built inside its tree
+    (KVBENCH_DEPS_BUILD_IN_TREE=ON, as kvb bisect configures it) compiles to ccache hits from a
+    copy of the tree at another path, CCACHE_BASEDIR covering both; built beside its prefix it
+    does not, as the build directory's path relative to the tree differs."""
+
+    def hits(self, in_tree: bool) -> dict[str, int]:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "CCACHE_DIR": f"{tmp}/ccache", "CCACHE_BASEDIR": tmp}
+            env.pop("CCACHE_DISABLE", None)
+            for copy in ("aaaa", "bbbb"):  # two commits' worktrees: same files, other paths
+                tree = Path(tmp) / "trees" / copy
+                write_tree(tree, {**TREES["LMDB"][1],
+                                  "libraries/liblmdb/mdb.c": '#include "lmdb.h"\nint x;\n',
+                                  "libraries/liblmdb/midl.c": "int y;\n"})
+                r = subprocess.run(
+                    [ARGS.cmake, "-S", str(ROOT), "-B", f"{tmp}/build-{copy}", "-G",
+                     ARGS.generator, f"-DCMAKE_C_COMPILER={ARGS.c_compiler}",
+                     f"-DCMAKE_CXX_COMPILER={ARGS.cxx_compiler}", f"-DKVBENCH_DEPS_CACHE={tmp}/deps",
+                     "-DKVBENCH_BUILD_TESTS=OFF", "-DKVBENCH_BUILD_MICRO=OFF",
+                     f"-DKVBENCH_LMDB_SOURCE_DIR={tree}",
+                     f"-DKVBENCH_DEPS_BUILD_IN_TREE={'ON' if in_tree else 'OFF'}"],
+                    capture_output=True, text=True, timeout=300, env=env)
+                self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+                self.assertIn("kvbench: built lmdb 0.9.31", r.stdout)
+                self.assertEqual((tree / ".kvbench-build").exists(), False, "removed once built")
+            p = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
+                               env=env)
+            if p.returncode != 0:
+                self.skipTest(f"this ccache has no --print-stats: {p.stderr.strip()}")
+            stats = dict(ln.split("\t", 1) for ln in p.stdout.splitlines() if "\t" in ln)
+            return {k: int(stats.get(k, "0")) for k in
+                    ("direct_cache_hit", "preprocessed_cache_hit", "cache_miss")}
+
+    def test_in_tree_builds_hit_across_copies(self) -> None:
+        if shutil.which("ccache") is None:
+            self.skipTest("ccache is not installed (scripts/install-deps.sh)")
+        got = self.hits(in_tree=True)
+        self.assertEqual(got["direct_cache_hit"] + got["preprocessed_cache_hit"], 2, got)
+        self.assertEqual(got["cache_miss"], 2, got)  # the first copy's mdb.c and midl.c
+        got = self.hits(in_tree=False)
+        self.assertEqual(got["direct_cache_hit"] + got["preprocessed_cache_hit"], 0, got)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
 #include "common/file_output.h"
+#include "common/instruction_marks.h"
 #include "common/layout.h"
 #include "report/json_writer.h"
 #include "workload/workload.h"
@@ -27,6 +28,7 @@ void WriteBuild(JsonWriter& j, const Environment& env) {
   j.Str("cxx_flags", b.cxx_flags).Str("arch_flags", b.arch_flags);
   j.Str("target_arch", b.target_arch).Str("target_cpu", b.target_cpu);
   j.Str("emulator", b.emulator).Bool("assertions", b.assertions);
+  j.Str("callgrind_marks", InstructionMarksText());  // kvb --instructions can count it
   j.Str("atomics", env.atomics);  // AArch64 only, else ""
   // The link's code placement (common/layout.h) and where two hot workloads landed in it.
   j.Str("layout", LayoutText());

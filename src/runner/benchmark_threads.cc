@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/cpu_affinity.h"
+#include "common/instruction_marks.h"
 #include "common/random.h"
 
 namespace kvbench {
@@ -104,7 +105,9 @@ void BenchmarkThreads::RunWorker(RoleThreads* r, size_t i) {
   const uint64_t cpu0 = ThreadCpuNanos();
   if (counters) counters->Start();
   if (sampler != nullptr) sampler->Enable();
+  BeginMeasuredLoop();  // callgrind counts the loop alone (common/instruction_marks.h)
   if (w.error.ok()) r->fn(w);
+  EndMeasuredLoop(r->name.c_str(), i, w.stats.ops.load(std::memory_order_relaxed));
   if (sampler != nullptr) sampler->Disable();
   r->end_ticks[i] = Clock::Now();
   r->cpu_ns[i] = ThreadCpuNanos() - cpu0;

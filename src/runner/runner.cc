@@ -14,6 +14,7 @@
 
 #include "common/cpu_affinity.h"
 #include "common/file_output.h"
+#include "common/instruction_marks.h"
 #include "common/limits.h"
 #include "common/random.h"
 #include "env/environment.h"
@@ -283,11 +284,13 @@ Status Runner::RunThreads(const BenchmarkSpec& spec, int index, BenchmarkResult*
   // progress line's "% of duration". Fills stop at --num or the deadline, whichever is first.
   const uint64_t main_total =
       wo.duration_seconds > 0 && !spec.Bounded() ? 0 : spec.MainCount(wo, acked);
+  BeginInstructionWindow();  // under callgrind: count this run's threads alone
   threads.Start();
   threads.Sample(
       config_.report_interval_seconds, main_total, spec.name,
       [this](const ProgressUpdate& p) { reporter_.Progress(p); }, result);
   s = threads.Finish(config_.report_interval_seconds, result);
+  EndInstructionWindow(spec.name, index, result->warmup);
   *profiler = threads.TakeProfiler();
   return s;
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "common/clock.h"
+#include "common/instruction_marks.h"
 
 namespace kvbench {
 
@@ -50,6 +51,9 @@ RateLimiter::RateLimiter(double bytes_per_sec, PacerClock* clock, uint64_t max_c
     : bytes_per_sec_(bytes_per_sec), clock_(clock), max_credit_ns_(max_credit_ns) {}
 
 bool RateLimiter::Acquire(uint64_t bytes) {
+  // How long the wait takes, and so what it executes, depends on the clock: not the writer's
+  // instructions per op (--instructions).
+  [[maybe_unused]] const UncountedScope wait;
   const double now = static_cast<double>(clock_->NowNanos());
   if (next_ns_ < 0) {
     next_ns_ = now;

@@ -45,7 +45,7 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kvbtools.core import command, host, manifest, output, results, store
+from kvbtools.core import command, manifest, output, results, store
 from kvbtools.core.stats import Judgement
 from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
 from kvbtools.measure import rounds, runner
@@ -101,16 +101,19 @@ def register(sub: Any) -> None:
                                    "the benchmark name in the JSON (optional when there is one)")
     g = p.add_argument_group("kvbench mode")
     g.add_argument("--dep", help=f"the library: {', '.join(manifest.buildable())}")
-    g.add_argument("--preset", help="configure preset (default: this host's gcc native)")
+    g.add_argument("--preset", help="configure preset (default: this host's gcc native; its "
+                                    "portable one with --instructions on an AVX-512 host)")
     g.add_argument("--micro", metavar="NAME",
                    help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
     g.add_argument("--instructions", action="store_true", default=None,
-                   help="with --micro: count instructions per byte under valgrind's callgrind "
-                        "instead of timing (deterministic; instructions are not time; needs a "
-                        "portable preset on an AVX-512 host: docs/compare.md)")
+                   help="count instructions under valgrind's callgrind instead of timing: per "
+                        "byte (--micro), per op of the workload's measured loop (--bench) "
+                        "(deterministic; instructions are not time; a portable preset on an "
+                        "AVX-512 host, the default there: docs/compare.md)")
     g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
                                     "else the first engine of cmake/deps.json)")
-    g.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    g.add_argument("--num", type=int,
+                   help="kvbench --num (default 100000; 20000 with --instructions)")
     g.add_argument("--min-time", type=float, default=0.1,
                    help="kvbench_micro --benchmark_min_time (default 0.1)")
     g = p.add_argument_group("generic mode")
@@ -152,7 +155,7 @@ class BisectRequest:
     micro: str | None
     instructions: bool | None
     engine: str | None
-    num: int
+    num: int | None           # None: 100000 (20000 with --instructions)
     min_time: float
     build_cmd: str | None
     measure_cmd: str | None
@@ -190,7 +193,7 @@ def _mode(req: BisectRequest) -> tuple[Mode, str | None]:
         return GenericMode(req.build_cmd, req.measure_cmd, req.bench), req.metric
     assert req.dep is not None
     lib = manifest.check_buildable(req.dep)
-    preset = req.preset or host.native_preset()
+    preset = req.preset or callgrind.default_preset(bool(req.instructions))
     _, skipped = select_presets([preset])
     if skipped:
         raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
@@ -200,14 +203,13 @@ def _mode(req: BisectRequest) -> tuple[Mode, str | None]:
     engine = req.engine or (lib.name if lib.engine else manifest.default_engine())
     metric = req.metric
     if req.instructions:
-        if not micro:
-            raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
         callgrind.require_valgrind()
         callgrind.check_presets([(preset, load_presets()[preset].cache)])
-        metric = metric or "instructions_per_byte"
+        metric = metric or callgrind.default_metrics(micro)[0]
     plan = Plan(micro=micro, micro_filter=f"^{req.micro}$" if micro else "",
                 min_time=req.min_time, engines=[engine], workloads=req.bench or "",
-                num=req.num, instructions=bool(req.instructions))
+                num=req.num or (callgrind.KV_NUM if req.instructions else 100000),
+                instructions=bool(req.instructions))
     return KvbenchMode(lib.name, preset, "" if micro else engine, plan,
                        req.micro if req.micro is not None else f"{engine} {req.bench}"), metric
 

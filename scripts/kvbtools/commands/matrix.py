@@ -36,7 +36,8 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--engines",
                    help="comma-separated engines for KV runs (default: the first engine of "
                         "cmake/deps.json); in a study, an axis: a series per engine")
-    p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
+    p.add_argument("--num", type=int, help="kvbench --num (default 100000; 20000 with "
+                                           "--instructions)")
     p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
                    help="one more kvbench flag for KV runs, e.g. "
                         "--kvbench-arg=--benchmark_write_rate_limit=2097152 (repeatable)")
@@ -60,8 +61,9 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "'all': every one)")
     rounds.add_arguments(p)
     p.add_argument("--instructions", action="store_true",
-                   help="micro: count instructions per byte under valgrind's callgrind, in the "
-                        "measured loops only, instead of timing (deterministic: zero-width "
+                   help="count instructions under valgrind's callgrind, in the measured loops "
+                        "only, instead of timing: per byte (micro), per op of each role and of "
+                        "the engine's background threads (KV; deterministic: zero-width "
                         "intervals; instructions are not time). Needs portable presets on an "
                         "AVX-512 host (docs/compare.md)")
     p.add_argument("--no-control", action="store_true",
@@ -85,6 +87,8 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
     if args.repeats < 1:
         raise UsageError("--repeats must be at least 1")
+    if args.num is None:
+        args.num = callgrind.KV_NUM if args.instructions and not micro else 100000
     if args.num < 1 or args.min_time <= 0:
         raise UsageError("--num and --min-time must be positive")
     if args.filter:
@@ -92,18 +96,18 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
             re.compile(args.filter)
         except re.error as e:
             raise UsageError(f"--filter: bad regular expression: {e}") from None
-    if args.instructions and not micro:
-        raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); for "
-                         "kvbench's engines, kvb dbbench instructions counts rocksdb per op")
     if args.instructions and args.layouts > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
+    if args.profile and args.instructions:
+        raise UsageError("--profile samples CPU time and --instructions counts instructions "
+                         "under callgrind: give one of them")
     if args.profile and micro:
         raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no profiler "
                          "of its own (perf record -e cpu-clock -g on kvbench_micro does it)")
     if args.instructions:
         callgrind.require_valgrind()
-        args.metric = args.metric or ["instructions_per_byte"]
+        args.metric = args.metric or callgrind.default_metrics(micro)
     plan = Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
                 instructions=args.instructions,
                 min_time=args.min_time,

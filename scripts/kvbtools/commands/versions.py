@@ -14,8 +14,8 @@ import re
 import subprocess
 from typing import Any
 
-from kvbtools.core import command, host, manifest, output
-from kvbtools.measure import runner, sources
+from kvbtools.core import command, manifest, output
+from kvbtools.measure import callgrind, runner, sources
 from kvbtools.measure.presets import select_presets
 from kvbtools.commands import matrix
 from kvbtools.core.errors import UsageError
@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
                    help="install prefixes, one per version (KVBENCH_<DEP>_ROOT)")
     p.add_argument("--fetch", nargs="+", default=[], metavar="VERSION",
                    help="versions to fetch with scripts/get-sources.sh (Debian sources)")
-    p.add_argument("--preset", help="configure preset (default: this host's gcc native)")
+    p.add_argument("--preset", help="configure preset (default: this host's gcc native; its "
+                                    "portable one with --instructions on an AVX-512 host)")
     p.add_argument("--bench", metavar="WORKLOADS",
                    help="run kvbench with these --benchmarks (default for engines: "
                         "fillseq,readrandom on that engine)")
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
     lib = manifest.check_buildable(args.dep)
     dep = lib.name
-    args.preset = args.preset or host.native_preset()
+    args.preset = args.preset or callgrind.default_preset(args.instructions)
     dirs: list[tuple[str, bool]] = [(d, False) for d in args.source]
     dirs += [(d, True) for d in args.prefix]
     dirs += [(sources.fetch(dep, v), False) for v in args.fetch]

@@ -65,7 +65,8 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
         raise UsageError("some files count instructions under callgrind (--instructions) and "
                          "some are timed: instructions and time cannot be compared")
     if counted == {True} and not metric_keys:
-        metric_keys = ["instructions_per_byte"]
+        metric_keys = list(metrics.CALLGRIND_KV) if sides[0].kind == results.KVBENCH \
+            else ["instructions_per_byte"]
     described = union_of_metrics(sides)
     asked = bool(metric_keys)  # --metric given (all included): every row of what it names
     every = bool(metric_keys) and metrics.ALL in metric_keys  # type: ignore[operator]

@@ -68,6 +68,9 @@ def _load(ctx: dict[str, Any]) -> float | None:
 def noise_notes(side: Side) -> list[str]:
     """The 'noisy:' note of one side, and a WARNING when its wall time exceeds its CPU time."""
     lines = []
+    if any("kvbench_instructions" in ctx for ctx in side.contexts):
+        return [f"noisy: {side.label}: not judged: instruction counts (--instructions) do not "
+                "depend on what else the machine does"]
     envs = [ctx.get("environment") for ctx in side.contexts]
     kv = [e for e in envs if isinstance(e, dict)]
     if kv:

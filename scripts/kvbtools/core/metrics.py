@@ -81,6 +81,9 @@ KVBENCH_HEADLINE = ("ops_per_sec", "latency_ns.p50", "latency_ns.p99", "latency_
                     "cost.storage_read_kb_per_op", "cost.storage_write_kb_per_op",
                     "intervals.min_ops_per_sec", "db_size_bytes")
 ALL = "all"
+# What kvb --instructions adds to kvbench files (measure/callgrind.py): instructions per op of each
+# role's measured loops, and of the engine's background threads per op of the benchmark.
+CALLGRIND_KV = ("callgrind.instructions_per_op", "callgrind.background_instructions_per_op")
 
 # Google Benchmark's iteration rows: the rates, then time per iteration (time_unit).
 GBENCH_RATES = ("bytes_per_second", "items_per_second")

@@ -37,6 +37,8 @@ DIMENSIONLESS = {
     # context.environment.cpu_speed (docs/json.md): CPU numbers, loop counts, ratios
     "cpu", "loops_per_window", "differs_threshold", "end_over_start",
     "slowest_over_fastest_start", "slowest_over_fastest_end",
+    # callgrind's counts (kvb --instructions: measure/callgrind.py), totals over a benchmark run
+    "instructions", "background_instructions", "background_threads",
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).

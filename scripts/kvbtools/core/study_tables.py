@@ -46,6 +46,11 @@ STUDY_METRICS: list[tuple[str, str, bool, Any]] = [
      lambda ro, r: _get(ro, "intervals.min_ops_per_sec") if _get(ro, "intervals.count") else None),
     ("db_size_mb", "MB", False, lambda ro, r: _mb(_get(r, "db_size_bytes"))),
     ("peak_rss_mb", "MB", False, lambda ro, r: _mb(_get(r, "peak_rss_bytes"))),
+    # kvb --instructions (measure/callgrind.py): the role's loop, the engine's background threads.
+    ("instructions_per_op", "instructions/op", False,
+     lambda ro, r: _get(ro, "callgrind.instructions_per_op")),
+    ("background_instructions_per_op", "instructions/op", False,
+     lambda ro, r: _get(r, "callgrind.background_instructions_per_op")),
 ]
 
 

@@ -194,6 +194,10 @@ class Workspace:
         if trace:
             wrap = trace_wrap(log_trace)
         env = dict(os.environ, CCACHE_NOINODECACHE="1")  # ccache must open what it hashes
+        # Paths under the workspace relative in ccache's hashes: with the library built inside
+        # its worktree (KVBENCH_DEPS_BUILD_IN_TREE), every commit's compile lines read alike and
+        # a step recompiles only the files that differ (docs/presets.md).
+        env["CCACHE_BASEDIR"] = self.tmp
         self.builds += 1
         log = os.path.join(self.outdir, "build.log")
         mode = self.mode
@@ -210,7 +214,8 @@ class Workspace:
             b = Build(f"{mode.dep} at {sha[:12]}", mode.preset,
                       f"bisect-{mode.preset}-{mode.dep}",
                       dict([runner.source_define(mode.dep, tree),
-                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
+                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")),
+                            ("KVBENCH_DEPS_BUILD_IN_TREE", "ON")]),
                       layouts=self.layouts)
             self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])

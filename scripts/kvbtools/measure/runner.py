@@ -132,7 +132,7 @@ class Plan:
     workloads: str = "fillseq,readrandom"
     num: int = 100000
     extra: list[str] = field(default_factory=list)
-    instructions: bool = False   # micro: count instructions under callgrind (callgrind.py)
+    instructions: bool = False   # count instructions under callgrind (callgrind.py)
 
 
 def run_once(binary: str, plan: Plan, out: str, engine: str = "",
@@ -152,6 +152,9 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
             cmd = [binary, f"--engine={engine}", f"--benchmarks={plan.workloads}",
                    f"--num={plan.num}", f"--db={db}/db", "--report_interval_seconds=0",
                    f"--json={out}", *plan.extra, *(args or [])]
+            if plan.instructions:
+                callgrind.kv_instructions(cmd, out, binary)
+                return
             p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
