@@ -33,7 +33,7 @@ from kvbtools.core import levels  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
-from kvbtools.measure import bisect_state  # noqa: E402
+from kvbtools.measure import bisect_records, bisect_series, bisect_state  # noqa: E402
 from kvbtools.measure.runner import Plan  # noqa: E402
 from kvbtools.measure.bisect_trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -581,6 +581,62 @@ class SpreadTest(BisectCase):
         named = {x["commit"] for x in doc["culprits"] if x["confirmed"]}
         self.assertEqual(named, {c[SPREAD_FIRST], c[SPREAD_SECOND]}, p.stdout)
         self.assertIn("--all-steps: 2 step(s) found:", p.stdout)
+
+
+class SeriesTest(unittest.TestCase):
+    """bisect_series on a fake bench: where the rounds go, and a disturbed round."""
+
+    def series(self, value, *, canary=None, relink=0.01, links=4, max_rounds=60,
+               settled=lambda m: False) -> tuple[bisect_series.Series, bisect_records.Measured]:
+        got: dict[str, float] = {}
+        made: dict[str, int] = {"old": links, "new": links}
+        calls = {"n": 0}
+
+        def run(sha: str, out: str, seed: int) -> None:
+            calls["n"] += 1
+            got[out] = value(sha, seed, calls["n"])
+
+        def relink_one(sha: str, seed: int) -> None:
+            made[sha] = seed + 1
+
+        bench = bisect_series.Bench(run, relink_one, lambda sha: made[sha],
+                                    lambda out, label: [got[out]], lambda msg: None,
+                                    bisect_state.Totals(), "/nonexistent", relink_guess=relink,
+                                    canary=canary)
+        plan = bisect_series.Plan("step1", ["old", "new"], links, 2, max_rounds, 1e9, True)
+        s = bisect_series.Series(bench, plan)
+
+        def rows(m: bisect_records.Measured) -> list:
+            v = m.levels()
+            c = levels.components(v["old"], v["new"])
+            return [c] if c else []
+        m, _ = s.run(settled, rows)
+        return s, m
+
+    def test_links_are_added_where_the_variance_is_between_links(self) -> None:
+        rng = __import__("random").Random(4)
+        place = {(c, k): 1 + rng.uniform(-0.1, 0.1) for c in ("old", "new") for k in range(99)}
+        s, m = self.series(lambda sha, seed, n: place[(sha, seed)] * (1 + 0.002 * (n % 3)))
+        self.assertGreater(s.links, 4)
+        self.assertEqual(m.links, s.links)
+        # Noise within links and none between them: rounds, never a link.
+        s, m = self.series(lambda sha, seed, n: 1 + 0.05 * rng.gauss(0, 1), relink=100.0)
+        self.assertEqual(s.links, 4)
+        self.assertEqual(s.r, 60)
+
+    def test_a_disturbed_round_is_named_set_apart_and_repeated(self) -> None:
+        rounds_seen = {"n": 0}
+
+        def canary() -> float:
+            rounds_seen["n"] += 1
+            return 150.0 if rounds_seen["n"] == 3 else 100.0 + rounds_seen["n"] % 2
+
+        s, m = self.series(lambda sha, seed, n: 1.0 + 0.01 * (n % 5), canary=canary,
+                           settled=lambda m: True)
+        self.assertEqual(m.disturbed, [3])
+        self.assertEqual(s.r, 9)                      # 8 rounds and round 3 again
+        self.assertEqual(m.seed_of("old")[2], m.seed_of("old")[3])   # on the same link
+        self.assertEqual(len(m.levels()["old"].values), 8)           # set apart
 
 
 class StateTest(unittest.TestCase):

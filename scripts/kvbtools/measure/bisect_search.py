@@ -169,15 +169,17 @@ class Search:
                      self.state.totals, os.path.join(self.dir, "runs"), relink_guess=guess)
 
     def plan(self, tag: str, shas: list[str], under_test: str = "", *, fixed: int = 0,
-             links: int = 0) -> Plan:
+             links: int = 0, paid: list[str] | None = None) -> Plan:
         """The plan of a series: --layouts links (more added while it cannot decide, unless
         --layouts 1) with whole cycles of rounds, at least two on each link and --repeats in
-        all; its budget follows what building its commits took (FLOOR at least) unless
+        all; its budget follows what building the commits it was built for took (`paid`: old
+        and new for the endpoints, the commit under test for a step; FLOOR at least) unless
         --max-time sets it. `fixed`: exactly that many rounds on `links` links."""
         k = links or self.layouts()
         first = fixed or self.s.budget.first
         per = max(2 if k > 1 else 1, -(-first // k))
-        building = sum(self.build_seconds.get(x, 0.0) for x in dict.fromkeys(shas))
+        building = sum(self.build_seconds.get(x, 0.0)
+                       for x in dict.fromkeys(shas if paid is None else paid))
         seconds = self.s.budget.max_seconds if self.s.budget.max_seconds is not None else \
             max(FLOOR, building)
         return Plan(tag, shas, k, per, max(self.s.budget.max_rounds, k * per), seconds,
@@ -490,7 +492,7 @@ class Search:
             return judge.classify(v["old"], v["new"], v["this"], final=final)
 
         series, m, out = self.series(
-            self.plan(f"step{n}", [old, new, sha], under_test=sha),
+            self.plan(f"step{n}", [old, new, sha], under_test=sha, paid=[sha]),
             lambda m: call(m).settled,
             lambda m: _rows(self.as_roles(m, roles), [("old", "this"), ("new", "this")]))
         c = call(m, final=True)
@@ -602,13 +604,24 @@ class Search:
         return rec
 
     def confirm_size(self) -> tuple[int, int]:
-        """(links, rounds) of the confirmation, fixed before any of its values is seen: the
-        most links any series of this range reached, and twice the rounds of the longest (at
-        least twice --repeats), so its p stays a p-value."""
-        series = [r.measured for r in self.records if r.measured and r.measured.values]
-        links = max([self.layouts()] + [m.links for m in series])
+        """(links, rounds) of the confirmation, fixed before any of its values is seen, so its p
+        stays a p-value: the most links any series of this range reached, and twice the rounds
+        of the longest (at least twice --repeats), as many as the budget of a series buys at
+        the pace of the series so far (a round of four commits for 4/3 of one of three)."""
+        series = [r for r in self.records if r.measured and r.measured.values]
+        links = max([self.layouts()] + [r.measured.links for r in series])
         rounds = 2 * max([self.s.budget.first] + [r.rounds_taken for r in self.records])
-        return links, max(rounds, 2 * links if links > 1 else rounds)
+        spent = [r.spent for r in series if getattr(r, "spent", None)] + \
+            [r.series.spent for r in series if isinstance(r, Step) and r.series and
+             r.series.spent]
+        paced = [(x.measuring, x.links * x.rounds_per_link) for x in spent
+                 if x.links * x.rounds_per_link > 0]
+        if paced:
+            per_round = 4 / 3 * sum(t for t, _ in paced) / sum(n for _, n in paced)
+            seconds = self.plan("confirm", [self.old, self.new], paid=[]).seconds
+            rounds = min(rounds, max(int(seconds / per_round), 2 * self.s.budget.first))
+        rounds = max(rounds, 2 * links if links > 1 else rounds)
+        return links, -(-rounds // links) * links
 
     def witness(self, rec: Confirm, parent: str, blamed: str) -> None:
         """Instruction counts of parent and blamed (bisect_witness). Time says changed but the

@@ -136,6 +136,7 @@ class Series:
         note = ""
         if self.b.canary is not None:
             ns = self.b.canary()
+            self.b.totals.canary_seconds += time.monotonic() - t0
             if ns is not None:
                 note = self.b.canaries.check(r, ns)
         k = (r - 1) % len(self.shas)
