@@ -472,9 +472,13 @@ class BisectTest(BisectCase):
             (["--old", c[0], "--new", c[2], "--repeats", "3"], "--repeats must be at least 4"),
             (["--old", c[2], "--new", "side"], f"--old {c[2]} is not an ancestor of --new side"),
             (["--old", c[0], "--new", c[2], "--dep", "nosuchlib"], "exclude each other"),
+            (["--old", c[0], "--new", c[2], "--witness", "instructions"],
+             "--witness instructions: generic mode: kvb cannot count"),
+            (["--old", c[0], "--new", c[2], "--witness", "sometimes"], "invalid choice"),
         ]
         resume = [(["--resume", self.tmp], "is not the results directory of a kvb bisect"),
-                  (["--resume", self.tmp, "--old", c[0]], "leave out --old")]
+                  (["--resume", self.tmp, "--old", c[0]], "leave out --old"),
+                  (["--resume", self.tmp, "--all-steps"], "leave out --all-steps")]
         not_git = [(["--repo", self.tmp, "--old", "a", "--new", "b", "--build-cmd", "true",
                      "--measure-cmd", "true"], "is not a git repository"),
                    (["--repo", repo.path, "--old", c[0], "--new", c[2], "--dep", "nosuchlib",

@@ -405,12 +405,12 @@ def values_by_commit(records: list[Record], old: str, new: str) -> dict[str, lis
     """Every value measured, by commit, over all series."""
     out: dict[str, list[float]] = {}
     for r in records:
+        if isinstance(r, Endpoints):   # the range the records that follow belong to
+            old, new = r.old, r.new
         m = r.measured
         if m is None:
             continue
         who = r.roles(old, new)
-        if isinstance(r, Step) and r.ends:
-            who = dict(who, old=r.ends[0], new=r.ends[1])
         seen: set[str] = set()
         for role, vals in m.values.items():
             sha = who.get(role) or role

@@ -50,6 +50,7 @@ class Ranges:
         self._segments = _segments(self.records)
         self.canary: Callable[[], float | None] | None = None
         self.canaries = pinning.Canaries()
+        self.current: Search | None = None
 
     def pin(self) -> str:
         """Chooses the CPU every run of the bisect is pinned to (once; a resumed bisect keeps
@@ -87,7 +88,11 @@ class Ranges:
         return [r for f in self.done for r in f.search.records]
 
     def steps_done(self) -> int:
-        return sum(len(f.search.recorded(Step)) for f in self.done)
+        """Steps finished over every range, the one being searched included."""
+        searches = [f.search for f in self.done]
+        if self.current is not None and self.current not in searches:
+            searches.append(self.current)
+        return sum(len(x.recorded(Step)) for x in searches)
 
     def run(self) -> Found:
         """Searches old -> new, then (--all-steps) the ranges around each culprit."""
@@ -99,6 +104,7 @@ class Ranges:
                 _ends(self._segments[0]) == (lo, hi) else []
             search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done())
             search.bench.canary, search.bench.canaries = self.canary, self.canaries
+            self.current = search
             self.done.append(search_range(search))
             f = self.done[-1]
             if s.all_steps and f.conf is not None and (f.conf.confirmed or f is self.main):

@@ -162,9 +162,11 @@ class Endpoints:
 
 def _extra(unit: str, spent: Spent | None, witness: str, counts: dict[str, float] | None
            ) -> dict[str, Any]:
-    """The keys schema 3 added, where they have a value."""
+    """The keys schema 3 added, where they have a value (a record of before reads back and
+    writes as it was: no unit, decided by time)."""
     return (({"unit": unit} if unit else {}) | ({"spent": spent.to_json()} if spent else {})
-            | {"witness": witness} | ({"instructions": counts} if counts else {}))
+            | ({"witness": witness} if unit or witness != TIME else {})
+            | ({"instructions": counts} if counts else {}))
 
 
 @dataclass
@@ -253,7 +255,7 @@ class Step:
             d.update(self.series.to_json())
         elif self.why:
             d["why"] = self.why
-        if self.how != SAME_SOURCES and self.verdict != "skip":
+        if self.witness != TIME or (self.series is not None and self.series.unit):
             d["witness"] = self.witness
         if self.counts:
             d["instructions"] = self.counts

@@ -7,8 +7,9 @@ relink) as long as building its commits took, at least FLOOR seconds; --max-time
 
 When time cannot decide a series within its budget and the commits can be counted
 (bisect_witness.counter), instruction counts decide (--witness auto, the default): the step
-records which witness decided it. When the ends themselves were told apart only by their
-counts, every step is counted.
+records which witness decided it. Once the ends were told apart only by their counts, or a step
+could not be decided by time, every later step of the range is counted (a commit between the
+same ends would spend a timed build and budget first, for nothing).
 
 Each finished series is a record (bisect_records) and one line of steps.jsonl with all its
 values, so --resume replays the finished ones (their verdicts narrow the range again) without
@@ -475,7 +476,15 @@ class Search:
         except CommitCannotRun as e:
             return Step(n, sha, fp, "skip", "does not run", why=str(e))
         if rec.verdict == judge.UNCERTAIN and self.can_count():
-            return self.counted_step(n, sha, fp, rec.series)
+            counted = self.counted_step(n, sha, fp, rec.series)
+            if counted.witness == INSTRUCTIONS:
+                # Time could not place a commit between these ends within a budget; the next
+                # commit lies between them too: count the rest rather than spend a timed
+                # build and budget on each first.
+                self.by_counts = True
+                self.say(f"step {n}: time could not decide within its budget; the steps left "
+                         "are decided by instruction counts")
+            return counted
         if fp and rec.verdict != judge.UNCERTAIN:
             self.known[fp] = (rec.verdict, sha)
         return rec

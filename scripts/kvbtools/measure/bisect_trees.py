@@ -45,6 +45,7 @@ from kvbtools.measure.bisect_state import CompiledSet, GenericMode, Mode
 from kvbtools.measure.runner import Build, BuildError
 
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
+RELINK_BATCH = 4    # kvbench mode: links added to a commit at once (Workspace.relink)
 
 
 def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -244,9 +245,11 @@ class Workspace:
         return len(self.binaries.get(sha, []))
 
     def relink(self, sha: str, seed: int) -> None:
-        """Adds link `seed` to a built commit whose links are 0..seed-1: kvbench mode relinks
-        <target>-layout<seed> from the commit's objects (its library from the deps cache),
-        generic mode runs the build command with KVB_LAYOUT_SEED=seed. Raises BuildError."""
+        """Adds link `seed` to a built commit whose links are 0..seed-1: generic mode runs the
+        build command with KVB_LAYOUT_SEED=seed; kvbench mode relinks <target>-layout<N> from
+        the commit's objects (its library from the deps cache) for RELINK_BATCH seeds at once,
+        since repointing the shared build directory at the commit (a CMake configure, tens of
+        seconds under load) costs more than a link. Raises BuildError."""
         mode, tree = self.mode, self.tree(sha)
         log = os.path.join(self.outdir, "build.log")
         with open(log, "a", encoding="utf-8") as f:
@@ -257,17 +260,19 @@ class Workspace:
             self.generic_links[sha] = seed + 1
             return
         micro = mode.plan.micro
+        seeds = list(range(seed, seed + RELINK_BATCH))
         b = Build(f"{mode.dep} at {sha[:12]}", mode.preset, f"bisect-{mode.preset}-{mode.dep}",
                   dict([runner.source_define(mode.dep, tree),
                         ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
-                  layouts=max(2, seed + 1))
-        target = f"{'kvbench_micro' if micro else 'kvbench'}-layout{seed}"
+                  layouts=seeds[-1] + 1)
+        name = "kvbench_micro" if micro else "kvbench"
         blog = os.path.join(b.dir, "kvb-build.log")
         self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT)
         self._check(runner.run_logged, ["cmake", "--build", b.dir, "-j", str(runner.jobs()),
-                                        "--target", target], blog, cwd=runner.ROOT)
+                                        "--target", *(f"{name}-layout{x}" for x in seeds)],
+                    blog, cwd=runner.ROOT)
         dest = os.path.join(self.tmp, "bin", sha[:12])
-        self.binaries[sha].append(shutil.copy2(b.binaries(micro)[seed], dest))
+        self.binaries[sha] += [shutil.copy2(b.binaries(micro)[x], dest) for x in seeds]
 
     def run(self, sha: str, out: str, seed: int = 0) -> None:
         """One measurement of a built commit's link `seed`, its JSON written to `out`, pinned to
