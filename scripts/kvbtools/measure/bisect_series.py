@@ -104,9 +104,12 @@ class Series:
                         list(self.disturbed))
 
     def spent(self) -> Spent:
+        """What the series cost; its links are those it measured (a link added as the budget
+        ran out may have none)."""
         good = self.r - len(self.disturbed)
-        return Spent(self.links, round(good / max(1, self.links), 2), self.measuring,
-                     self.linking, self.p.building, self.p.seconds)
+        links = self.measured().links or self.links
+        return Spent(links, round(good / max(1, links), 2), self.measuring, self.linking,
+                     self.p.building, self.p.seconds)
 
     # ---- links and rounds ---------------------------------------------------------------------
 
@@ -226,12 +229,14 @@ class Series:
                                    allocation.Costs(self.round_cost(), link_cost))
         per = max(1, round(rpl))
         if choice.step == allocation.LINK:
-            if self.over_budget(link_cost + per * self.round_cost()):
+            add = choice.links
+            if self.over_budget(add * (link_cost + per * self.round_cost())):
                 return "max time"
-            self.b.say(f"{self.p.tag}: one more link ({self.links + 1}): {choice.why}")
-            self.ensure_links(self.links + 1)
-            self.links += 1
-            return self.run_queue([self.links - 1] * per, False)
+            self.b.say(f"{self.p.tag}: {add} more link(s) ({self.links + add}): {choice.why}")
+            self.ensure_links(self.links + add)
+            self.links += add
+            return self.run_queue([s for _ in range(per)
+                                   for s in range(self.links - add, self.links)], False)
         if self.over_budget(self.links * self.round_cost()):
             return "max time"
         return self.run_queue(list(range(self.links)), False)
