@@ -280,6 +280,25 @@ class BisectTest(BisectCase):
                              for x in summaries), 1, summaries)
         self.assert_clean(repo)
 
+    def test_every_run_is_pinned_to_one_cpu(self) -> None:
+        # The measure command records the CPUs it may run on, and KVB_CPU.
+        repo = Repo(self.tmp, history(10, 13))
+        c = repo.commits
+        cpus = os.path.join(self.tmp, "cpus.txt")
+        argv = self.args(repo, "--old", c[0], "--new", c[LAST], "--repeats", "4")
+        argv[argv.index("./bench")] = (f"grep Cpus_allowed_list /proc/self/status >> {cpus}; "
+                                       f"echo KVB_CPU=$KVB_CPU >> {cpus}; ./bench")
+        p = subprocess.run(argv, env=self.kvb_env(repo, CLEAN), capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        doc = kvbtest.load_json(os.path.join(self.results_dirs()[0], "bisect.json"))
+        cpu = doc["cpu"]
+        self.assertIsInstance(cpu, int)
+        self.assertRegex(p.stdout, rf"every run on CPU {cpu} \(")
+        with open(cpus) as f:
+            seen = set(f.read().split("\n")) - {""}
+        self.assertEqual(seen, {f"Cpus_allowed_list:\t{cpu}", f"KVB_CPU={cpu}"})
+
     def test_heavy_outliers_find_it_or_say_could_not_decide(self) -> None:
         # Three runs in ten slowed by 25-60%, as large as the change itself; default settings.
         repo = Repo(self.tmp, history(10, 13))
