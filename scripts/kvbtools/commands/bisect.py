@@ -449,7 +449,9 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
         links = cs.measured.links
         lines.append(f"confirmation: against its parent {p[:12]}, {cs.rounds} "
                      f"interleaved rounds on {links} link{'s' if links != 1 else ''} with old "
-                     f"and new (n={cs.measured.n}):")
+                     f"and new (n={cs.measured.n}"
+                     + (f"; {cs.spent.measuring:.0f} s measuring, "
+                        f"{cs.spent.linking:.0f} s relinking" if cs.spent else "") + "):")
         lines.append(f"  time: this/parent {iv_text(cs.ratio)}, p={cs.p:.3g} (Yuen's trimmed "
                      f"t, two-sided, on {cs.unit or 'the rounds'}): {word}")
         shares = share_text(conf).strip(" ()")

@@ -11,10 +11,10 @@ compiled; a whole build command per link in bisect's generic mode).
 So, as Kalibera & Jones ("Rigorous benchmarking in reasonable time", ISMM 2013) choose the
 repetitions of each level from its variance and cost, after every step the unresolved row whose
 interval is widest is looked at: its variance components (core/levels.components) predict the
-interval's width after one more round on every link and after one to MAX_LINKS more links measured
-as often as the others; the step that narrows it most per second of measuring is taken. Nothing here looks
-at where an interval lies or at a p-value, only at widths: stopping when every width is under the
-threshold does not make differences appear (docs/compare.md).
+interval's width after one more round on every link and after one to MAX_LINKS more links
+measured as often as the others; the step that narrows it most per second of measuring is taken.
+Nothing here looks at where an interval lies or at a p-value, only at widths: stopping when every
+width is under the threshold does not make differences appear (docs/compare.md).
 """
 from __future__ import annotations
 

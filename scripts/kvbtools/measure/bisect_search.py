@@ -35,7 +35,7 @@ from kvbtools.measure.bisect_records import (COUNTED, INSTRUCTIONS, MEASURED, SA
                                              Confirm, ConfirmSeries, Endpoints, Measured,
                                              Record, Step, StepSeries, iv_text, ivjson)
 from kvbtools.measure.bisect_series import Bench, CommitCannotRun, Outcome, Plan, Series
-from kvbtools.measure.bisect_state import GenericMode, State, Watched
+from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, State, Watched
 from kvbtools.measure.bisect_trees import Workspace, fingerprint, git, learn, tracer
 from kvbtools.measure.runner import BuildError, progress
 
@@ -114,6 +114,9 @@ class Search:
         self.skipped: set[str] = set()
         self.build_seconds: dict[str, float] = {}
         self.by_counts = self.s.witness == INSTRUCTIONS
+        mode = state.mode
+        # --instructions: the watched metric is itself a count, exact (core/levels)
+        self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
         self.bench = self.make_bench()
 
     # ---- bookkeeping -------------------------------------------------------------------------
@@ -318,7 +321,8 @@ class Search:
 
         def check(m: Measured) -> judge.ChangeCheck:
             v = m.levels()
-            return judge.check_change(v["old"], v["new"], sign=self.sign(), threshold=threshold)
+            return judge.check_change(v["old"], v["new"], sign=self.sign(), threshold=threshold,
+                                      exact=self.exact)
 
         roles = {"old": old, "new": new}
         series, m, out = self.series(
@@ -330,7 +334,10 @@ class Search:
         rec = Endpoints(old, new, c.state, out.rounds, out.why, m, ivjson(c.interval),
                         {old: fo, new: fn}, c.unit, out.spent)
         if c.state == judge.UNDECIDED and self.can_count():
-            return self.counted_endpoints(old, new, {old: fo, new: fn}, rec)
+            try:
+                return self.counted_endpoints(old, new, {old: fo, new: fn}, rec)
+            except (BuildError, RunError, UsageError) as e:
+                self.say(f"counting the instructions of old and new failed: {e}")
         self.record(rec)
         return rec
 
@@ -498,7 +505,7 @@ class Search:
 
         def call(m: Measured, final: bool = False) -> judge.StepCall:
             v = self.as_roles(m, roles).levels()
-            return judge.classify(v["old"], v["new"], v["this"], final=final)
+            return judge.classify(v["old"], v["new"], v["this"], final=final, exact=self.exact)
 
         series, m, out = self.series(
             self.plan(f"step{n}", [old, new, sha], under_test=sha, paid=[sha]),
@@ -514,7 +521,7 @@ class Search:
         """The step decided by instruction counts: the halfway rule on exact values."""
         try:
             co, cn, ct = self.counts([self.old, self.new, sha])
-        except (BuildError, RunError) as e:
+        except (BuildError, RunError, UsageError) as e:
             if timed is not None:
                 return Step(n, sha, fp, judge.UNCERTAIN, MEASURED, series=timed,
                             why=f"counting instructions failed: {e}")
@@ -602,7 +609,8 @@ class Search:
         v = m.levels()
         j = self.state.judgement
         c = judge.confirm(v["parent"], v["blamed"], v["old"], v["new"], sign=self.sign(),
-                          alpha=j.alpha, threshold=j.threshold, same_sources=same)
+                          alpha=j.alpha, threshold=j.threshold, same_sources=same,
+                          exact=self.exact)
         rec.series = ConfirmSeries(
             out.rounds, m, ivjson(c.ratio), c.p, ivjson(c.change),
             c.explained if math.isfinite(c.explained) else None,
