@@ -36,7 +36,8 @@ from kvbtools.measure.bisect_records import (COUNTED, INSTRUCTIONS, MEASURED, SA
                                              Record, Step, StepSeries, iv_text, ivjson)
 from kvbtools.measure.bisect_series import Bench, CommitCannotRun, Outcome, Plan, Series
 from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, State, Watched
-from kvbtools.measure.bisect_trees import Workspace, fingerprint, git, learn, tracer
+from kvbtools.measure.bisect_trees import (RELINK_BATCH, Workspace, fingerprint, git, learn,
+                                           tracer)
 from kvbtools.measure.runner import BuildError, progress
 
 # The least a series may measure (seconds) when its builds were quicker: two minutes give a
@@ -168,9 +169,11 @@ class Search:
 
     def make_bench(self) -> Bench:
         os.makedirs(os.path.join(self.dir, "runs"), exist_ok=True)
-        guess = 20.0 if not isinstance(self.state.mode, GenericMode) else 2.0
+        generic = isinstance(self.state.mode, GenericMode)
         return Bench(self.ws.run, self.ws.relink, self.ws.links, self.pick, self.say,
-                     self.state.totals, os.path.join(self.dir, "runs"), relink_guess=guess)
+                     self.state.totals, os.path.join(self.dir, "runs"),
+                     relink_guess=2.0 if generic else 40.0,
+                     batch=1 if generic else RELINK_BATCH)
 
     def plan(self, tag: str, shas: list[str], under_test: str = "", *, fixed: int = 0,
              links: int = 0, paid: list[str] | None = None) -> Plan:

@@ -49,6 +49,7 @@ class Bench:
     runs_dir: str
     relink_seconds: list[float] = field(default_factory=list)   # per commit, measured
     relink_guess: float = 20.0                  # per commit, before one was measured
+    batch: int = 1                              # links one relink of a commit adds
     canary: Callable[[], float | None] | None = None   # ns per loop on the CPU; None: no canary
     canaries: pinning.Canaries = field(default_factory=pinning.Canaries)
 
@@ -179,11 +180,18 @@ class Series:
         return sorted(self.round_times)[len(self.round_times) // 2] if self.round_times else 1.0
 
     def link_cost(self) -> float:
-        """Seconds to add one link to every commit of the series (those that lack it)."""
+        """Seconds one more link costs the series, as allocation weighs it: a relink of every
+        commit that lacks it, shared by the links one relink adds (Bench.batch)."""
         if not self.p.add_links:
             return math.inf
         lacking = sum(1 for s in self.shas if self.b.links(s) <= self.links)
-        return lacking * self.b.relink_estimate()
+        return lacking * self.b.relink_estimate() / self.b.batch
+
+    def links_cost(self, add: int) -> float:
+        """Seconds to relink what `add` more links need (whole relinks)."""
+        need = self.links + add
+        relinks = sum(-(-max(0, need - self.b.links(s)) // self.b.batch) for s in self.shas)
+        return relinks * self.b.relink_estimate()
 
     def over_budget(self, cost: float) -> bool:
         return self.measuring + self.linking + cost > self.p.seconds
@@ -220,7 +228,8 @@ class Series:
 
     def next_step(self, m: Measured, rows: Callable[[Measured], Sequence[levels.Components]]
                   ) -> str:
-        """One more round on every link, or one more link; '' or why not (the budget)."""
+        """More links, when allocation chooses them and the budget affords their relinks, or
+        else one more round on every link; '' or why not (the budget)."""
         if self.r >= self.p.max_rounds:
             return "max rounds"
         rpl = max(1.0, (self.r - len(self.disturbed)) / self.links)
@@ -228,10 +237,10 @@ class Series:
         choice = allocation.choose(list(rows(m)), self.links, rpl,
                                    allocation.Costs(self.round_cost(), link_cost))
         per = max(1, round(rpl))
-        if choice.step == allocation.LINK:
+        if choice.step == allocation.LINK and \
+                not self.over_budget(self.links_cost(choice.links)
+                                     + choice.links * per * self.round_cost()):
             add = choice.links
-            if self.over_budget(add * (link_cost + per * self.round_cost())):
-                return "max time"
             self.b.say(f"{self.p.tag}: {add} more link(s) ({self.links + add}): {choice.why}")
             self.ensure_links(self.links + add)
             self.links += add
