@@ -60,7 +60,7 @@ class Refused(RunError):
 
 
 def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%" if math.isfinite(x) else "?"
+    return f"{x * 100 + 0.0:.0f}%".replace("-0%", "0%") if math.isfinite(x) else "?"
 
 
 def step_line(rec: Step) -> str:
