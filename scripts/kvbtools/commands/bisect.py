@@ -459,6 +459,7 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
                      + (shares or "carries a share that cannot be said"))
     if conf.witness is not None:
         lines.append(f"  {conf.witness.text()}")
+        lines += _count_shares(search, conf)
     elif conf.witness_note:
         lines.append(f"  instructions not counted: {conf.witness_note}")
     if conf.witness_decided:
@@ -466,6 +467,21 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
     lines.append("confirmed" if conf.confirmed else
                  "not confirmed: " + "; ".join(conf.reasons))
     return lines
+
+
+def _count_shares(search: Search, conf: Confirm) -> list[str]:
+    """The commit's share of old -> new in instructions, when old, new, its parent and it were
+    all counted (exact, where time's shares have intervals)."""
+    c = search.state.counts
+    shas = (search.old, search.new, conf.parent, conf.blamed)
+    if not all(x in c and c[x] > 0 for x in shas) or c[search.new] == c[search.old]:
+        return []
+    total = math.log(c[search.new] / c[search.old])
+    this = math.log(c[conf.blamed] / c[conf.parent]) / total
+    before = math.log(c[conf.parent] / c[search.old]) / total
+    return [f"  in instructions it explains {this * 100:.0f}% of old -> new; "
+            f"{before * 100 + 0.0:.0f}% lies before it, {(1 - this - before) * 100 + 0.0:.0f}% "
+            "after it"]
 
 
 def _head_lines(search: Search) -> list[str]:
@@ -528,8 +544,8 @@ def report(ranges: Ranges) -> str:
     t = st.totals
     how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
            "the build command once per KVB_LAYOUT_SEED")
-    lines.append(f"cost: {t.builds} build(s) ({t.build_seconds:.0f} s), {t.relinks} link(s) "
-                 f"added ({t.link_seconds:.0f} s; {how}), {t.rounds} round(s) of {t.runs} "
+    lines.append(f"cost: {t.builds} build(s) ({t.build_seconds:.0f} s), {t.relinks} relink(s) "
+                 f"adding links ({t.link_seconds:.0f} s; {how}), {t.rounds} round(s) of {t.runs} "
                  f"run(s), {t.measure_seconds:.1f} s measuring; "
                  f"{len(st.counts)} commit(s) counted; this invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
