@@ -150,13 +150,18 @@ class Series:
         self.measuring += dt
         self.round_times.append(dt)
         self.b.totals.rounds += 1
-        shown = self.p.tag.replace("step", "step ") if self.p.tag[4:].isdigit() else self.p.tag
+        shown = self.shown()
         if note:
             self.disturbed.append(r)
             self.b.say(f"{shown}: {note}")
         else:
             self.b.say(f"{shown}: round {r} done ({len(self.shas)} runs, layout seed {seed})")
         return not note
+
+    def shown(self) -> str:
+        """The series as progress lines name it: 'step 3', 'endpoints', 'confirm'."""
+        t = self.p.tag
+        return t.replace("step", "step ") if t[4:].isdigit() else t
 
     def run_one(self, sha: str, r: int, seed: int) -> None:
         out = os.path.join(self.b.runs_dir, f"{self.p.tag}.{sha[:12]}.r{r}.json")
@@ -241,7 +246,7 @@ class Series:
                 not self.over_budget(self.links_cost(choice.links)
                                      + choice.links * per * self.round_cost()):
             add = choice.links
-            self.b.say(f"{self.p.tag}: {add} more link(s) ({self.links + add}): {choice.why}")
+            self.b.say(f"{self.shown()}: {add} more link(s) ({self.links + add}): {choice.why}")
             self.ensure_links(self.links + add)
             self.links += add
             return self.run_queue([s for _ in range(per)
