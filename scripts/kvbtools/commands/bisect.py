@@ -546,7 +546,9 @@ def report(ranges: Ranges) -> str:
            "the build command once per KVB_LAYOUT_SEED")
     lines.append(f"cost: {t.builds} build(s) ({t.build_seconds:.0f} s), {t.relinks} relink(s) "
                  f"adding links ({t.link_seconds:.0f} s; {how}), {t.rounds} round(s) of {t.runs} "
-                 f"run(s), {t.measure_seconds:.1f} s measuring; "
+                 f"run(s), {t.measure_seconds:.1f} s measuring"
+                 + (f" and {t.canary_seconds:.0f} s of canaries" if t.canary_seconds else "")
+                 + "; "
                  f"{len(st.counts)} commit(s) counted; this invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
 
