@@ -530,7 +530,8 @@ def report(ranges: Ranges) -> str:
     found = [f for f in ranges.done if f.blamed]
     if st.settings.all_steps:
         lines.append(f"--all-steps: {len(found)} step(s) found:")
-        lines += [f"  {f.blamed[:12]} {f.ending.summary.split(': ', 1)[0]}"
+        lines += [f"  {f.blamed[:12]} {f.ending.summary.split(': ', 1)[0]} in "
+                  f"{f.search.old[:12]}..{f.search.new[:12]} (OLD..NEW there)"
                   f"{share_text(f.conf) if f.conf else ''}" for f in found]
     lines.append("")
     lines += _head_lines(search)
