@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,14 +23,17 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
-# Results directories of bisects interrupted under the previous release (state.json schema 1).
+# Results directories of bisects interrupted under previous releases (state.json schema 1 and 2;
+# made by tests/data/bisect_v1/make_fixture.py).
 V1 = os.path.join(ROOT, "tests", "data", "bisect_v1")
+V2 = os.path.join(ROOT, "tests", "data", "bisect_v2")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
+from kvbtools.core import levels  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
-from kvbtools.measure import bisect_state  # noqa: E402
+from kvbtools.measure import bisect_records, bisect_series, bisect_state  # noqa: E402
 from kvbtools.measure.runner import Plan  # noqa: E402
 from kvbtools.measure.bisect_trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -151,7 +155,8 @@ def history(fast: int, slow: int) -> list[tuple[str, dict[str, str]]]:
     ]
 
 
-class BisectTest(kvbtest.TempDirTest):
+class BisectCase(kvbtest.TempDirTest):
+    """Runs kvb bisect on generated repositories (the tests are in the subclasses)."""
     TMP_PREFIX = "kvb-bisect-test."
 
     def setUp(self) -> None:
@@ -221,6 +226,9 @@ class BisectTest(kvbtest.TempDirTest):
         with open(path) as f:
             return [json.loads(x) for x in f]
 
+
+
+class BisectTest(BisectCase):
     # ---- finding the change -----------------------------------------------------------------
 
     def test_finds_a_slow_down_skipping_what_cannot_matter(self) -> None:
@@ -233,9 +241,11 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertIn(f"first new commit: {c[CHANGE]}", out)
         self.assertIn("  change lib_sum\n  author date: 2024-01-07T12:00:00+00:00\n"
                       "  files it changed that the build compiles: sum.c\n", out)
-        self.assertRegex(out, r"this/parent 0\.7\d\d \[0\.7\d\d, 0\.7\d\d\], p=0\.000\d+ "
-                              r"\(Mann-Whitney U, two-sided\): slower")
-        self.assertRegex(out, r"this commit explains (9\d|10\d)% of it\nconfirmed\n")
+        self.assertRegex(out, r"time: this/parent 0\.7\d\d \[0\.7\d\d, 0\.7\d\d\], p=\S+ "
+                              r"\(Yuen's trimmed t, two-sided, on \d+ paired rounds\): slower")
+        self.assertRegex(out, r"this commit explains (9\d|10\d)%.*\nconfirmed\n")
+        # The unit of every verdict is named.
+        self.assertRegex(out, r"old -> new: new/old 0\.\d+ \[.*\] \(\d+ paired rounds;")
         # The commit that does not compile is skipped with the reason; commits that compile
         # what a judged commit compiles take its verdict with no build and no run.
         self.assertIn(f"{c[4][:12]} skipped: does not build: sh -c {BUILD} failed (1)", out)
@@ -269,6 +279,25 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertEqual(sum("refused: old -> new is not slower but faster" in x
                              for x in summaries), 1, summaries)
         self.assert_clean(repo)
+
+    def test_every_run_is_pinned_to_one_cpu(self) -> None:
+        # The measure command records the CPUs it may run on, and KVB_CPU.
+        repo = Repo(self.tmp, history(10, 13))
+        c = repo.commits
+        cpus = os.path.join(self.tmp, "cpus.txt")
+        argv = self.args(repo, "--old", c[0], "--new", c[LAST], "--repeats", "4")
+        argv[argv.index("./bench")] = (f"grep Cpus_allowed_list /proc/self/status >> {cpus}; "
+                                       f"echo KVB_CPU=$KVB_CPU >> {cpus}; ./bench")
+        p = subprocess.run(argv, env=self.kvb_env(repo, CLEAN), capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        doc = kvbtest.load_json(os.path.join(self.results_dirs()[0], "bisect.json"))
+        cpu = doc["cpu"]
+        self.assertIsInstance(cpu, int)
+        self.assertRegex(p.stdout, rf"every run on CPU {cpu} \(")
+        with open(cpus) as f:
+            seen = set(f.read().split("\n")) - {""}
+        self.assertEqual(seen, {f"Cpus_allowed_list:\t{cpu}", f"KVB_CPU={cpu}"})
 
     def test_heavy_outliers_find_it_or_say_could_not_decide(self) -> None:
         # Three runs in ten slowed by 25-60%, as large as the change itself; default settings.
@@ -372,28 +401,30 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertEqual(sum(r["kind"] == "endpoints" for r in after), 1)
         self.assert_clean(repo)
 
-    def v1_directory(self, name: str) -> tuple[Repo, str, list[str]]:
-        """A copy of V1/<name> (see its make_fixture.py), on a history generated here: the
-        fixture's commits, its repository path swapped for this one's. Returns the repository,
-        the directory and the fixture's lines of steps.jsonl."""
-        repo = Repo(os.path.join(self.tmp, name), history(10, 13))
-        d = os.path.join(self.tmp, "results", f"v1-{name}")
+    def v1_directory(self, name: str, version: int = 1) -> tuple[Repo, str, list[str]]:
+        """A copy of V1/<name> (V2/<name>: `version` 2; see make_fixture.py), on a history
+        generated here: the fixture's commits, its repository path swapped for this one's.
+        Returns the repository, the directory and the fixture's lines of steps.jsonl."""
+        src = os.path.join(V1 if version == 1 else V2, name)
+        repo = Repo(os.path.join(self.tmp, f"v{version}-{name}"), history(10, 13))
+        d = os.path.join(self.tmp, "results", f"v{version}-{name}")
         os.makedirs(d)
-        state = kvbtest.load_json(os.path.join(V1, name, "state.json"))
-        self.assertEqual(state["schema_version"], 1)
+        state = kvbtest.load_json(os.path.join(src, "state.json"))
+        self.assertEqual(state["schema_version"], version)
         self.assertEqual([state["old"], state["new"]], [repo.commits[0], repo.commits[LAST]])
         kvbtest.write_json(os.path.join(d, "state.json"), dict(state, repo=repo.path))
-        shutil.copy(os.path.join(V1, name, "steps.jsonl"), d)
+        shutil.copy(os.path.join(src, "steps.jsonl"), d)
         with open(os.path.join(d, "steps.jsonl")) as f:
             return repo, d, f.readlines()
 
-    def test_resumes_a_bisect_interrupted_under_the_previous_release(self) -> None:
+    def test_resumes_a_bisect_interrupted_under_the_previous_releases(self) -> None:
         # Interrupted after the endpoints (one link a commit) and in the confirmation (three
-        # links, three steps: skipped, measured, same sources).
-        for name, extra in (("after_endpoints", ["--repeats", "4"]),
-                            ("after_step", ["--layouts", "3"])):
-            with self.subTest(name):
-                repo, d, before = self.v1_directory(name)
+        # links, three steps: skipped, measured, same sources), under state.json schema 1 and 2.
+        for version, name, extra in ((1, "after_endpoints", ["--repeats", "4"]),
+                                     (1, "after_step", ["--layouts", "3"]),
+                                     (2, "after_step", ["--layouts", "3"])):
+            with self.subTest(f"v{version} {name}"):
+                repo, d, before = self.v1_directory(name, version)
                 c = repo.commits
                 old_totals = kvbtest.load_json(os.path.join(d, "state.json"))["totals"]
                 runs_before = self.measured()
@@ -413,7 +444,7 @@ class BisectTest(kvbtest.TempDirTest):
                 self.assertEqual(self.measured() - runs_before, added)
                 self.assertEqual(doc["totals"]["runs"], old_totals["runs"] + added)
                 state = kvbtest.load_json(os.path.join(d, "state.json"))
-                self.assertEqual(state["schema_version"], 2)
+                self.assertEqual(state["schema_version"], 3)
                 # It ends as the same bisect run without a break under this kvb does.
                 whole = self.bisect(repo, CLEAN, "--old", c[0], "--new", c[LAST], *extra)
                 self.assertEqual(whole.returncode, 0, whole.stdout + whole.stderr)
@@ -430,14 +461,14 @@ class BisectTest(kvbtest.TempDirTest):
         d = os.path.join(self.tmp, "newer")
         os.makedirs(d)
         kvbtest.write_json(os.path.join(d, "state.json"),
-                           {"schema": "kvb-bisect-state", "schema_version": 3})
+                           {"schema": "kvb-bisect-state", "schema_version": 4})
         with open(os.path.join(d, "steps.jsonl"), "w"):
             pass
         p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d], capture_output=True,
                            text=True)
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("is a kvb bisect state of schema_version 3; this kvb reads versions 1 "
-                      "and 2", p.stderr)
+        self.assertIn("is a kvb bisect state of schema_version 4; this kvb reads versions 1, "
+                      "2 and 3", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
 
     def test_bad_input_exits_2_with_a_message(self) -> None:
@@ -460,9 +491,13 @@ class BisectTest(kvbtest.TempDirTest):
             (["--old", c[0], "--new", c[2], "--repeats", "3"], "--repeats must be at least 4"),
             (["--old", c[2], "--new", "side"], f"--old {c[2]} is not an ancestor of --new side"),
             (["--old", c[0], "--new", c[2], "--dep", "nosuchlib"], "exclude each other"),
+            (["--old", c[0], "--new", c[2], "--witness", "instructions"],
+             "--witness instructions: generic mode: kvb cannot count"),
+            (["--old", c[0], "--new", c[2], "--witness", "sometimes"], "invalid choice"),
         ]
         resume = [(["--resume", self.tmp], "is not the results directory of a kvb bisect"),
-                  (["--resume", self.tmp, "--old", c[0]], "leave out --old")]
+                  (["--resume", self.tmp, "--old", c[0]], "leave out --old"),
+                  (["--resume", self.tmp, "--all-steps"], "leave out --all-steps")]
         not_git = [(["--repo", self.tmp, "--old", "a", "--new", "b", "--build-cmd", "true",
                      "--measure-cmd", "true"], "is not a git repository"),
                    (["--repo", repo.path, "--old", c[0], "--new", c[2], "--dep", "nosuchlib",
@@ -476,6 +511,155 @@ class BisectTest(kvbtest.TempDirTest):
             self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "results")))
         self.assert_clean(repo)
+
+# ---- a change spread over two commits (issue 37 item 1) -----------------------------------------
+
+SPREAD_COMMITS = 40
+SPREAD_FIRST, SPREAD_SECOND = 8, 23
+# Passes over the buffer (the work per run): 88/77 = 1.143x faster at commit 8, 88/64 = 1.375x
+# at commit 23: log(1.143) / log(1.375) = 42% of the change at 8, 58% at 23.
+SPREAD_PASSES = (88, 77, 64)
+SPREAD_LIB = """#include <stddef.h>
+#include <stdint.h>
+/* commit %d */
+const unsigned lib_salt = %du;
+uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops) {
+  uint64_t s = 0;
+  for (int r = 0; r < %d; r++) {
+    for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
+    *ops += n;
+  }
+  return s;
+}
+"""
+# The benchmark above, its cost multiplied by this link's placement factor: +-3% (uniform), from
+# the commit's salt and KVB_LAYOUT_SEED, as a relink with another section order would.
+SPREAD_BENCH = BENCH.replace(
+    "uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops);",
+    "uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops);\n"
+    "extern const unsigned lib_salt;").replace(
+    "  ns *= speed * exp(sigma * z);",
+    "  const char *layout = getenv(\"KVB_LAYOUT_SEED\");\n"
+    "  uint64_t h = 0x9E3779B97F4A7C15ULL * (lib_salt * 7919ULL + "
+    "(uint64_t)atol(layout ? layout : \"0\") + 1);\n"
+    "  h ^= h >> 29; h *= 0xBF58476D1CE4E5B9ULL; h ^= h >> 32;\n"
+    "  ns *= 1 + 0.03 * (2.0 * (double)(h >> 11) / 9007199254740992.0 - 1);\n"
+    "  ns *= speed * exp(sigma * z);")
+ROUND_NOISE = "0.04,0,1,1"   # 4% log-normal round noise, no outliers
+
+
+def spread_history() -> list[tuple[str, dict[str, str]]]:
+    out = []
+    for i in range(SPREAD_COMMITS):
+        passes = SPREAD_PASSES[(i >= SPREAD_FIRST) + (i >= SPREAD_SECOND)]
+        files = {"sum.c": SPREAD_LIB % (i, i + 1, passes)}
+        if i == 0:
+            files["bench.c"] = SPREAD_BENCH
+        out.append((f"commit {i}", files))
+    return out
+
+
+class SpreadTest(BisectCase):
+    """A change spread over two commits (42% and 58% of it), at the defaults: the commit where
+    it crosses halfway is named with its share; --all-steps names both (ctest: bisect_spread)."""
+
+    def spread(self, *extra: str) -> tuple[subprocess.CompletedProcess[str], Repo, dict]:
+        repo = Repo(self.tmp, spread_history())
+        c = repo.commits
+        argv = [a for a in self.args(repo, "--old", c[0], "--new", c[-1], "--find", "faster",
+                                     *extra) if a not in ("--layouts", "1")]
+        p = subprocess.run(argv, env=self.kvb_env(repo, ROUND_NOISE), capture_output=True,
+                           text=True, timeout=1500)
+        self.assertNotIn("Traceback", p.stderr)
+        print(f"\n{p.stdout}", file=sys.stderr)
+        doc = kvbtest.load_json(os.path.join(self.results_dirs()[-1], "bisect.json"))
+        return p, repo, doc
+
+    def test_the_commit_where_it_crosses_halfway_is_named_with_its_share(self) -> None:
+        p, repo, doc = self.spread()
+        c = repo.commits
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(doc["first_new"], c[SPREAD_SECOND], p.stdout)
+        m = re.search(r"this commit explains (\d+)%; (\d+)% lies in OLD\.\.([0-9a-f]{12}), "
+                      r"before it", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        assert m is not None
+        self.assertTrue(50 <= int(m.group(1)) <= 66, p.stdout)
+        self.assertEqual(m.group(3), c[SPREAD_SECOND - 1][:12])
+        self.assertTrue(30 <= int(m.group(2)) <= 50, p.stdout)
+        self.assertNotIn("could not decide", p.stdout)
+        # Every judged commit says where it sits, and what decided it.
+        steps = [x for x in p.stdout.splitlines() if re.match(r"step \d+: \S+ like", x)
+                 and "no build" not in x]
+        self.assertTrue(steps)
+        for x in steps:
+            self.assertRegex(x, r"at -?\d+% of old -> new.*decided by time")
+        self.assertRegex(p.stdout, r"\d+ link pairs, paired by round \(\d+(-\d+)? rounds? each\)")
+        self.assertTrue(doc["confirmed"])
+
+    def test_all_steps_names_both(self) -> None:
+        p, repo, doc = self.spread("--all-steps")
+        c = repo.commits
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        named = {x["commit"] for x in doc["culprits"] if x["confirmed"]}
+        self.assertEqual(named, {c[SPREAD_FIRST], c[SPREAD_SECOND]}, p.stdout)
+        self.assertIn("--all-steps: 2 step(s) found:", p.stdout)
+
+
+class SeriesTest(unittest.TestCase):
+    """bisect_series on a fake bench: where the rounds go, and a disturbed round."""
+
+    def series(self, value, *, canary=None, relink=0.01, links=4, max_rounds=60,
+               settled=lambda m: False) -> tuple[bisect_series.Series, bisect_records.Measured]:
+        got: dict[str, float] = {}
+        made: dict[str, int] = {"old": links, "new": links}
+        calls = {"n": 0}
+
+        def run(sha: str, out: str, seed: int) -> None:
+            calls["n"] += 1
+            got[out] = value(sha, seed, calls["n"])
+
+        def relink_one(sha: str, seed: int) -> None:
+            made[sha] = seed + 1
+
+        bench = bisect_series.Bench(run, relink_one, lambda sha: made[sha],
+                                    lambda out, label: [got[out]], lambda msg: None,
+                                    bisect_state.Totals(), "/nonexistent", relink_guess=relink,
+                                    canary=canary)
+        plan = bisect_series.Plan("step1", ["old", "new"], links, 2, max_rounds, 1e9, True)
+        s = bisect_series.Series(bench, plan)
+
+        def rows(m: bisect_records.Measured) -> list:
+            v = m.levels()
+            c = levels.components(v["old"], v["new"])
+            return [c] if c else []
+        m, _ = s.run(settled, rows)
+        return s, m
+
+    def test_links_are_added_where_the_variance_is_between_links(self) -> None:
+        rng = __import__("random").Random(4)
+        place = {(c, k): 1 + rng.uniform(-0.1, 0.1) for c in ("old", "new") for k in range(99)}
+        s, m = self.series(lambda sha, seed, n: place[(sha, seed)] * (1 + 0.002 * (n % 3)))
+        self.assertGreater(m.links, 4)
+        self.assertEqual(s.spent().links, m.links)
+        # Noise within links and none between them: rounds, never a link.
+        s, m = self.series(lambda sha, seed, n: 1 + 0.05 * rng.gauss(0, 1), relink=100.0)
+        self.assertEqual(s.links, 4)
+        self.assertEqual(s.r, 60)
+
+    def test_a_disturbed_round_is_named_set_apart_and_repeated(self) -> None:
+        rounds_seen = {"n": 0}
+
+        def canary() -> float:
+            rounds_seen["n"] += 1
+            return 150.0 if rounds_seen["n"] == 3 else 100.0 + rounds_seen["n"] % 2
+
+        s, m = self.series(lambda sha, seed, n: 1.0 + 0.01 * (n % 5), canary=canary,
+                           settled=lambda m: True)
+        self.assertEqual(m.disturbed, [3])
+        self.assertEqual(s.r, 9)                      # 8 rounds and round 3 again
+        self.assertEqual(m.seed_of("old")[2], m.seed_of("old")[3])   # on the same link
+        self.assertEqual(len(m.levels()["old"].values), 8)           # set apart
 
 
 class StateTest(unittest.TestCase):
@@ -501,7 +685,7 @@ class StateTest(unittest.TestCase):
         self.assertFalse(doc["judgement"]["higher_is_better"])
         self.assertEqual(doc["metric"], "latency_ns.p99")
         for bad, message in (({"schema": "kvb-bisect-state", "schema_version": 7},
-                              "schema_version 7; this kvb reads versions 1 and 2"),
+                              "schema_version 7; this kvb reads versions 1, 2 and 3"),
                              ({"schema": "kvb-bisect"}, "is not a kvb bisect state"),
                              (dict(doc, judgement={}), "cannot read the bisect's state")):
             with self.assertRaises(UsageError) as e:
@@ -509,52 +693,79 @@ class StateTest(unittest.TestCase):
             self.assertIn(message, str(e.exception))
 
 
+def rounds(values: list[float]) -> levels.Sample:
+    """One value a round, rounds 1..n, one link: a series' values as bisect_judge takes them."""
+    return levels.Sample.rounds(values, list(range(1, len(values) + 1)))
+
+
 class JudgeTest(unittest.TestCase):
-    """The three judgements on fixed samples."""
+    """The three judgements on fixed samples, paired by round."""
 
     def test_a_commit_is_like_old_like_new_or_uncertain(self) -> None:
-        old = [100, 101, 99, 100.5, 99.5]
-        new = [80, 81, 79, 80.5, 79.5]
-        self.assertEqual(judge.classify(old, new, [100.2, 99.8, 100.1, 99.9, 100]).verdict,
-                         judge.OLD)
-        self.assertEqual(judge.classify(old, new, [80.2, 79.8, 80.1, 79.9, 80]).verdict,
+        old = rounds([100, 101, 99, 100.5, 99.5])
+        new = rounds([80, 81, 79, 80.5, 79.5])
+        self.assertEqual(judge.classify(old, new, rounds([100.2, 99.8, 100.1, 99.9, 100])
+                                        ).verdict, judge.OLD)
+        self.assertEqual(judge.classify(old, new, rounds([80.2, 79.8, 80.1, 79.9, 80])).verdict,
                          judge.NEW)
-        between = judge.classify(old, new, [90.2, 89.8, 90.1, 89.9, 90])
-        self.assertEqual(between.verdict, judge.UNCERTAIN)
-        self.assertTrue(between.narrow)       # more rounds would not move it to a side
-        noisy = judge.classify(old, new, [100, 70, 95, 82, 60])
+        noisy = judge.classify(old, new, rounds([100, 70, 95, 82, 60]), final=True)
         self.assertEqual(noisy.verdict, judge.UNCERTAIN)
-        self.assertFalse(noisy.narrow)        # more rounds may
+        self.assertFalse(noisy.narrow)        # more rounds may tell
+
+    def test_a_commit_between_old_and_new_is_judged_by_the_halfway_rule(self) -> None:
+        # 42% of the way (in log ratio), its intervals narrow against the change but reaching
+        # past halfway: uncertain while the budget lasts, then like old by its estimate.
+        old = rounds([100, 101, 99, 100.5, 99.5, 100.2])
+        new = [x / 1.375 for x in old.values]
+        wobble = [1.0, 1.06, 0.95, 1.04, 0.97, 1.0]
+        this = rounds([x / 1.375 ** 0.42 * w for x, w in zip(old.values, wobble)])
+        call = judge.classify(old, rounds(new), this)
+        self.assertEqual(call.verdict, judge.UNCERTAIN)
+        self.assertTrue(call.narrow)
+        final = judge.classify(old, rounds(new), this, final=True)
+        self.assertEqual((final.verdict, final.rule), (judge.OLD, judge.HALFWAY))
+        self.assertAlmostEqual(final.position, 0.42, delta=0.1)
+        later = rounds([x / 1.375 ** 0.58 * w for x, w in zip(old.values, wobble)])
+        self.assertEqual(judge.classify(old, rounds(new), later, final=True).verdict, judge.NEW)
+
+    def test_exact_counts_decide_at_once(self) -> None:
+        one = levels.Sample.processes
+        call = judge.classify(one([16.37]), one([12.85]), one([12.85]), exact=True)
+        self.assertEqual((call.verdict, call.rule), (judge.NEW, judge.CLEAR))
+        self.assertEqual(call.unit, "exact values")
 
     def test_the_change_must_clear_the_threshold(self) -> None:
-        old = [100, 101, 99, 100.5, 99.5, 100.2]
+        old = rounds([100, 101, 99, 100.5, 99.5, 100.2])
         slow = judge.want_sign("slower", higher_is_better=True)
-        self.assertEqual(judge.check_change(old, [80, 81, 79, 80.5, 79.5, 80.1], sign=slow,
-                                            threshold=0.05).state, judge.ESTABLISHED)
-        self.assertEqual(judge.check_change(old, [120, 121, 119, 120.5, 119.5, 120], sign=slow,
-                                            threshold=0.05).state, judge.OPPOSITE)
-        self.assertEqual(judge.check_change(old, [99, 100, 98, 99.5, 98.5, 99.2], sign=slow,
-                                            threshold=0.05).state, judge.SAME)
-        self.assertEqual(judge.check_change(old, [96, 90, 99, 93, 101, 92], sign=slow,
-                                            threshold=0.05).state, judge.UNDECIDED)
+        for values, state in (([80, 81, 79, 80.5, 79.5, 80.1], judge.ESTABLISHED),
+                              ([120, 121, 119, 120.5, 119.5, 120], judge.OPPOSITE),
+                              ([99, 100, 98, 99.5, 98.5, 99.2], judge.SAME),
+                              ([96, 90, 99, 93, 101, 92], judge.UNDECIDED)):
+            c = judge.check_change(old, rounds(values), sign=slow, threshold=0.05)
+            self.assertEqual(c.state, state, values)
+            self.assertEqual(c.unit, "6 paired rounds")
         # Lower is better (a time): slower is a rise.
         self.assertEqual(judge.want_sign("slower", higher_is_better=False), 1)
 
-    def test_confirmation_needs_significance_and_half_the_change(self) -> None:
+    def test_confirmation_needs_significance_and_the_threshold_not_half(self) -> None:
         parent = [100, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1]
-        old = parent
-        new = [x * 0.7 for x in parent]
+        old = rounds(parent)
+        new = rounds([x * 0.7 for x in parent])
         sign = judge.want_sign("slower", higher_is_better=True)
-        c = judge.confirm(parent, [x * 0.7 for x in parent], old, new, sign=sign, alpha=0.05,
-                          same_sources=False)
+        c = judge.confirm(old, rounds([x * 0.7 for x in parent]), old, new, sign=sign,
+                          alpha=0.05, threshold=0.05, same_sources=False)
         self.assertTrue(c.confirmed, c.reasons)
         self.assertAlmostEqual(c.explained, 1.0, places=2)
-        part = judge.confirm(parent, [x * 0.9 for x in parent], old, new, sign=sign,
-                             alpha=0.05, same_sources=False)
-        self.assertEqual(part.reasons, ("it explains 30% of the old -> new change, less than "
-                                        "half",))
-        same = judge.confirm(parent, [x * 0.7 for x in parent], old, new, sign=sign,
-                             alpha=0.05, same_sources=True)
+        # A commit that carries 30% of the change is confirmed, its share reported.
+        part = judge.confirm(old, rounds([x * 0.9 for x in parent]), old, new, sign=sign,
+                             alpha=0.05, threshold=0.05, same_sources=False)
+        self.assertTrue(part.confirmed, part.reasons)
+        self.assertAlmostEqual(part.explained, 0.295, delta=0.01)
+        small = judge.confirm(old, rounds([x * 0.98 for x in parent]), old, new, sign=sign,
+                              alpha=0.05, threshold=0.05, same_sources=False)
+        self.assertIn("less than the 5% threshold", small.reasons[0])
+        same = judge.confirm(old, rounds([x * 0.7 for x in parent]), old, new, sign=sign,
+                             alpha=0.05, threshold=0.05, same_sources=True)
         self.assertFalse(same.confirmed)
         self.assertIn("it changes nothing the build compiles", same.reasons[0])
 

@@ -6,19 +6,27 @@ OLD must be an ancestor of NEW (--good/--bad are the same options under their gi
 commit is built in a worktree of its own in a temporary directory; the user's checkout never
 moves, no ref is written, and the worktrees are removed however the bisect ends.
 
+Every series runs its commits in rounds (each commit once a round, back to back, pinned to one
+CPU, on the round's link), starting with --layouts links x 2 rounds, and adds a round on every
+link or another link (whichever narrows the widest interval most per second) until it decides
+or its budget is spent: as long as building its commits took, at least 2 minutes (--max-time
+sets it; --max-rounds bounds it). Verdicts rest on paired rounds: Yuen's trimmed t over link
+pairs (docs/placement.md).
+
 1. old and new are built (traced, to learn which files of the repository the build compiles)
-   and measured in interleaved rounds until old -> new is established as a change of at least
-   --threshold in the --find direction (the metric's better direction honoured), or refused.
+   and measured until old -> new is established as a change of at least --threshold in the
+   --find direction (the metric's better direction honoured), or refused.
 2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks commits. A commit
    whose compiled sources hash like an already judged commit's takes that verdict without a
    build or a run; one that does not build (or run) is skipped.
-   Any other is measured in interleaved rounds together with old and new, re-measured in the
-   same rounds, and judged like old, like new, or uncertain; uncertain adds rounds until it is
-   decided or --max-rounds/--max-time are spent, and then the bisect stops: "could not decide".
-3. The first new commit is measured against its parent, with old and new, in a final series of
-   twice as many rounds as the longest step took (at least twice --repeats): confirmed when it
-   differs significantly in the direction looked for, explains at least half of old -> new and
-   changes something the build compiles; otherwise "not confirmed" (exit 4).
+   Any other is measured together with old and new, in the same rounds, and judged like old or
+   like new by the halfway point of the change; a commit between them (a spread change) by the
+   halfway rule once its intervals are narrow against the change. When time cannot decide
+   within the budget, instruction counts do (--witness auto; kvbench_micro benchmarks).
+3. The commit where the change crosses halfway is measured against its parent, with old and
+   new: confirmed when it differs significantly, by the threshold, in the direction looked for
+   and changes something the build compiles; the report gives its share of old -> new and how
+   much lies before and after it. --all-steps searches those ranges too.
 
 Two ways to build and measure a commit:
   kvbench mode:  --dep DEP [--preset P] (--bench WORKLOAD | --micro NAME): the library is built
@@ -49,18 +57,25 @@ from kvbtools.core import command, manifest, output, results, store
 from kvbtools.core.stats import Judgement
 from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
 from kvbtools.measure import rounds, runner
+from kvbtools.measure.bisect_ranges import Found, Ranges, share_text
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
 from kvbtools.commands import compare
 from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step, iv_text
-from kvbtools.measure.bisect_search import Ending, Refused, Search, step_line
+from kvbtools.measure.bisect_search import Refused, Search, step_line
 from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, Mode, Settings, State
 from kvbtools.measure.bisect_trees import git
-from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
+from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Plan
 from kvbtools.core.table import fmt_value
 
-DEFAULT_LAYOUTS = 3
+# Links a series starts with. Yuen's trimmed t over 4 link pairs has 3 degrees of freedom (t
+# 3.18) where 3 have 2 (t 4.30): an interval 26% narrower for one relink; and 4 links x 2 rounds
+# (--repeats 5 rounded up to whole cycles) is the least that splits the variance between links
+# and rounds for the allocation. More links are added where the variance is.
+DEFAULT_LAYOUTS = 4
+# Rounds a series may take at most unless --max-rounds says: the time budget decides first.
+DEFAULT_MAX_ROUNDS = 400
 
 
 def register(sub: Any) -> None:
@@ -87,12 +102,21 @@ def register(sub: Any) -> None:
                    help="rounds every series starts with (default 5; with --layouts K, whole "
                         "cycles of the K seeds and at least 2K)")
     p.add_argument("--layouts", type=rounds.positive_int, metavar="K",
-                   help=f"link every commit K times with different code placement (seeds "
-                        f"0..K-1; kvbench mode: lld --shuffle-sections, relinks only; generic "
-                        f"mode: KVB_LAYOUT_SEED in the build's and the measure command's "
-                        f"environment) and judge with placement as a random effect (default "
-                        f"{DEFAULT_LAYOUTS}; 1 with --instructions; docs/placement.md)")
+                   help=f"links every series starts with, each commit linked with different "
+                        f"code placement (seeds 0..K-1; kvbench mode: lld --shuffle-sections, "
+                        f"relinks only; generic mode: KVB_LAYOUT_SEED in the build's and the "
+                        f"measure command's environment); more are added where the variance "
+                        f"is (default {DEFAULT_LAYOUTS}; 1: one link, none added; 1 with "
+                        f"--instructions; docs/placement.md)")
     rounds.add_arguments(p, flag=False, scope=" of each series (old and new, a step)")
+    _bisect_budget_help(p)
+    p.add_argument("--witness", choices=bisect_state.WITNESSES, default=None,
+                   help="what decides a series: time; instructions (callgrind counts of a "
+                        "portable build, kvbench_micro benchmarks); auto (default): time, and "
+                        "the counts when time cannot decide within the budget")
+    p.add_argument("--all-steps", action="store_true", default=None,
+                   help="after the culprit, search the ranges before and after it whose ends "
+                        "differ by --threshold or more, and so on: every step of the change")
     p.add_argument("--no-skip-identical", action="store_true",
                    help="measure a commit even when the files its build compiles are identical "
                         "to a judged commit's (when the measure command reads files the build "
@@ -126,12 +150,23 @@ def register(sub: Any) -> None:
     store.add_store_arguments(p, auto=True)
 
 
+def _bisect_budget_help(p: argparse.ArgumentParser) -> None:
+    """--max-rounds and --max-time (rounds.add_arguments) as the bisect's budget means them."""
+    for a in p._actions:  # argparse keeps no public handle on an added option's help
+        if "--max-rounds" in a.option_strings:
+            a.help = (f"budget of each series: at most N rounds (default {DEFAULT_MAX_ROUNDS}: "
+                      "the time budget decides first)")
+        elif "--max-time" in a.option_strings:
+            a.help = ("budget of each series: seconds of measuring and relinking (e.g. 5m); "
+                      "default: as long as building its commits took, at least 2 minutes")
+
+
 # ---- the command line -> a request -> the state of a search ---------------------------------
 
 # The options --resume takes from state.json instead.
 SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
                   "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
-                  "layouts")
+                  "layouts", "witness", "all_steps")
 
 
 @dataclass(frozen=True)
@@ -161,6 +196,8 @@ class BisectRequest:
     measure_cmd: str | None
     results_dir: str | None
     resume: str | None
+    witness: str | None           # None: auto
+    all_steps: bool | None
     skip_identical: bool          # not --no-skip-identical
     budget: rounds.Budget         # --repeats, --max-rounds, --max-time as one budget
 
@@ -241,9 +278,14 @@ def new_state(req: BisectRequest) -> State:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
     b = req.budget
+    most = req.max_rounds if req.max_rounds is not None else DEFAULT_MAX_ROUNDS
+    witness = req.witness or "auto"
+    if witness == "instructions" and bisect_witness.counter(mode)[0] is None:
+        raise UsageError(f"--witness instructions: {bisect_witness.counter(mode)[1]}")
     return State(Settings(repo, old, new, req.find, Judgement(req.threshold, req.alpha),
-                          bisect_state.budget(req.repeats, b.max_rounds, b.max_seconds),
-                          layouts, req.skip_identical, metric), mode)
+                          bisect_state.budget(req.repeats, most, b.max_seconds),
+                          layouts, req.skip_identical, metric, witness, bool(req.all_steps)),
+                 mode)
 
 
 def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
@@ -290,11 +332,13 @@ def run(args: argparse.Namespace) -> int:
         results.write_json(os.path.join(state.dir, "state.json"), state.to_json())
         output.write_text(os.path.join(state.dir, "steps.jsonl"), "")
     outdir = state.dir
-    search = Search(state, records)
+    ranges = Ranges(state, records)
     try:
-        return _search(search, args)
+        ranges.pin_text = ranges.pin()
+        runner.progress(ranges.pin_text)
+        return _search(ranges, args)
     except KeyboardInterrupt:
-        n = len(search.recorded(Step))
+        n = ranges.steps_done()
         runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
                                      f"in steps.jsonl; continue with: kvb bisect --resume "
                                      f"{outdir}")
@@ -307,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
         _store_runs(state, args)
         raise
     finally:
-        search.ws.cleanup()
+        ranges.ws.cleanup()
 
 
 def _store_runs(state: State, args: argparse.Namespace) -> None:
@@ -320,46 +364,36 @@ def _store_runs(state: State, args: argparse.Namespace) -> None:
     store.auto_store(runs, args, attrs)
 
 
-def _ending(search: Search) -> tuple[Ending, str, Confirm | None]:
-    """How the search ended, the first new commit ("" when none) and its confirmation."""
-    ending = search.endpoints() or search.replay()
-    blamed = ""
-    if ending is None:
-        found = search.steps()
-        if isinstance(found, Ending):
-            ending = found
-        else:
-            blamed = found
-    conf = search.confirmation(blamed) if blamed else None
-    if conf is not None and conf.placement_effect:
-        ending = Ending(EXIT_UNDECIDED, f"not confirmed: a code-placement effect: {blamed[:12]} "
-                        "times differently from its parent but executes the same instructions")
-    elif conf is not None:
-        ending = Ending(0 if conf.confirmed else EXIT_UNDECIDED,
-                        f"{'confirmed' if conf.confirmed else 'not confirmed'}: "
-                        f"{blamed[:12]} is the first new commit"
-                        + ("" if conf.confirmed else "; " + "; ".join(conf.reasons)))
-    assert ending is not None
-    return ending, blamed, conf
+def _culprit_json(f: Found) -> dict[str, Any]:
+    cs = f.conf.series if f.conf else None
+    return {"commit": f.blamed or None, "old": f.search.old, "new": f.search.new,
+            "confirmed": bool(f.conf and f.conf.confirmed), "ending": f.ending.summary,
+            "explains": cs.explained if cs else None, "before": cs.before if cs else None,
+            "after": cs.after if cs else None, "unit": cs.unit if cs else None}
 
 
-def _search(search: Search, args: argparse.Namespace) -> int:
-    ending, blamed, conf = _ending(search)
-    text = report(search, ending, conf)
+def _search(ranges: Ranges, args: argparse.Namespace) -> int:
+    main = ranges.run()
+    ending, blamed, conf, search = main.ending, main.blamed, main.conf, main.search
+    text = report(ranges)
     print(text)
     outdir = search.dir
     output.write_text(os.path.join(outdir, "bisect.txt"), text + "\n")
     st, s = search.state, search.s
+    records = ranges.all_records()
     results.write_json(os.path.join(outdir, "bisect.json"), {
-        "schema": "kvb-bisect", "schema_version": 2, "repo": s.repo, "old": s.old,
+        "schema": "kvb-bisect", "schema_version": 3, "repo": s.repo, "old": s.old,
         "new": s.new, "find": s.find, "metric": st.metric_name,
         "benchmark": st.bench_key, "threshold": s.judgement.threshold,
         "alpha": s.judgement.alpha, "first_new": blamed or None,
         "confirmed": bool(conf and conf.confirmed), "ending": ending.summary,
-        "exit": ending.code, "totals": st.to_json()["totals"],
+        "exit": ending.code, "witness": s.witness, "all_steps": s.all_steps,
+        "cpu": st.cpu, "cpu_note": ranges.pin_text,
+        "culprits": [_culprit_json(f) for f in ranges.done if f.blamed],
+        "totals": st.to_json()["totals"],
         "compiled": st.compiled.to_json() if st.compiled else None,
-        "records": [r.to_json() for r in search.records],
-        "values_by_commit": values_by_commit(search.records, s.old, s.new)})
+        "records": [r.to_json() for r in records],
+        "values_by_commit": values_by_commit(records, s.old, s.new)})
     runner.write_summary(outdir, ending.summary)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     print(f"results: {runner.shown(outdir)}/")
@@ -373,6 +407,8 @@ def values_by_commit(records: list[Record], old: str, new: str) -> dict[str, lis
     """Every value measured, by commit, over all series."""
     out: dict[str, list[float]] = {}
     for r in records:
+        if isinstance(r, Endpoints):   # the range the records that follow belong to
+            old, new = r.old, r.new
         m = r.measured
         if m is None:
             continue
@@ -412,69 +448,123 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
     cs = conf.series
     if cs is not None:
         word = _direction_word(search, cs.ratio[0], cs.p)
+        links = cs.measured.links
         lines.append(f"confirmation: against its parent {p[:12]}, {cs.rounds} "
-                     f"interleaved rounds with old and new (n={cs.measured.n}):")
-        test = ("Mann-Whitney U, two-sided" if search.layouts() < 2 else
-                f"t test on {search.layouts()} placements' medians, two-sided")
-        lines.append(f"  this/parent {iv_text(cs.ratio)}, p={cs.p:.3g} ({test}): {word}")
-        ex = cs.explained
+                     f"interleaved rounds on {links} link{'s' if links != 1 else ''} with old "
+                     f"and new (n={cs.measured.n}"
+                     + (f"; {cs.spent.measuring:.0f} s measuring, "
+                        f"{cs.spent.linking:.0f} s relinking" if cs.spent else "") + "):")
+        lines.append(f"  time: this/parent {iv_text(cs.ratio)}, p={cs.p:.3g} (Yuen's trimmed "
+                     f"t, two-sided, on {cs.unit or 'the rounds'}): {word}")
+        shares = share_text(conf).strip(" ()")
         lines.append(f"  new/old in the same rounds {iv_text(cs.change)}; this commit "
-                     f"explains {ex * 100:.0f}% of it" if ex is not None else
-                     f"  new/old in the same rounds {iv_text(cs.change)}")
+                     + (shares or "carries a share that cannot be said"))
     if conf.witness is not None:
         lines.append(f"  {conf.witness.text()}")
+        lines += _count_shares(search, conf)
     elif conf.witness_note:
         lines.append(f"  instructions not counted: {conf.witness_note}")
+    if conf.witness_decided:
+        lines.append("  time could not tell it from its parent; the instruction counts did")
     lines.append("confirmed" if conf.confirmed else
                  "not confirmed: " + "; ".join(conf.reasons))
     return lines
 
 
-def report(search: Search, ending: Ending, conf: Confirm | None) -> str:
+def _count_shares(search: Search, conf: Confirm) -> list[str]:
+    """The commit's share of old -> new in instructions, when old, new, its parent and it were
+    all counted (exact, where time's shares have intervals)."""
+    c = search.state.counts
+    shas = (search.old, search.new, conf.parent, conf.blamed)
+    if not all(x in c and c[x] > 0 for x in shas) or c[search.new] == c[search.old]:
+        return []
+    total = math.log(c[search.new] / c[search.old])
+    this = math.log(c[conf.blamed] / c[conf.parent]) / total
+    before = math.log(c[conf.parent] / c[search.old]) / total
+    return [f"  in instructions it explains {this * 100:.0f}% of old -> new; "
+            f"{before * 100 + 0.0:.0f}% lies before it, {(1 - this - before) * 100 + 0.0:.0f}% "
+            "after it"]
+
+
+def _head_lines(search: Search) -> list[str]:
     st, s = search.state, search.s
     m = st.metric() if st.watched and st.watched.unit else None
-    lines = _confirmation_lines(search, conf) if conf is not None else [ending.summary]
-    hint = bisect_witness.instructions_hint(st) if ending.code != 0 else ""
+    if m is None:
+        return []
+    k = search.layouts()
+    return [f"search: old {s.old[:12]} .. new {s.new[:12]}, --find {s.find}; {st.bench_key} "
+            f"{m.path} [{m.shown_unit}], {'higher' if m.higher_is_better else 'lower'} is "
+            f"better; threshold {s.judgement.threshold * 100:g}%; 95% intervals on paired "
+            f"rounds" + (f" (Yuen's trimmed t over link pairs; series start with {k} links, "
+                         "more added where the variance is: docs/placement.md)" if k > 1 else
+                         " (one link a commit)") + f"; witness {s.witness}"]
+
+
+def _range_lines(f: Found, scale: float) -> list[str]:
+    search = f.search
+    lines = []
+    for r in search.recorded(Endpoints):
+        what = "old -> new" if not search.sub else f"range {r.old[:12]}..{r.new[:12]}"
+        if r.measured.values:
+            med = {k: fmt_value(_median(v) * scale) for k, v in r.measured.values.items()}
+            lines.append(f"{what}: new/old {iv_text(r.change)} ({r.unit or f'n={r.measured.n}'}"
+                         f"; medians old {med['old']}, new {med['new']}"
+                         + (f"; {r.spent.text()}" if r.spent else "") + ")")
+        if r.counts:
+            lines.append(f"{what}: instructions new/old {r.counts['new'] / r.counts['old']:.3f}"
+                         + ("; decided by instructions" if r.witness == "instructions" else ""))
+    lines += [step_line(step) for step in search.recorded(Step)]
+    if search.sub:
+        lines.append(f"  -> {f.ending.summary}")
+    return lines
+
+
+def report(ranges: Ranges) -> str:
+    main = ranges.main
+    search = main.search
+    st = search.state
+    m = st.metric() if st.watched and st.watched.unit else None
+    lines = _confirmation_lines(search, main.conf) if main.conf is not None else \
+        [main.ending.summary]
+    hint = bisect_witness.instructions_hint(st) if main.ending.code != 0 else ""
     if hint:
         lines.append(hint)
+    found = [f for f in ranges.done if f.blamed]
+    if st.settings.all_steps:
+        lines.append(f"--all-steps: {len(found)} step(s) found:")
+        lines += [f"  {f.blamed[:12]} {f.ending.summary.split(': ', 1)[0]} in "
+                  f"{f.search.old[:12]}..{f.search.new[:12]} (OLD..NEW there)"
+                  f"{share_text(f.conf) if f.conf else ''}" for f in found]
     lines.append("")
-    if m is not None:
-        lines.append(f"search: old {s.old[:12]} .. new {s.new[:12]}, --find "
-                     f"{s.find}; {st.bench_key} {m.path} [{m.shown_unit}], "
-                     f"{'higher' if m.higher_is_better else 'lower'} is better; threshold "
-                     f"{s.judgement.threshold * 100:g}%; 95% "
-                     + ("Hodges-Lehmann intervals" if search.layouts() < 2 else
-                        f"intervals over {search.layouts()} links a commit, placement a random "
-                        "effect (docs/placement.md)"))
-    for r in search.recorded(Endpoints):
-        med = {k: fmt_value(_median(v) * (m.scale if m else 1))
-               for k, v in r.measured.values.items()}
-        lines.append(f"old -> new: new/old {iv_text(r.change)} (n={r.measured.n}; medians old "
-                     f"{med['old']}, new {med['new']})")
+    lines += _head_lines(search)
+    for f in ranges.done:
+        lines += _range_lines(f, m.scale if m else 1)
     if search.layouts() > 1:
-        lines.append(placement_line(search))
-    for step in search.recorded(Step):
-        lines.append(step_line(step))
+        lines.append(placement_line(ranges))
+    lines.append(ranges.pin_text)
     if st.compiled_note:
         lines.append(f"note: {st.compiled_note}")
     t = st.totals
     how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
-           "the build command ran once per KVB_LAYOUT_SEED")
-    links = f" ({search.layouts()} links each: {how})" if search.layouts() > 1 else ""
-    lines.append(f"cost: {t.builds} build(s){links}, {t.rounds} round(s) of "
-                 f"{t.runs} run(s), {t.measure_seconds:.1f} s measuring; "
-                 f"this invocation {search.elapsed()}")
-    return "\n".join(lines)
+           "the build command once per KVB_LAYOUT_SEED")
+    lines.append(f"cost: {t.builds} build(s) ({t.build_seconds:.0f} s), {t.relinks} relink(s) "
+                 f"adding links ({t.link_seconds:.0f} s; {how}), {t.rounds} round(s) of {t.runs} "
+                 f"run(s), {t.measure_seconds:.1f} s measuring"
+                 + (f" and {t.canary_seconds:.0f} s of canaries" if t.canary_seconds else "")
+                 + "; "
+                 f"{len(st.counts)} commit(s) counted; this invocation {search.elapsed()}")
+    return "\n".join(x for x in lines if x is not None)
 
 
-def placement_line(search: Search) -> str:
+def placement_line(ranges: Ranges) -> str:
     """'placement: +-4.1% over 3 links', pooled over every commit of every series, beside the
     drift of old (its medians from series to series)."""
     samples, olds = [], []
-    for r in search.records:
-        got = r.measured.samples() if r.measured else {}
+    for r in ranges.all_records():
+        got = r.measured.samples() if r.measured and r.measured.values else {}
         samples += got.values()
-        if "old" in got:
+        if "old" in got and isinstance(r, (Endpoints, Step)) and \
+                not (isinstance(r, Step) and r.ends):
             olds.append(_median(list(got["old"].values)))
     drift = (f"; drift of old between series: {(max(olds) / min(olds) - 1) * 100:.1f}%"
              if len(olds) > 1 and min(olds) > 0 else "")

@@ -409,12 +409,19 @@ class Components:
     within: float              # variance of one round's log ratio within a link
 
     def width(self, links: int, rounds: float, level: float = stats.LEVEL) -> float:
-        """The expected full width, in log ratio, of a t interval over `links` link pairs
-        with `rounds` rounds each (inf below two links)."""
+        """The expected full width, in log ratio, of Yuen's trimmed t interval over `links`
+        link pairs with `rounds` rounds each (inf below two links): h - 1 degrees of freedom
+        (h = links - 2 floor(TRIM links): 5 link pairs have 2, as 3 do), and on normal data the
+        trimmed mean's variance of 1 / 0.94 of the mean's (its asymptotic efficiency at 20%)
+        once anything is trimmed. So 5 links are wider than 4, and 6 narrower."""
         if links < 2 or rounds < 1:
             return math.inf
-        var = (self.between + self.within / rounds) / links
-        return 2 * tdist.t_quantile(level, links - 1) * math.sqrt(var)
+        g = int(math.floor(TRIM * links))
+        h = links - 2 * g
+        if h < 2:
+            g, h = 0, links
+        var = (self.between + self.within / rounds) / (links * (0.94 if g else 1.0))
+        return 2 * tdist.t_quantile(level, h - 1) * math.sqrt(var)
 
 
 def components(base: Sample, other: Sample) -> Components | None:

@@ -1,36 +1,54 @@
 """kvb bisect's three judgements, on values measured in the same interleaved rounds.
 
-Every judgement works on ratio intervals in log space, so that "halfway between old and new"
-means the geometric middle: with one link per commit the Hodges-Lehmann intervals of
-kvbtools.rounds on the rounds; with several links (--layouts K) the intervals of
-kvbtools.placement, whose unit is a placement, so that where the linker put the code is noise and
-not a change (docs/placement.md). `sign` is +1 when the change the
-bisect looks for (--find slower|faster, in the metric's better direction) makes log(new/old)
-positive, -1 when it makes it negative.
+Every series of a bisect runs its commits in rounds, every commit once per round, back to back
+on one CPU and on the round's link (layout seed). So a round is a block: the log ratio of two
+commits within a round cancels the CPU and the moment they shared, and the link they shared.
+Every interval here is core/levels' estimate on that unit: per link pair (the same seed of both
+builds) the median of its rounds' log ratios, tested with Yuen's 20% trimmed t when each commit
+ran at least two links (a rare slow link moves a trimmed mean little); the per-round log ratios
+when there is one link. Instruction counts are exact (core/levels: exact=True): no interval.
+
+"Halfway between old and new" is the geometric middle. `sign` is +1 when the change the bisect
+looks for (--find slower|faster, in the metric's better direction) makes log(new/old) positive,
+-1 when it makes it negative.
 
 - check_change: is old -> new a change of at least the threshold in the direction looked for?
-- classify: is a commit like old, like new, or uncertain?
-- confirm: does the blamed commit, against its parent, explain the change?
+- classify: is a commit like old, like new, or uncertain? A commit between old and new (a
+  change spread over several commits) is judged by the halfway rule once its intervals are
+  narrow against the change.
+- confirm: does the blamed commit, against its parent, change the metric in the direction
+  looked for by at least the threshold, and what share of old -> new does it carry?
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from kvbtools.measure import placement
-from kvbtools.measure.placement import Values
+from kvbtools.core import levels
+from kvbtools.core.levels import Sample
 from kvbtools.measure.rounds import Interval
 
 # check_change states
 ESTABLISHED, SAME, OPPOSITE, UNDECIDED = "established", "same", "opposite", "undecided"
 # classify verdicts
 OLD, NEW, UNCERTAIN = "old", "new", "uncertain"
+# how a step was decided: both intervals clear of the halfway point, or by its estimate
+CLEAR, HALFWAY = "intervals", "halfway rule"
+# A step's intervals are narrow against the change when each is narrower than this fraction of
+# it (in log ratio): the commit's place is then known to within a quarter of the change either
+# way, and the halfway rule decides by the estimate.
+NARROW = 0.5
 
 
 def want_sign(find: str, higher_is_better: bool) -> int:
     """+1 when the change looked for raises the metric, -1 when it lowers it."""
     worse = find == "slower"
     return -1 if worse == higher_is_better else 1
+
+
+def estimate(base: Sample, other: Sample, exact: bool = False) -> levels.Estimate:
+    """other / base on the unit core/levels chooses (95%)."""
+    return levels.estimate(base, other, exact=exact)
 
 
 def _logs(iv: Interval, sign: int) -> tuple[float, float]:
@@ -43,24 +61,27 @@ def _logs(iv: Interval, sign: int) -> tuple[float, float]:
 class ChangeCheck:
     state: str           # ESTABLISHED, SAME, OPPOSITE or UNDECIDED
     interval: Interval   # new / old
+    unit: str            # what it rested on ("8 link pairs, paired by round (2 rounds each)")
 
 
-def check_change(old: Values, new: Values, *, sign: int, threshold: float) -> ChangeCheck:
+def check_change(old: Sample, new: Sample, *, sign: int, threshold: float,
+                 exact: bool = False) -> ChangeCheck:
     """ESTABLISHED: the whole 95% interval of new/old lies beyond the threshold on the side
     looked for (at most 1 - threshold for a fall, at least 1 + threshold for a rise, as the
     tables' verdicts count a change). OPPOSITE: the interval excludes 1 on the other side.
     SAME: it lies within 1 +- threshold, a change smaller than the threshold. UNDECIDED:
-    otherwise (more rounds may tell)."""
-    iv = placement.ratio_interval(old, new)
+    otherwise (more rounds or links may tell)."""
+    e = estimate(old, new, exact)
+    iv, unit = e.interval, e.units.text()
     if not iv.finite:
-        return ChangeCheck(UNDECIDED, iv)
+        return ChangeCheck(UNDECIDED, iv, unit)
     if (iv.hi <= 1.0 - threshold) if sign < 0 else (iv.lo >= 1.0 + threshold):
-        return ChangeCheck(ESTABLISHED, iv)
+        return ChangeCheck(ESTABLISHED, iv, unit)
     if (iv.lo > 1.0) if sign < 0 else (iv.hi < 1.0):
-        return ChangeCheck(OPPOSITE, iv)
+        return ChangeCheck(OPPOSITE, iv, unit)
     if 1.0 - threshold < iv.lo and iv.hi < 1.0 + threshold:
-        return ChangeCheck(SAME, iv)
-    return ChangeCheck(UNDECIDED, iv)
+        return ChangeCheck(SAME, iv, unit)
+    return ChangeCheck(UNDECIDED, iv, unit)
 
 
 @dataclass(frozen=True)
@@ -69,11 +90,14 @@ class StepCall:
     to_old: Interval      # this / old
     to_new: Interval      # this / new
     change: Interval      # new / old, in the same rounds
-    narrow: bool          # uncertain with intervals too narrow for more rounds to help
+    narrow: bool          # both intervals narrow against the change (NARROW)
+    unit: str = ""
+    rule: str = ""        # CLEAR or HALFWAY when decided
 
     @property
     def position(self) -> float:
-        """Where the commit sits: 0 = like old, 1 = like new (estimates)."""
+        """Where the commit sits: 0 = like old, 1 = like new (estimates): its share of the
+        change old -> new, in log ratio."""
         d = math.log(self.change.estimate) if self.change.estimate > 0 else 0.0
         if d == 0 or not self.to_old.estimate > 0:
             return math.nan
@@ -81,20 +105,24 @@ class StepCall:
 
     @property
     def settled(self) -> bool:
-        return self.verdict != UNCERTAIN or self.narrow
+        """Nothing more to measure: decided with both intervals clear of the halfway point."""
+        return self.verdict != UNCERTAIN
 
 
-def classify(old: Values, new: Values, this: Values) -> StepCall:
+def classify(old: Sample, new: Sample, this: Sample, *, final: bool = False,
+             exact: bool = False) -> StepCall:
     """Like old when the 95% intervals of this/old and of this/new both lie on old's side of
     the halfway point between old and new (D = log(new/old) measured in the same rounds: this/old
     below D/2 and this/new below -D/2, in the direction of D); like new when both lie on new's
-    side; otherwise uncertain. Uncertain with both intervals narrower than half the change is
-    'narrow': the commit sits between old and new (a partial change), and more rounds would not
-    move it to either side. No verdict while old and new do not differ in these rounds."""
-    change = placement.ratio_interval(old, new, [this])
-    to_old = placement.ratio_interval(old, this, [new])
-    to_new = placement.ratio_interval(new, this, [old])
-    uncertain = StepCall(UNCERTAIN, to_old, to_new, change, False)
+    side (rule CLEAR). Otherwise uncertain; but when `final` (the budget is spent) and both
+    intervals are narrower than NARROW x |D|, the halfway rule decides by the estimate: a commit
+    that carries less than half of the change so far is like old, half or more like new (rule
+    HALFWAY): a change spread over several commits is followed to the commit where it crosses
+    halfway. No verdict while old and new do not differ in these rounds."""
+    ch, o, n = estimate(old, new, exact), estimate(old, this, exact), estimate(new, this, exact)
+    change, to_old, to_new = ch.interval, o.interval, n.interval
+    unit = o.units.text()
+    uncertain = StepCall(UNCERTAIN, to_old, to_new, change, False, unit)
     if not (change.finite and to_old.finite and to_new.finite) or change.lo <= 1 <= change.hi:
         return uncertain
     d = math.log(change.estimate)
@@ -102,47 +130,63 @@ def classify(old: Values, new: Values, this: Values) -> StepCall:
     half = abs(d) / 2
     al, ah = _logs(to_old, sign)
     bl, bh = _logs(to_new, sign)
+    narrow = max(ah - al, bh - bl) < NARROW * abs(d)
     if ah < half and bh < -half:
-        return StepCall(OLD, to_old, to_new, change, False)
+        return StepCall(OLD, to_old, to_new, change, narrow, unit, CLEAR)
     if al > half and bl > -half:
-        return StepCall(NEW, to_old, to_new, change, False)
-    narrow = max(ah - al, bh - bl) < half
-    return StepCall(UNCERTAIN, to_old, to_new, change, narrow)
+        return StepCall(NEW, to_old, to_new, change, narrow, unit, CLEAR)
+    call = StepCall(UNCERTAIN, to_old, to_new, change, narrow, unit)
+    if final and narrow and math.isfinite(call.position):
+        return StepCall(OLD if call.position < 0.5 else NEW, to_old, to_new, change, narrow,
+                        unit, HALFWAY)
+    return call
 
 
 @dataclass(frozen=True)
 class Confirmation:
     ratio: Interval       # blamed / parent
-    p: float              # Mann-Whitney U, two-sided
+    p: float              # two-sided (Yuen's trimmed t on the unit; nan: exact)
     change: Interval      # new / old in the same rounds
     explained: float      # log(blamed/parent) / log(new/old)
+    before: float         # log(parent/old) / log(new/old): the share before the blamed commit
     reasons: tuple[str, ...]   # why not confirmed; empty when confirmed
+    unit: str = ""
 
     @property
     def confirmed(self) -> bool:
         return not self.reasons
 
 
-def confirm(parent: Values, blamed: Values, old: Values, new: Values, *, sign: int,
-            alpha: float, same_sources: bool) -> Confirmation:
-    """Confirmed when the blamed commit differs from its parent significantly (U test at alpha
-    on the rounds with one link each; with several, the t test on placements of placement.compare)
-    in the direction looked for, explains at least half of old -> new (in log ratio, both
-    measured in the same rounds), and changes something the build compiles."""
-    c = placement.compare(parent, blamed, [old, new])
-    ratio, p = c.interval, c.p
-    change = placement.ratio_interval(old, new, [parent, blamed])
+def _share(part: Interval, whole: Interval, sign: int) -> float:
+    x = sign * math.log(part.estimate) if part.estimate > 0 else math.nan
+    total = sign * math.log(whole.estimate) if whole.estimate > 0 else math.nan
+    return x / total if total > 0 else math.nan
+
+
+def confirm(parent: Sample, blamed: Sample, old: Sample, new: Sample, *, sign: int,
+            alpha: float, threshold: float, same_sources: bool,
+            exact: bool = False) -> Confirmation:
+    """Confirmed when the blamed commit differs from its parent significantly (Yuen's trimmed t
+    at alpha on the unit core/levels chooses; exact counts need no test) in the direction looked
+    for, by at least the threshold, and changes something the build compiles. The share of old
+    -> new it explains, and the share before it (old -> parent), are reported, not required: a
+    change spread over several commits is confirmed commit by commit."""
+    e = estimate(parent, blamed, exact)
+    ratio, p = e.interval, (e.p if e.p is not None else (0.0 if exact else 1.0))
+    change = estimate(old, new, exact).interval
+    explained = _share(ratio, change, sign)
+    before = _share(estimate(old, parent, exact).interval, change, sign) \
+        if change.estimate > 0 else math.nan
     x = sign * math.log(ratio.estimate) if ratio.estimate > 0 else math.nan
-    total = sign * math.log(change.estimate) if change.estimate > 0 else math.nan
-    explained = x / total if total > 0 else math.nan
     reasons = []
     if same_sources:
         reasons.append("it changes nothing the build compiles (its compiled sources hash like "
                        "its parent's), so the difference cannot come from its code")
     if not (p < alpha and x > 0):
+        shown = f"p={p:.3g}, alpha {alpha:g}" if not exact else "exact counts"
         reasons.append(f"it does not differ significantly from its parent in that direction "
-                       f"(p={p:.3g}, alpha {alpha:g})")
-    if not explained >= 0.5:
-        shown = f"{explained * 100:.0f}%" if math.isfinite(explained) else "none"
-        reasons.append(f"it explains {shown} of the old -> new change, less than half")
-    return Confirmation(ratio, p, change, explained, tuple(reasons))
+                       f"({shown}; {e.units.text()})")
+    elif abs(ratio.estimate - 1.0) < threshold:
+        reasons.append(f"it differs from its parent by {abs(ratio.estimate - 1) * 100:.1f}%, "
+                       f"less than the {threshold * 100:g}% threshold")
+    return Confirmation(ratio, p, change, explained, before, tuple(reasons), e.units.text())

@@ -1,15 +1,21 @@
 """The records of kvb bisect's finished series: the endpoints, each step, the confirmation.
 
 Each is one line of steps.jsonl, written when its series ends, and one entry of bisect.json's
-"records"; --resume reads them back and replays them. Their JSON is the same since schema 1 of
-state.json (kvb report reads them as plain dicts too: pages/compare_figures.tested_commits), so
-to_json writes exactly the keys, in the order, that the record has always had.
+"records"; --resume reads them back and replays them. kvb report reads them as plain dicts too
+(pages/compare_figures.tested_commits), so the keys of schema 1 and 2 keep their places and
+meaning; schema 3 (state.json) adds keys beside them: each value's round (`round_of`), the rounds
+set apart by their canary (`disturbed`), what a verdict rested on (`unit`), the witness that
+decided (`witness`, and `instructions` when counts did), the links and the seconds a series
+spent. A record written before them reads back with the old meaning: value i measured in round
+i + 1, decided by time.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from kvbtools.core import levels
 from kvbtools.core.errors import UsageError
 from kvbtools.measure import placement
 from kvbtools.measure.bisect_witness import Witness
@@ -33,32 +39,87 @@ def iv_text(x: IvJson | None) -> str:
 @dataclass
 class Measured:
     """The values of one series by role (old and new; and this, or parent and blamed), each
-    with the layout seed of its round; `seeds` None for values recorded before layouts
-    existed (one placement)."""
+    with the layout seed and the round that measured it; `seeds` None for values recorded
+    before layouts existed (one placement), `rounds` None before schema 3 (value i in round
+    i + 1). `disturbed`: rounds whose canary moved, kept here but set apart from the verdicts."""
     values: dict[str, list[float]]
     seeds: dict[str, list[int]] | None = None
+    rounds: dict[str, list[int]] | None = None
+    disturbed: list[int] = field(default_factory=list)
 
-    @staticmethod
-    def of(samples: dict[str, placement.Sample]) -> "Measured":
-        return Measured({k: list(v.values) for k, v in samples.items()},
-                        {k: list(v.seeds) for k, v in samples.items()})
+    def round_of(self, role: str) -> list[int]:
+        got = (self.rounds or {}).get(role)
+        return list(got) if got is not None else list(range(1, len(self.values[role]) + 1))
+
+    def seed_of(self, role: str) -> list[int]:
+        got = (self.seeds or {}).get(role)
+        return list(got) if got is not None else [0] * len(self.values[role])
 
     def samples(self) -> dict[str, placement.Sample]:
-        seeds = self.seeds or {}
-        return {k: placement.sample(v, seeds.get(k)) for k, v in self.values.items()}
+        """By role, with their seeds (the placement spread of the report)."""
+        return {k: placement.sample(v, self.seed_of(k)) for k, v in self.values.items()}
+
+    def levels(self) -> dict[str, levels.Sample]:
+        """By role, as core/levels judges them: one process per round, each on its link, the
+        disturbed rounds left out."""
+        out = {}
+        for k, v in self.values.items():
+            rounds, seeds = self.round_of(k), self.seed_of(k)
+            keep = [i for i in range(len(v)) if rounds[i] not in self.disturbed]
+            out[k] = levels.Sample.rounds([v[i] for i in keep], [rounds[i] for i in keep],
+                                          [f"seed {seeds[i]}" for i in keep])
+        return out
 
     @property
     def n(self) -> int:
         """Values of the role with the fewest."""
         return min(len(v) for v in self.values.values())
 
+    @property
+    def links(self) -> int:
+        """Links (layout seeds) the series ran."""
+        return len({s for k in self.values for s in self.seed_of(k)})
+
     def to_json(self) -> dict[str, Any]:
-        return {"values": self.values} | ({"seeds": self.seeds} if self.seeds is not None
-                                          else {})
+        return ({"values": self.values}
+                | ({"seeds": self.seeds} if self.seeds is not None else {})
+                | ({"round_of": self.rounds} if self.rounds is not None else {})
+                | ({"disturbed": self.disturbed} if self.disturbed else {}))
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Measured":
-        return Measured(d["values"], d.get("seeds"))
+        return Measured(d["values"], d.get("seeds"), d.get("round_of"),
+                        list(d.get("disturbed") or []))
+
+
+@dataclass
+class Spent:
+    """What a series cost: links x rounds, and seconds measuring and (re)linking; the seconds
+    its commits' builds took (what its default budget followed) and the budget it had."""
+    links: int = 0
+    rounds_per_link: float = 0.0
+    measuring: float = 0.0
+    linking: float = 0.0
+    building: float = 0.0
+    budget: float = 0.0
+
+    def text(self) -> str:
+        return (f"{self.links} link{'s' if self.links != 1 else ''} x {self.rounds_per_link:g} "
+                f"rounds, {self.measuring:.0f} s "
+                f"measuring + {self.linking:.0f} s relinking (budget {self.budget:.0f} s; its "
+                f"builds took {self.building:.0f} s)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"links": self.links, "rounds_per_link": self.rounds_per_link,
+                "measuring": round(self.measuring, 3), "linking": round(self.linking, 3),
+                "building": round(self.building, 3), "budget": round(self.budget, 3)}
+
+    @staticmethod
+    def from_json(d: dict[str, Any] | None) -> "Spent | None":
+        return Spent(**d) if d else None
+
+
+TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdict
 
 
 @dataclass
@@ -72,6 +133,10 @@ class Endpoints:
     measured: Measured          # roles old, new
     change: IvJson              # new / old
     fingerprints: dict[str, str]   # commit -> fingerprint of its compiled sources ("": none)
+    unit: str = ""              # what the verdict rested on (core/levels), "" before schema 3
+    spent: Spent | None = None
+    witness: str = TIME         # TIME, or INSTRUCTIONS when the counts decided
+    counts: dict[str, float] | None = None   # instructions by role (old, new)
 
     @property
     def rounds_taken(self) -> int:
@@ -83,12 +148,25 @@ class Endpoints:
     def to_json(self) -> dict[str, Any]:
         return {"kind": "endpoints", "old": self.old, "new": self.new, "state": self.state,
                 "rounds": self.rounds, "stopped_by": self.stopped_by, **self.measured.to_json(),
-                "change": self.change, "fingerprints": self.fingerprints}
+                "change": self.change, "fingerprints": self.fingerprints,
+                **_extra(self.unit, self.spent, self.witness, self.counts)}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Endpoints":
         return Endpoints(d["old"], d["new"], d["state"], d["rounds"], d["stopped_by"],
-                         Measured.from_json(d), d["change"], d["fingerprints"])
+                         Measured.from_json(d), d["change"], d["fingerprints"],
+                         d.get("unit", ""), Spent.from_json(d.get("spent")),
+                         d.get("witness", TIME), d.get("instructions"))
+
+
+
+def _extra(unit: str, spent: Spent | None, witness: str, counts: dict[str, float] | None
+           ) -> dict[str, Any]:
+    """The keys schema 3 added, where they have a value (a record of before reads back and
+    writes as it was: no unit, decided by time)."""
+    return (({"unit": unit} if unit else {}) | ({"spent": spent.to_json()} if spent else {})
+            | ({"witness": witness} if unit or witness != TIME else {})
+            | ({"instructions": counts} if counts else {}))
 
 
 @dataclass
@@ -103,27 +181,36 @@ class StepSeries:
     to_new: IvJson              # this / new
     change: IvJson              # new / old in the same rounds
     position: float             # 0 like old, 1 like new (NaN: unknown)
+    unit: str = ""              # what the verdicts rested on (core/levels)
+    rule: str = ""              # how time judged it (bisect_judge: CLEAR, HALFWAY, "")
+    spent: Spent | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "stopped_by": self.stopped_by, "narrow": self.narrow,
                 "seconds": self.seconds, **self.measured.to_json(), "to_old": self.to_old,
-                "to_new": self.to_new, "change": self.change, "position": self.position}
+                "to_new": self.to_new, "change": self.change, "position": self.position,
+                **({"unit": self.unit} if self.unit else {}),
+                **({"rule": self.rule} if self.rule else {}),
+                **({"spent": self.spent.to_json()} if self.spent else {})}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "StepSeries":
         return StepSeries(d["rounds"], d["stopped_by"], d["narrow"], d["seconds"],
                           Measured.from_json(d), d["to_old"], d["to_new"], d["change"],
-                          d["position"])
+                          d["position"], d.get("unit", ""), d.get("rule", ""),
+                          Spent.from_json(d.get("spent")))
 
 
-MEASURED, SAME_SOURCES = "measured", "same sources"
+MEASURED, SAME_SOURCES, COUNTED = "measured", "same sources", "counted"
 
 
 @dataclass
 class Step:
-    """One commit judged: by its series (how MEASURED), by the verdict of a commit that
-    compiles the same sources (SAME_SOURCES, `same_as`), or skipped ("skip": how is "does not
-    build" or "does not run", `why`)."""
+    """One commit judged: by its series (how MEASURED; decided by time, or by instruction counts
+    when time could not), by counts alone (COUNTED: --witness instructions, or a search whose
+    ends only the counts told apart), by the verdict of a commit that compiles the same sources
+    (SAME_SOURCES, `same_as`), or skipped ("skip": how is "does not build" or "does not run",
+    `why`)."""
     step: int
     commit: str
     fingerprint: str            # of its compiled sources; "" when unknown
@@ -132,6 +219,18 @@ class Step:
     same_as: str = ""
     why: str = ""
     series: StepSeries | None = None   # how == MEASURED
+    witness: str = TIME         # what decided: TIME, or INSTRUCTIONS (when time could not)
+    counts: dict[str, float] | None = None   # instructions by role (old, new, this)
+    ends: tuple[str, str] | None = None      # --all-steps: the old and new of its range
+
+    @property
+    def position(self) -> float:
+        """0 like old, 1 like new: by the counts when they decided, else by time."""
+        c = self.counts
+        if self.witness == INSTRUCTIONS and c and c["new"] != c["old"] and \
+                min(c.values()) > 0:
+            return math.log(c["this"] / c["old"]) / math.log(c["new"] / c["old"])
+        return self.series.position if self.series else math.nan
 
     @property
     def measured(self) -> Measured | None:
@@ -148,19 +247,27 @@ class Step:
         d: dict[str, Any] = {"kind": "step", "step": self.step, "commit": self.commit,
                              "fingerprint": self.fingerprint, "verdict": self.verdict,
                              "how": self.how}
+        if self.ends is not None:
+            d["old"], d["new"] = self.ends
         if self.how == SAME_SOURCES:
             d["same_as"] = self.same_as
         elif self.series is not None:
             d.update(self.series.to_json())
-        else:
+        elif self.why:
             d["why"] = self.why
+        if self.witness != TIME or (self.series is not None and self.series.unit):
+            d["witness"] = self.witness
+        if self.counts:
+            d["instructions"] = self.counts
         return d
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Step":
+        ends = (d["old"], d["new"]) if "old" in d else None
         return Step(d["step"], d["commit"], d.get("fingerprint", ""), d["verdict"], d["how"],
                     d.get("same_as", ""), d.get("why", ""),
-                    StepSeries.from_json(d) if d["how"] == MEASURED else None)
+                    StepSeries.from_json(d) if "to_old" in d else None,
+                    d.get("witness", TIME), d.get("instructions"), ends)
 
 
 @dataclass
@@ -172,15 +279,29 @@ class ConfirmSeries:
     p: float
     change: IvJson              # new / old in the same rounds
     explained: float | None     # the share of old -> new; None when it cannot be said
+    before: float | None = None   # the share of old -> new in old..parent
+    unit: str = ""
+    spent: Spent | None = None
+
+    @property
+    def after(self) -> float | None:
+        """The share of old -> new in blamed..new."""
+        if self.explained is None or self.before is None:
+            return None
+        return 1.0 - self.before - self.explained
 
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, **self.measured.to_json(), "ratio": self.ratio,
-                "p": self.p, "change": self.change, "explained": self.explained}
+                "p": self.p, "change": self.change, "explained": self.explained,
+                **({"before": self.before} if self.before is not None else {}),
+                **({"unit": self.unit} if self.unit else {}),
+                **({"spent": self.spent.to_json()} if self.spent else {})}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "ConfirmSeries":
         return ConfirmSeries(d["rounds"], Measured.from_json(d), d["ratio"], d["p"],
-                             d["change"], d.get("explained"))
+                             d["change"], d.get("explained"), d.get("before"),
+                             d.get("unit", ""), Spent.from_json(d.get("spent")))
 
 
 @dataclass
@@ -194,6 +315,7 @@ class Confirm:
     witness: Witness | None = None        # instruction counts (bisect_witness)
     witness_note: str = ""                # why there are none, where they apply
     placement_effect: bool = False        # time differs, instructions do not
+    witness_decided: bool = False         # time could not tell it from its parent; the counts did
 
     @property
     def measured(self) -> Measured | None:
@@ -224,6 +346,8 @@ class Confirm:
                                  "text": w.text()}
         if self.placement_effect:
             d["placement_effect"] = True
+        if self.witness_decided:
+            d["decided_by"] = INSTRUCTIONS
         return d
 
     @staticmethod
@@ -232,7 +356,8 @@ class Confirm:
         return Confirm(d["blamed"], d["parent"], d["same_sources"], list(d["reasons"]),
                        ConfirmSeries.from_json(d) if "ratio" in d else None,
                        Witness(w["parent"], w["blamed"], w["preset"]) if w else None,
-                       d.get("instructions_note", ""), bool(d.get("placement_effect")))
+                       d.get("instructions_note", ""), bool(d.get("placement_effect")),
+                       d.get("decided_by") == INSTRUCTIONS)
 
 
 Record = Union[Endpoints, Step, Confirm]

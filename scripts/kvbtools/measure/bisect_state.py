@@ -2,8 +2,9 @@
 watches, what its builds compile and what it has spent, as one record.
 
 The record is written to state.json (SCHEMA, schema_version VERSION) whenever it changes and is
-read back by --resume; a state.json written by the previous release (schema_version 1, a flat
-dict) is converted, and one of any other version is refused (UsageError, exit 2). The series the
+read back by --resume; a state.json written by a previous release (schema_version 2: no witness,
+--all-steps, CPU or instruction counts; schema_version 1, a flat dict) is converted, and one of
+any other version is refused (UsageError, exit 2). The series the
 search finished are not here but in steps.jsonl (bisect_records). docs/compare.md describes both
 files.
 """
@@ -21,8 +22,9 @@ from kvbtools.measure.rounds import Budget
 from kvbtools.measure.runner import Plan
 
 SCHEMA = "kvb-bisect-state"
-VERSION = 2
-READS = (1, 2)    # the schema versions --resume reads
+VERSION = 3
+READS = (1, 2, 3)    # the schema versions --resume reads
+WITNESSES = ("auto", "time", "instructions")
 
 # Files whose content is compiled when they sit in a directory the build listed (a glob).
 SOURCE_EXT = (".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl",
@@ -37,10 +39,13 @@ class Settings:
     new: str
     find: str                 # "slower" or "faster", in the metric's better direction
     judgement: Judgement      # threshold and alpha (the direction: State.judgement)
-    budget: Budget            # of each series: first = --repeats (before whole layout cycles)
-    layouts: int              # links a commit (placement seeds 0..layouts-1)
+    budget: Budget            # of each series: first = --repeats (before whole layout cycles);
+    #                           max_seconds None: as long as the series' builds took (>= FLOOR)
+    layouts: int              # links each series starts with (seeds 0..layouts-1); 1: only one
     skip_identical: bool      # a commit compiling a judged commit's sources takes its verdict
     metric: str | None        # as asked (--metric); None: the document kind's default
+    witness: str = "auto"     # --witness: what decides a step (WITNESSES)
+    all_steps: bool = False   # --all-steps: every step of at least the threshold
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,10 @@ class Totals:
     measure_seconds: float = 0.0
     runs: int = 0
     rounds: int = 0
+    build_seconds: float = 0.0     # building commits (their first links included)
+    relinks: int = 0               # links added to a built commit
+    link_seconds: float = 0.0
+    canary_seconds: float = 0.0
 
 
 @dataclass
@@ -117,6 +126,9 @@ class State:
     compiled: CompiledSet | None = None   # None: not learnt (yet), or it could not be
     compiled_note: str = ""               # why no commit is skipped for identical sources
     totals: Totals = field(default_factory=Totals)
+    cpu: int | None = None                # every run pinned to it (None: not chosen yet)
+    cpu_note: str = ""                    # how it was chosen; whether rounds have a canary
+    counts: dict[str, float] = field(default_factory=dict)   # commit -> instructions (witness)
     dir: str = ""                         # the results directory (not written: it holds it)
 
     @property
@@ -152,13 +164,15 @@ class State:
             "new": s.new, "find": s.find, "judgement": dataclasses.asdict(self.judgement),
             "budget": {"repeats": s.budget.first, "max_rounds": s.budget.max_rounds,
                        "max_seconds": s.budget.max_seconds},
-            "layouts": s.layouts, "skip_identical": s.skip_identical,
+            "layouts": s.layouts, "skip_identical": s.skip_identical, "witness": s.witness,
+            "all_steps": s.all_steps,
             "mode": _mode_json(self.mode), "asked_metric": s.metric,
             "metric": self.metric_name, "unit": w.unit if w else None,
             "better": w.better if w else None, "kind": w.kind if w else None,
             "benchmark": w.benchmark if w else None,
             "compiled": self.compiled.to_json() if self.compiled else None,
-            "compiled_note": self.compiled_note, "totals": dataclasses.asdict(self.totals)}
+            "compiled_note": self.compiled_note, "totals": dataclasses.asdict(self.totals),
+            "cpu": self.cpu, "cpu_note": self.cpu_note, "instruction_counts": self.counts}
 
 
 def budget(repeats: int, max_rounds: int, max_seconds: float | None) -> Budget:
@@ -182,11 +196,11 @@ def from_json(doc: Any, where: str) -> State:
         raise UsageError(f"{where} is not a kvb bisect state")
     version = doc.get("schema_version")
     if version not in READS:
+        known = f"{', '.join(map(str, READS[:-1]))} and {READS[-1]}"
         raise UsageError(f"{where} is a kvb bisect state of schema_version {version}; this kvb "
-                         f"reads versions {' and '.join(map(str, READS))}: resume it with the "
-                         "kvb that started it")
+                         f"reads versions {known}: resume it with the kvb that started it")
     try:
-        return _from_v2(doc) if version == 2 else _from_v1(doc)
+        return _from_v2(doc) if version in (2, 3) else _from_v1(doc)
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"{where}: cannot read the bisect's state (schema_version {version}): "
                          f"{type(e).__name__} {e}") from None
@@ -199,17 +213,24 @@ def _watched(doc: dict[str, Any], benchmark: str | None) -> Watched | None:
 
 
 def _from_v2(doc: dict[str, Any]) -> State:
+    """schema_version 3 as written; 2 without witness, all_steps, cpu and counts: a bisect
+    started before them goes on with --witness auto, one culprit, a CPU chosen now."""
     j, b, m = doc["judgement"], doc["budget"], doc["mode"]
     settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
                         Judgement(float(j["threshold"]), float(j["alpha"])),
                         budget(int(b["repeats"]), int(b["max_rounds"]), b["max_seconds"]),
-                        int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"])
+                        int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"],
+                        str(doc.get("witness", "auto")), bool(doc.get("all_steps", False)))
     mode: Mode = (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"])
                   if m["name"] == "generic" else
                   KvbenchMode(m["dep"], m["preset"], m["engine"], Plan(**m["plan"]), m["bench"]))
+    if settings.witness not in WITNESSES:
+        raise ValueError(f"witness {settings.witness!r}")
     return State(settings, mode, _watched(doc, doc.get("benchmark")),
                  CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note", ""),
-                 Totals(**doc.get("totals", {})))
+                 Totals(**doc.get("totals", {})), cpu=doc.get("cpu"),
+                 cpu_note=doc.get("cpu_note", ""),
+                 counts={k: float(v) for k, v in (doc.get("instruction_counts") or {}).items()})
 
 
 def _from_v1(doc: dict[str, Any]) -> State:

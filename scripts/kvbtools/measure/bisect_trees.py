@@ -8,7 +8,12 @@ Everything lives in one temporary directory, removed at the end however the bise
 
 Layouts in generic mode: the build command runs once per seed 0..K-1 and the measure command
 runs with the seed of its round, both with KVB_LAYOUT_SEED=<seed> in their environment (a build
-that ignores it measures one placement K times; docs/placement.md has recipes).
+that ignores it measures one placement K times; docs/placement.md has recipes). A series that
+adds a link (bisect_series) relinks each commit with the next seed: kvbench mode builds only
+that seed's <target>-layout<N>, generic mode runs the build command once more.
+
+Every run is pinned to the bisect's CPU when it has one (`cpu`): kvbench and kvbench_micro with
+--cpu_affinity=N, the generic measure command under `taskset -c N` with KVB_CPU=N.
   deps/          kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled
                  (ccache keeps that cheap) and the trace below sees what it reads
 
@@ -22,6 +27,7 @@ build). Without strace there is no compiled set and no commit is skipped for it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import os
@@ -39,6 +45,7 @@ from kvbtools.measure.bisect_state import CompiledSet, GenericMode, Mode
 from kvbtools.measure.runner import Build, BuildError
 
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
+RELINK_BATCH = 4    # kvbench mode: links added to a commit at once (Workspace.relink)
 
 
 def git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -175,7 +182,9 @@ class Workspace:
         self.trees: dict[str, str] = {}
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
+        self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
         self.builds = 0
+        self.cpu: int | None = None                # every run pinned here (bisect_series)
 
     def tree(self, sha: str) -> str:
         if sha not in self.trees:
@@ -209,6 +218,7 @@ class Workspace:
                             wrap=wrap if seed == 0 else None,
                             env=dict(env, KVB_LAYOUT_SEED=str(seed)))
             self.built[sha] = tree
+            self.generic_links[sha] = self.layouts
         else:
             micro = mode.plan.micro
             b = Build(f"{mode.dep} at {sha[:12]}", mode.preset,
@@ -233,24 +243,66 @@ class Workspace:
                 raise KeyboardInterrupt from None
             raise
 
-    def run(self, sha: str, out: str, seed: int = 0) -> None:
-        """One measurement of a built commit's link `seed`, its JSON written to `out`. Raises
-        BuildError when it fails."""
-        mode = self.mode
+    def links(self, sha: str) -> int:
+        """The links (seeds 0..n-1) of a built commit."""
+        if isinstance(self.mode, GenericMode):
+            return self.generic_links.get(sha, 0)
+        return len(self.binaries.get(sha, []))
+
+    def relink(self, sha: str, seed: int) -> None:
+        """Adds link `seed` to a built commit whose links are 0..seed-1: generic mode runs the
+        build command with KVB_LAYOUT_SEED=seed; kvbench mode relinks <target>-layout<N> from
+        the commit's objects (its library from the deps cache) for RELINK_BATCH seeds at once,
+        since repointing the shared build directory at the commit (a CMake configure, tens of
+        seconds under load) costs more than a link. Raises BuildError."""
+        mode, tree = self.mode, self.tree(sha)
+        log = os.path.join(self.outdir, "build.log")
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"\n==== {sha} (relink, layout seed {seed}) ====\n")
         if isinstance(mode, GenericMode):
+            self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
+                        env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
+            self.generic_links[sha] = seed + 1
+            return
+        micro = mode.plan.micro
+        seeds = list(range(seed, seed + RELINK_BATCH))
+        b = Build(f"{mode.dep} at {sha[:12]}", mode.preset, f"bisect-{mode.preset}-{mode.dep}",
+                  dict([runner.source_define(mode.dep, tree),
+                        ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
+                  layouts=seeds[-1] + 1)
+        name = "kvbench_micro" if micro else "kvbench"
+        blog = os.path.join(b.dir, "kvb-build.log")
+        self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT)
+        self._check(runner.run_logged, ["cmake", "--build", b.dir, "-j", str(runner.jobs()),
+                                        "--target", *(f"{name}-layout{x}" for x in seeds)],
+                    blog, cwd=runner.ROOT)
+        dest = os.path.join(self.tmp, "bin", sha[:12])
+        self.binaries[sha] += [shutil.copy2(b.binaries(micro)[x], dest) for x in seeds]
+
+    def run(self, sha: str, out: str, seed: int = 0) -> None:
+        """One measurement of a built commit's link `seed`, its JSON written to `out`, pinned to
+        `cpu` when there is one. Raises BuildError when it fails."""
+        mode = self.mode
+        cpu = self.cpu
+        if isinstance(mode, GenericMode):
+            pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+            env = dict(os.environ, KVB_LAYOUT_SEED=str(seed))
+            if cpu is not None:
+                env["KVB_CPU"] = str(cpu)
             with open(out, "w", encoding="utf-8") as f:
-                p = subprocess.run(command(mode.measure_cmd), cwd=self.built[sha],
-                                   stdout=f, stderr=subprocess.PIPE, text=True,
-                                   env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
+                p = subprocess.run(pin + command(mode.measure_cmd), cwd=self.built[sha],
+                                   stdout=f, stderr=subprocess.PIPE, text=True, env=env)
             if interrupted(p.returncode):
                 raise KeyboardInterrupt
             if p.returncode != 0:
                 raise BuildError(f"the measure command failed ({p.returncode}): "
                                  f"{p.stderr.strip()[-500:]}")
         else:
+            plan = mode.plan if cpu is None else dataclasses.replace(
+                mode.plan, extra=[*mode.plan.extra, f"--cpu_affinity={cpu}"])
             try:
                 binary = self.binaries.get(sha, [self.built[sha]])
-                runner.run_once(binary[seed % len(binary)], mode.plan, out, mode.engine)
+                runner.run_once(binary[seed % len(binary)], plan, out, mode.engine)
             except BuildError as e:
                 if re.search(r"failed \((-2|130)\)", str(e)):
                     raise KeyboardInterrupt from None

@@ -7,7 +7,14 @@ of the same worktrees (valgrind 3.19 cannot run AVX-512 code; callgrind.py). Ins
 do not move with placement: when time says changed and the counts are the same, the difference
 is where the linker put the code, not the commit's source.
 
-Used by bisect_search's confirmation; imports no command module.
+The same counts are the bisect's second witness for its steps (--witness auto, the default):
+when time cannot decide a series within its budget (placement or noise), the commits of the
+series are counted and the counts decide (exact: core/levels exact=True). `counter` says how a
+commit is counted in this bisect, one function per kind of benchmark: kvbench_micro benchmarks
+today (`count`); kvbench KV workloads join when kvbench counts their measured loops under
+callgrind (issue 37 item 3), as one more entry of COUNTERS.
+
+Used by bisect_search; imports no command module.
 """
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ import dataclasses
 import os
 import shlex
 from dataclasses import dataclass
+from typing import Callable
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
@@ -83,6 +91,37 @@ def count(mode: KvbenchMode, tree: str, sha: str, preset: str, out_dir: str) -> 
     if key not in side.values:
         raise RunError(f"{out} has no {METRIC} for {mode.bench_key}")
     return side.values[key][0]
+
+
+Counter = Callable[[str, str, str], float]   # (worktree, sha, out_dir) -> instructions
+
+
+def _micro_counter(mode: KvbenchMode) -> tuple[Counter | None, str]:
+    preset = witness_preset(mode.preset)
+    if preset is None:
+        return None, "no valgrind, or no portable preset valgrind can run here"
+    return (lambda tree, sha, out: count(mode, tree, sha, preset, out)), \
+        f"instructions per byte ({preset}, callgrind)"
+
+
+def _kv_counter(mode: KvbenchMode) -> tuple[Counter | None, str]:
+    return None, ("kvbench does not count a KV workload's instructions under callgrind yet "
+                  "(issue 37 item 3)")
+
+
+COUNTERS: dict[str, Callable[[KvbenchMode], tuple[Counter | None, str]]] = {
+    "micro": _micro_counter, "kv": _kv_counter}
+
+
+def counter(mode: Mode) -> tuple[Counter | None, str]:
+    """How a commit's instructions are counted in this bisect (and what they are), or None and
+    why not."""
+    if not isinstance(mode, KvbenchMode):
+        return None, ("generic mode: kvb cannot count your measure command's instructions "
+                      "(count them yourself and bisect with --metric on them)")
+    if mode.plan.instructions:
+        return None, "the bisect counts instructions itself (--instructions)"
+    return COUNTERS["micro" if mode.plan.micro else "kv"](mode)
 
 
 def counted(mode: Mode) -> KvbenchMode | None:

@@ -2,7 +2,9 @@
 """Makes the fixtures of this directory: kvb bisects interrupted with SIGINT under an older kvb,
 whose state.json bisect_test.py's resume test converts (not run by ctest).
 
-  make_fixture.py --src OLD_TREE     (e.g. git worktree add /tmp/old b8ff310)
+  make_fixture.py --src OLD_TREE [--out DIR]   (e.g. git worktree add /tmp/old b8ff310;
+                                               tests/data/bisect_v2: --out ../bisect_v2 with
+                                               a tree of 54a7234, state.json schema 2)
 
 Each fixture is the state.json and steps.jsonl the older kvb left, copied as they are, of a
 generic-mode bisect of bisect_test.py's history(10, 13) (its commits have fixed dates, so their
@@ -37,7 +39,7 @@ def lines(path: str) -> list[dict]:
         return []
 
 
-def make(name: str, src: str, extra: list[str], steps_done: int) -> None:
+def make(name: str, src: str, extra: list[str], steps_done: int, out_dir: str = HERE) -> None:
     work = tempfile.mkdtemp(prefix="kvb-bisect-v1.")
     repo = bt.Repo(work, bt.history(10, 13))
     c = repo.commits
@@ -61,7 +63,7 @@ def make(name: str, src: str, extra: list[str], steps_done: int) -> None:
     out, err = p.communicate(timeout=120)
     if p.returncode != 130:
         sys.exit(f"{name}: exit {p.returncode}, not interrupted:\n{out}{err}")
-    dest = os.path.join(HERE, name)
+    dest = os.path.join(out_dir, name)
     os.makedirs(dest, exist_ok=True)
     for f in ("state.json", "steps.jsonl"):
         shutil.copy(os.path.join(os.path.dirname(steps), f), dest)
@@ -72,9 +74,10 @@ def make(name: str, src: str, extra: list[str], steps_done: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", required=True, help="a source tree of the older kvb")
-    src = ap.parse_args().src
-    make("after_endpoints", src, ["--repeats", "4", "--layouts", "1"], 0)
-    make("after_step", src, [], 3)
+    ap.add_argument("--out", default=HERE, help="where the fixtures go (default: here)")
+    args = ap.parse_args()
+    make("after_endpoints", args.src, ["--repeats", "4", "--layouts", "1"], 0, args.out)
+    make("after_step", args.src, [], 3, args.out)
 
 
 if __name__ == "__main__":
