@@ -91,7 +91,7 @@ void WriteWorkload(JsonWriter& j, const RunConfig& config) {
   j.EndObject();
 }
 
-// crc32c::Extend's choice on this host (bench/crc32c/crc32c.h): per size class, the kernel and,
+// crc32c::Extend's choice on this host (crc32c/crc32c.h): per size class, the kernel and,
 // when measured, every kernel's rate at the class's probe length, fastest first.
 void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
   j.BeginObject("crc32c");
