@@ -98,6 +98,7 @@ void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
   j.Str("chosen_by", crc32c::ChosenByName(choice.chosen_by))
       .Str("how", crc32c::DescribeHow(choice));
   j.Int("repeats", static_cast<uint64_t>(choice.repeats));
+  j.Int("interrupted_bursts", static_cast<uint64_t>(choice.interrupted));
   j.Num("calibration_cpu_seconds", choice.calibration_seconds);
   j.Num("calibration_wall_seconds", choice.calibration_wall_seconds);
   size_t count = 0;

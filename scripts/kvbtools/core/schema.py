@@ -33,6 +33,7 @@ DIMENSIONLESS = {
     "load_average_start", "load_average_end",
     "ipc", "counted_fraction",
     "samples", "lost_samples",  # results[].profile (docs/profile.md)
+    "interrupted_bursts",  # context.crc32c: the calibration's discarded bursts (docs/micro.md)
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).
