@@ -67,3 +67,19 @@ string(APPEND _engines_def "KVBENCH_DEFAULT_ENGINE(${KVBENCH_DEFAULT_ENGINE})\n"
 # Rewritten only when it changes, so a reconfigure does not rebuild the registry.
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/generated/kv/engines.def CONTENT "${_engines_def}")
 message(STATUS "kvbench storage engines: ${KVBENCH_ENGINES_FOUND} (and the reference engines)")
+
+# The crc32c peers, where the build has them: RocksDB's own crc32c, as the installed library was
+# built (bench/rocksdb_crc32c.h), and ISA-L's crc32_iscsi (bench/isal_crc32c.h), both optional.
+# kvbench_micro measures them beside kvbench's kernels (src/crc32c) and micro_crc32c_test checks
+# them against the table kernel.
+function(kvbench_link_crc32c_peers target)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+  if(RocksDB_FOUND)
+    target_compile_definitions(${target} PRIVATE KVBENCH_HAVE_ROCKSDB=1)
+    target_link_libraries(${target} PRIVATE RocksDB::rocksdb)
+  endif()
+  if(ISAL_FOUND)
+    target_compile_definitions(${target} PRIVATE KVBENCH_HAVE_ISAL=1)
+    target_link_libraries(${target} PRIVATE ISAL::isal)
+  endif()
+endfunction()

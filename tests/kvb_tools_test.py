@@ -28,7 +28,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import host, stats  # noqa: E402
+from kvbtools.core import fingerprint, host, results, stats  # noqa: E402
 from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -656,6 +656,34 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("num: 1000 and 10000 pooled in one side", p.stderr)
         self.assertFalse(os.path.exists(html))
+
+    def test_a_forced_crc32c_kernel_is_another_run(self) -> None:
+        # Issue 38: with KVBENCH_CRC32C=table, crc32c/extend ran the table kernel, and compare
+        # showed 0.20 against a dispatched run without a word; the store put both in one series.
+        files = {}
+        for name, forced in (("dispatched.json", None), ("forced.json", "table")):
+            files[name] = os.path.join(self.tmp, name)
+            env = {k: v for k, v in os.environ.items() if k != "KVBENCH_CRC32C"}
+            env.update({"KVBENCH_CRC32C": forced} if forced else {})
+            subprocess.run([ARGS.micro, "--benchmark_filter=^crc32c/(extend|table)/256$",
+                            "--block_sizes=256", "--benchmark_min_time=0.01",
+                            "--benchmark_repetitions=2", f"--benchmark_out={files[name]}",
+                            "--benchmark_out_format=json"],
+                           check=True, capture_output=True, timeout=300, env=env)
+        p = kvb("compare", files["dispatched.json"], files["forced.json"])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("crc32c: dispatched in dispatched.json, forced table in forced.json",
+                      p.stderr)
+        self.assertIn("--allow-different crc32c", p.stderr)
+        ok = kvb("compare", files["dispatched.json"], files["forced.json"],
+                 "--allow-different", "crc32c")
+        self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
+        self.assertIn("accepted with --allow-different: crc32c: dispatched", ok.stdout)
+        # The store's series: a forced run is its own; a dispatched one keeps the key it had.
+        points = [fingerprint.extract(results.load(f)) for f in files.values()]
+        self.assertNotIn("crc32c", points[0].key)
+        self.assertEqual(points[1].key["crc32c"], "forced table")
+        self.assertNotEqual(points[0].fingerprint, points[1].fingerprint)
 
     def test_a_different_engine_is_the_axis(self) -> None:
         a = self.run_kvbench("memory.json", "--num=1000", "--repeats=4")

@@ -6,9 +6,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <thread>
 
+#include "profile/frame_name.h"
 #include "profile/profiler.h"
 #include "profile/symbolizer.h"
 
@@ -71,6 +73,22 @@ TEST(Symbolizer, NamesUnmappedAddressesUnknown) {
   Symbolizer symbols;
   EXPECT_EQ(symbols.Name(16, false), "[unknown]");
   EXPECT_GE(symbols.unresolved(), 1u);
+}
+
+// The shared cases of the short-name rule (tests/frame_names.txt), which kvb's Python reads too
+// (profile_tools_test): the console's names and the pages' are the same.
+TEST(ShortFrameName, GivesEveryNameOfTheSharedTable) {
+  std::ifstream in(KVBENCH_FRAME_NAMES_FILE);
+  ASSERT_TRUE(in) << "cannot read " << KVBENCH_FRAME_NAMES_FILE;
+  int cases = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << "no tab in: " << line;
+    EXPECT_EQ(ShortFrameName(line.substr(0, tab)), line.substr(tab + 1)) << line.substr(0, tab);
+    ++cases;
+  }
+  EXPECT_GE(cases, 20);
 }
 
 TEST(Profiler, SamplesEachRoleAndTheBackgroundThreads) {

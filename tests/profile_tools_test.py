@@ -92,14 +92,17 @@ class ModelTest(unittest.TestCase):
         self.assertEqual(profiles.moved(a[("readrandom", "reader")],
                                         b[("readrandom", "reader")])[0].name, "g")
 
-    def test_short_names_drop_parameters_and_template_arguments(self) -> None:
-        self.assertEqual(profiles.short_name(
-            "kvbench::(anonymous namespace)::MemorySession::Get(kvbench::Slice const&, "
-            "std::string*)"), "kvbench::(anonymous namespace)::MemorySession::Get")
-        self.assertEqual(profiles.short_name("a::B<int, c<d>>::operator()(int) const"),
-                         "a::B<>::operator()")
-        self.assertEqual(profiles.short_name("operator new(unsigned long)"), "operator new")
-        self.assertEqual(profiles.short_name("libc.so.6+0x1a2b"), "libc.so.6+0x1a2b")
+    def test_short_names_follow_the_table_the_cxx_side_follows(self) -> None:
+        # tests/frame_names.txt: the cases profile_test checks against C++'s ShortFrameName, so
+        # kvbench's console line and kvb's tables and flame graphs name a frame alike.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frame_names.txt")
+        with open(path, encoding="utf-8") as f:
+            cases = [line.rstrip("\n").split("\t") for line in f
+                     if line.strip() and not line.startswith("#")]
+        self.assertGreaterEqual(len(cases), 20)
+        for frame, short in cases:
+            self.assertEqual(profiles.short_name(frame), short, frame)
+        self.assertEqual(profiles.short_name("a::b::function_name(int)", 10), "…tion_name")
 
     def test_folded_text_is_one_stack_per_line_most_samples_first(self) -> None:
         self.assertEqual(profiles.folded_text({"a;b": 1, "a;c": 3}), "a;c 3\na;b 1\n")

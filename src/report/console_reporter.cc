@@ -1,11 +1,11 @@
 #include "report/console_reporter.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string_view>
 
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
+#include "profile/frame_name.h"
 #include "report/format.h"
 
 namespace kvbench {
@@ -79,45 +79,6 @@ std::string PacingVerdict(const RoleResult& role) {
   }
   if (!role.pacing_note.empty()) s += "; " + role.pacing_note;
   return s;
-}
-
-// A frame's function without its parameter list and template arguments, as kvb's tables show it
-// (scripts/kvbtools/core/profiles.py short_name): "kvbench::(anonymous
-// namespace)::MemorySession::Get".
-std::string ShortFunctionName(const std::string& frame) {
-  static const char* const kWhole[] = {"(anonymous namespace)",
-                                       "operator()",
-                                       "operator<<",
-                                       "operator<=",
-                                       "operator<",
-                                       "operator>>",
-                                       "operator>"};
-  std::string out;
-  int depth = 0;
-  size_t i = 0;
-  while (i < frame.size()) {
-    const char* whole = nullptr;
-    for (const char* w : kWhole) {
-      if (depth == 0 && frame.compare(i, std::strlen(w), w) == 0) whole = w;
-      if (whole != nullptr) break;
-    }
-    if (whole != nullptr) {
-      out += whole;
-      i += std::strlen(whole);
-      continue;
-    }
-    const char c = frame[i++];
-    if (c == '<') {
-      if (depth++ == 0) out += "<>";
-    } else if (c == '>' && depth > 0) {
-      --depth;
-    } else if (c == '(' && depth == 0 && i > 1) {
-      break;  // the parameter list, and " const", " [clone .isra.0]" after it
-    } else if (depth == 0) {
-      out += c;
-    }
-  }
-  return out.empty() ? frame : out;
 }
 
 }  // namespace
@@ -282,7 +243,7 @@ void ConsoleReporter::AddProfileLines(const ProfileResult& p) {
     for (size_t i = 0; i < self.size() && i < 3; ++i) {
       top += (i ? "," : "") + std::string(" ") +
              FormatDouble(100.0 * self[i].second / r.samples, 1) + "% " +
-             ShortFunctionName(self[i].first);
+             ShortFrameName(self[i].first);
     }
     std::fprintf(out_, "%s\n", top.c_str());
   }

@@ -94,13 +94,14 @@ void WriteWorkload(JsonWriter& j, const RunConfig& config) {
   j.EndObject();
 }
 
-// crc32c::Extend's choice on this host (bench/crc32c/crc32c.h): per size class, the kernel and,
+// crc32c::Extend's choice on this host (crc32c/crc32c.h): per size class, the kernel and,
 // when measured, every kernel's rate at the class's probe length, fastest first.
 void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
   j.BeginObject("crc32c");
   j.Str("chosen_by", crc32c::ChosenByName(choice.chosen_by))
       .Str("how", crc32c::DescribeHow(choice));
   j.Int("repeats", static_cast<uint64_t>(choice.repeats));
+  j.Int("interrupted_bursts", static_cast<uint64_t>(choice.interrupted));
   j.Num("calibration_cpu_seconds", choice.calibration_seconds);
   j.Num("calibration_wall_seconds", choice.calibration_wall_seconds);
   size_t count = 0;

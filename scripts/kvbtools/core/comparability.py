@@ -5,10 +5,11 @@ kvb compare reads what defines the work from each file's context, by the store's
 
 - the workload: benchmark sizes (num, reads, writes, duration), key and value sizes, threads,
   seek_nexts, the write rate limit, compression, cache size, sync, the engine's options, the
-  memory budget and IO-bound mode (kvbench_micro: its input and cache mode). Sides whose
-  workloads differ are NOT COMPARABLE: kvb prints `not comparable:` naming each difference with
-  its values and exits 2, unless the user accepts them by name (--allow-different num,seed),
-  and then they head the output and every page. The axis of the comparison is accepted
+  memory budget and IO-bound mode (kvbench_micro: its input and cache mode), and the crc32c
+  kernel when KVBENCH_CRC32C forced one (crc32c/extend ran it, not the dispatched one). Sides
+  whose workloads differ are NOT COMPARABLE: kvb prints `not comparable:` naming each
+  difference with its values and exits 2, unless the user accepts them by name
+  (--allow-different num,seed), and then they head the output and every page. The axis of the comparison is accepted
   without naming it: --by FIELD (engine when the engines differ: each engine's own options) and,
   with --store, the fields the selectors name.
 - the build (preset, compiler, build type, flags, target, assertions) and
@@ -43,8 +44,13 @@ def group(name: str) -> str:
 
 
 def key_of(kind: str, ctx: dict) -> dict[str, str]:
-    """The key fields of one file's context (core/fingerprint.py), by short name."""
-    return {short(k): v for k, v in fingerprint.key_fields(kind, ctx).items()}
+    """The key fields of one file's context (core/fingerprint.py), by short name. crc32c, in the
+    store's key only when a kernel was forced, is compared wherever the file records the choice:
+    "dispatched" against "forced hw_1way" is a difference."""
+    key = {short(k): v for k, v in fingerprint.key_fields(kind, ctx).items()}
+    if fingerprint.crc32c_forced(kind, ctx) == "":
+        key[fingerprint.KEY_CRC32C] = "dispatched"
+    return key
 
 
 @dataclass
@@ -88,7 +94,8 @@ def differences(sides: list[Side]) -> tuple[list[Difference], list[Difference]]:
 def known_names() -> list[str]:
     return sorted({short(k) for k in (*fingerprint.KEY_WORKLOAD, "engine.memory_budget",
                                       "engine.io_bound", "latency_sample",
-                                      *fingerprint.KEY_MICRO_INPUT)} | BUILD | HOST)
+                                      *fingerprint.KEY_MICRO_INPUT, fingerprint.KEY_CRC32C)}
+                  | BUILD | HOST)
 
 
 def parse_allowed(text: Iterable[str] | None) -> set[str]:

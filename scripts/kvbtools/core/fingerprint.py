@@ -38,6 +38,10 @@ KEY_WORKLOAD = ("num", "reads", "writes", "key_size", "value_size", "compression
                 "engine_options")
 # kvbench_micro context entries that describe the input (also comparison.INPUT_KEYS).
 KEY_MICRO_INPUT = ("input", "cache_mode")
+# The crc32c kernel KVBENCH_CRC32C forced (docs/micro.md): crc32c/extend ran that kernel, not the
+# one measured fastest, so a forced run is another series. In the key only when forced: the
+# dispatched runs keep the series they had before the field existed.
+KEY_CRC32C = "crc32c"
 
 # Context names of things that may be absent today and arrive with the environment audit; found
 # wherever they sit in the context (a key whose last component is one of these).
@@ -130,6 +134,29 @@ def _host_extras(flat: dict[str, str], attrs: dict[str, str]) -> None:
             attrs[HOST_EXTRAS[last]] = value
 
 
+_FORCED = re.compile(r"KVBENCH_CRC32C=(\S+)")
+
+
+def crc32c_forced(kind: str, ctx: dict[str, Any]) -> str | None:
+    """The kernel KVBENCH_CRC32C forced on the run ("hw_1way"); "" when the run records a choice
+    that was not forced (measured, or the only kernel); None when it records none (older)."""
+    if kind == results.KVBENCH:
+        choice = ctx.get("crc32c")
+        if not isinstance(choice, dict) or "chosen_by" not in choice:
+            return None
+        if choice["chosen_by"] != "forced":
+            return ""
+        how = str(choice.get("how", ""))
+    else:
+        how = ctx.get("crc32c_extend_chosen_by")
+        if not isinstance(how, str):
+            return None
+        if not how.startswith("forced"):
+            return ""
+    forced = _FORCED.search(how)  # "forced by KVBENCH_CRC32C=hw_1way"
+    return forced.group(1) if forced else "?"
+
+
 def _kvbench_fields(ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     build, workload = ctx.get("build") or {}, ctx.get("workload") or {}
     key: dict[str, Any] = {
@@ -199,7 +226,15 @@ def _gbench_fields(ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]
 
 def key_fields(kind: str, ctx: dict[str, Any]) -> dict[str, str]:
     """The key fields of a context of either kind (kvb compare's comparability check too)."""
-    return (_kvbench_fields if kind == results.KVBENCH else _gbench_fields)(ctx)[0]
+    return _fields(kind, ctx)[0]
+
+
+def _fields(kind: str, ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    key, attrs = (_kvbench_fields if kind == results.KVBENCH else _gbench_fields)(ctx)
+    forced = crc32c_forced(kind, ctx)
+    if forced:
+        key[KEY_CRC32C] = f"forced {forced}"
+    return key, attrs
 
 
 def _present(d: dict[str, Any]) -> dict[str, str]:
@@ -234,13 +269,12 @@ def extract(d: results.Document, user_attrs: dict[str, str] | None = None) -> Ex
     Raises UsageError when it lacks what a point needs."""
     doc, what, kind = d.doc, d.path, d.kind
     ctx = doc["context"]
+    key, attrs = _fields(kind, ctx)
     if kind == results.KVBENCH:
-        key, attrs = _kvbench_fields(ctx)
         run_utc = utc(ctx.get("date_utc"), what)
         measurements, skipped = _kvbench_measurements(doc), []
         complete = doc.get("complete") is not False
     else:
-        key, attrs = _gbench_fields(ctx)
         run_utc = utc(ctx.get("date"), what)
         measurements, skipped = _gbench_measurements(d)
         complete = True

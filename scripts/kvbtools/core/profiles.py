@@ -180,29 +180,30 @@ def compare_text(sides: list[list[Any]], labels: list[str], top: int = 12) -> st
     return "\n".join(out)
 
 
+# Kept whole outside template arguments (longest first). The same rule as C++'s ShortFrameName
+# (src/profile/frame_name.h): tests/frame_names.txt holds the cases both must give.
+_WHOLE = ("(anonymous namespace)", "operator<<=", "operator>>=", "operator<=>", "operator->*",
+          "operator()", "operator<<", "operator>>", "operator<=", "operator>=", "operator->",
+          "operator<", "operator>")
+
+
 def short_name(frame: str, width: int = 0) -> str:
     """A frame without its parameter list and template arguments, for labels:
     "kvbench::(anonymous namespace)::MemorySession::Get(kvbench::Slice const&, ...)" ->
-    "kvbench::(anonymous namespace)::MemorySession::Get". `width` > 0 cuts it to that many
-    characters, keeping the end (the function's own name)."""
+    "kvbench::(anonymous namespace)::MemorySession::Get" (the rule: src/profile/frame_name.h).
+    `width` > 0 cuts it to that many characters, keeping the end (the function's own name)."""
     out, depth, i = [], 0, 0
     while i < len(frame):
+        whole = next((w for w in _WHOLE if frame.startswith(w, i)), "") if depth == 0 else ""
+        if whole:
+            out.append(whole)
+            i += len(whole)
+            continue
         c = frame[i]
-        if frame.startswith("(anonymous namespace)", i):
-            out.append("(anonymous namespace)")
-            i += len("(anonymous namespace)")
-            continue
-        if frame.startswith("operator", i) and depth == 0:  # operator(), operator<<, ...
-            end = i + len("operator()") if frame.startswith("operator()", i) else \
-                frame.find("(", i + len("operator"))
-            end = len(frame) if end < 0 else end
-            out.append(frame[i:end])
-            i = end
-            continue
-        if c == "<" and not frame.startswith("<=", i) and not frame.startswith("<<", i):
-            depth += 1
-            if depth == 1:
+        if c == "<":
+            if depth == 0:
                 out.append("<>")
+            depth += 1
         elif c == ">" and depth > 0:
             depth -= 1
         elif c == "(" and depth == 0 and i > 0:
@@ -210,7 +211,7 @@ def short_name(frame: str, width: int = 0) -> str:
         elif depth == 0:
             out.append(c)
         i += 1
-    name = "".join(out).strip() or frame
+    name = "".join(out).strip(" ") or frame
     return name if width <= 0 or len(name) <= width else "…" + name[-(width - 1):]
 
 

@@ -39,6 +39,7 @@ DIMENSIONLESS = {
     "slowest_over_fastest_start", "slowest_over_fastest_end",
     # callgrind's counts (kvb --instructions: measure/callgrind.py), totals over a benchmark run
     "instructions", "background_instructions", "background_threads",
+    "interrupted_bursts",  # context.crc32c: the calibration's discarded bursts (docs/micro.md)
 }
 # Objects whose numbers carry their unit in the parent key (latency_ns.p99, ops_per_sec.mean) or
 # are engine-specific (engine_metrics: checked for numbers only).

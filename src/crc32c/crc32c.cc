@@ -4,6 +4,7 @@
 #include "crc32c/crc32c.h"
 
 #include "common/build_info.h"
+#include "crc32c/crc32c_fold.h"
 #include "crc32c/crc32c_internal.h"
 
 #if defined(KVBENCH_CRC32C_ARM) && defined(__linux__)
@@ -29,15 +30,16 @@ constexpr Implementation kImplementations[] = {
     {"fold_256",
      "VPCLMULQDQ folding, 8 x 256-bit registers (AVX2); under 256 B: hw_3way (target "
      "attribute, runtime check)",
-     internal::ExtendFold256, nullptr, kCrc32cInsn | kClmul | kClmul256},
+     internal::ExtendFold256, nullptr, kCrc32cInsn | kClmul | kClmul256, internal::kMinFoldBytes},
     {"fold_512",
      "VPCLMULQDQ folding, 4 x 512-bit registers (AVX-512); under 256 B: hw_3way (target "
      "attribute, runtime check)",
-     internal::ExtendFold512, nullptr, kCrc32cInsn | kClmul | kClmul512},
+     internal::ExtendFold512, nullptr, kCrc32cInsn | kClmul | kClmul512, internal::kMinFoldBytes},
     {"fusion_512",
      "fold_512's folding beside 3 crc32q streams, from 1 KiB; below: fold_512 (target "
      "attribute, runtime check)",
-     internal::ExtendFusion512, nullptr, kCrc32cInsn | kClmul | kClmul512},
+     internal::ExtendFusion512, nullptr, kCrc32cInsn | kClmul | kClmul512,
+     internal::kMinFusionBytes},
 };
 #elif defined(KVBENCH_CRC32C_ARM)
 constexpr const char* kPmullFold = "PMULL folding, 8 x 128-bit registers; under 256 B: hw_3way";
@@ -51,12 +53,14 @@ constexpr Implementation kImplementations[] = {
 #if defined(KVBENCH_CRC32C_ARM_PMULL)
     {"hw_3way", "ARMv8 crc32cx, 3 streams combined with PMULL", internal::ExtendHw3, nullptr,
      kPmullNeeds},
-    {"fold_pmull", kPmullFold, internal::ExtendFoldPmull, nullptr, kPmullNeeds},
-    {"fold_eor3", kEor3Fold, internal::ExtendFoldEor3, nullptr, kPmullNeeds | kEor3},
+    {"fold_pmull", kPmullFold, internal::ExtendFoldPmull, nullptr, kPmullNeeds,
+     internal::kMinFoldBytes},
+    {"fold_eor3", kEor3Fold, internal::ExtendFoldEor3, nullptr, kPmullNeeds | kEor3,
+     internal::kMinFoldBytes},
 #else
     {"hw_3way", "ARMv8 crc32cx, 3 streams combined with PMULL", nullptr, "+crypto", kPmullNeeds},
-    {"fold_pmull", kPmullFold, nullptr, "+crypto", kPmullNeeds},
-    {"fold_eor3", kEor3Fold, nullptr, "+crypto", kPmullNeeds | kEor3},
+    {"fold_pmull", kPmullFold, nullptr, "+crypto", kPmullNeeds, internal::kMinFoldBytes},
+    {"fold_eor3", kEor3Fold, nullptr, "+crypto", kPmullNeeds | kEor3, internal::kMinFoldBytes},
 #endif
 };
 #else

@@ -1,6 +1,7 @@
-// CRC-32C (Castagnoli), as used by iSCSI (RFC 3720), ext4, RocksDB and LevelDB: kvbench_micro's
-// own implementations, so that it can show what the compiler and the CPU do to a checksum loop.
-// The KV workloads do not checksum anything themselves; the engines use their own crc32c.
+// CRC-32C (Castagnoli), as used by iSCSI (RFC 3720), ext4, RocksDB and LevelDB: kvbench's own
+// implementations, so that kvbench_micro (bench/) can show what the compiler and the CPU do to a
+// checksum loop; kvbench records which one Extend() chooses on the host. The KV workloads do not
+// checksum anything themselves; the engines use their own crc32c.
 //
 // Extend() and Value() use, for each size class of input, the implementation that measured
 // fastest on this CPU when the process first needed one (or the one KVBENCH_CRC32C names): see
@@ -59,7 +60,7 @@ uint32_t ExtendFirst(uint32_t init_crc, const char* data, size_t n);
 
 // Returns the crc32c of concat(A, data[0,n-1]) where init_crc is the crc32c of some string A.
 // Calls the kernel CurrentChoice() chose for n's size class. The first call makes the choice
-// (about 2 ms); later calls add a table lookup to the kernel's own cost, inline at the call site
+// (about 5 ms); later calls add a table lookup to the kernel's own cost, inline at the call site
 // (two instructions, no extra call). If KVBENCH_CRC32C names a kernel that cannot run here,
 // the first call prints why to stderr and exits with status 2 (programs call CurrentChoice()
 // first to say it their own way).
@@ -107,6 +108,10 @@ struct Implementation {
   // "+crypto"); nullptr on an architecture without hardware kernels.
   const char* missing_extension;
   unsigned needs;  // Feature bits the CPU must have before `extend` may be called
+  // Below this length the kernel hands the input to another listed kernel (the folding kernels
+  // to hw_3way under 256 B, fusion_512 to fold_512 under 1 KiB): there it is that kernel plus a
+  // branch, never faster, so the calibration does not time it there. 0: it never does.
+  size_t hands_below = 0;
 };
 
 // Every implementation, in the order above (slowest first). `count` receives the length.
@@ -136,9 +141,10 @@ std::string NotCompiledReason(const std::string& arch_flags, const char* extensi
 // Lengths fall into size classes and each class has its own kernel: which kernel is fastest
 // depends on the CPU and on the length (short inputs favour a kernel with little set-up, long
 // ones the widest folding), and no fixed rule encodes that for every CPU. So the first time the
-// process needs a choice it times every kernel this CPU runs at one probe length per class,
-// interleaved, the best of several repeats, within kCalibrationBudgetSeconds of CPU time, and
-// takes the fastest per class. KVBENCH_CRC32C=<kernel> forces one kernel for every class.
+// process needs a choice it times every kernel this CPU runs at one probe length per class, in
+// interleaved bursts (each kernel warmed up, then timed), the best of many timings, discarding
+// the bursts during which the thread was switched out, and takes the fastest per class.
+// KVBENCH_CRC32C=<kernel> forces one kernel for every class.
 
 // A size class holds the lengths from min_bytes up to the next class's min_bytes - 1 (the last:
 // up to any length). The bounds are powers of two, so Extend() finds a length's class from its
@@ -157,9 +163,14 @@ size_t SizeClassOf(size_t n);
 // "0-127 B", "128-511 B", ..., "16384+ B": the lengths of class `c`.
 std::string SizeClassName(size_t c);
 
-// The environment variable that forces a kernel, and the calibration's CPU-time budget.
+// The environment variable that forces a kernel, and the calibration's bounds: it stops when
+// every kernel has kCleanBurstsWanted uninterrupted bursts (4-5 ms of CPU on a Zen 5), and at
+// the latest after kCalibrationBudgetSeconds of CPU time or, under load, kCalibrationWallSeconds
+// of wall time (between two bursts).
 constexpr char kForceVariable[] = "KVBENCH_CRC32C";
-constexpr double kCalibrationBudgetSeconds = 0.002;
+constexpr double kCalibrationBudgetSeconds = 0.010;
+constexpr double kCalibrationWallSeconds = 0.050;
+constexpr int kCleanBurstsWanted = 16;
 
 // The most implementations any architecture has (Implementations()' count is at most this).
 constexpr size_t kMaxImplementations = 8;
@@ -180,8 +191,9 @@ const char* ChosenByName(ChosenBy how);
 struct Choice {
   ChosenBy chosen_by = ChosenBy::kMeasured;
   std::array<const Implementation*, kSizeClassCount> kernel{};  // the kernel of each size class
-  Rates rates{};    // kMeasured: the best of `repeats` timings per kernel and class
-  int repeats = 0;  // timings of each kernel per class (2 for one left behind by 2x, below)
+  Rates rates{};        // kMeasured: the best timing per kernel and class
+  int repeats = 0;      // kMeasured: timings of the contenders per class (the fewest any one had)
+  int interrupted = 0;  // bursts discarded: the thread was switched out in them
   double calibration_seconds = 0;       // this thread's CPU time spent measuring
   double calibration_wall_seconds = 0;  // and the wall time it took (longer under load)
   // Set when KVBENCH_CRC32C names an unknown kernel or one this CPU or build cannot run: why,
@@ -193,13 +205,18 @@ struct Choice {
 // tie goes to the one listed first. REQUIRES: every class has a rate above 0.
 std::array<const Implementation*, kSizeClassCount> FastestByRates(const Rates& rates);
 
-// Times every implementation that `cpu` runs at each class's probe length and chooses by
-// FastestByRates. Each round times every kernel once per class, in an order that rotates
-// between rounds; a timing is the best of the round's few calls' total, and a kernel's rate is its
-// best timing (the minimum is the least noisy estimate: noise only ever adds time). After two
-// rounds a kernel more than 2x slower than a class's best stops being timed for that class.
-// Rounds continue until `budget_seconds` of this thread's CPU time (or 50x that in wall time,
-// under load) is spent; the first round always completes. Only reads `cpu`; thread-safe.
+// Times every implementation that `cpu` runs at each class's probe length (not where it hands
+// the length to another kernel: Implementation::hands_below) and chooses by FastestByRates.
+// Each round gives every kernel one burst, in an order that rotates between rounds (A B C, B C A,
+// ...): the kernel runs untimed for a few tens of microseconds, as a benchmark's steady loop runs
+// it (wide vector units powered up, branches predicted, code and data in cache), then is timed
+// twice at each class. A burst during which the thread was switched out is discarded (its
+// kernel may have been measured cold after the switch); a kernel's rate is its best timing of
+// the rest (the minimum: noise only ever adds time). After three rounds a kernel more than 2x
+// slower than a class's best stops being timed for that class. Rounds continue until every
+// kernel has kCleanBurstsWanted kept bursts, `budget_seconds` of this thread's CPU time or
+// kCalibrationWallSeconds of wall time is spent (checked between bursts); the first round always
+// completes. Only reads `cpu`; thread-safe.
 Choice Calibrate(const CpuFeatures& cpu, double budget_seconds);
 
 // The choice KVBENCH_CRC32C=`name` makes: that kernel for every class, or `error` saying why not
@@ -215,8 +232,9 @@ const Choice& CurrentChoice();
 // length" (forced, or the only one), or the error.
 std::string DescribeChoice(const Choice& choice);
 
-// How the choice was made: "measured: best of 159 timings per kernel and size class, 2.01 ms of
-// CPU in 8.10 ms", "forced by KVBENCH_CRC32C=hw_1way" or "only one runs here".
+// How the choice was made: "measured: best of 32 timings per kernel and size class (2 bursts
+// interrupted, discarded), 3.01 ms of CPU in 8.10 ms", "forced by KVBENCH_CRC32C=hw_1way" or
+// "only one runs here".
 std::string DescribeHow(const Choice& choice);
 
 // Class `c`'s measured rates, fastest first: "fusion_512 78.8, fold_512 61.9, ... GB/s at 4096 B";

@@ -1,5 +1,6 @@
 // crc32c::Extend's choice of kernel: calibration, KVBENCH_CRC32C, and the per-call dispatch
 // (crc32c.h, "How Extend() chooses"; docs/micro.md has the design and why it is robust to noise).
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -23,12 +24,16 @@ namespace {
 // the clock (tens of ns) is small against it; and one call at the longest probe, so that a
 // timing lasts microseconds and an interruption spoils few of them.
 constexpr size_t kTimingBytes = 16 << 10;
-constexpr int kPruneAfterRounds = 2;
+constexpr int kTimingsPerBurst = 2;  // per class, the shorter kept
+// A burst starts with this much untimed use of its kernel: what a benchmark's loop has had
+// before it is timed. Some CPUs run their wide vector units slowly for a while after a pause
+// (another process's turn on the core, say), and the branch predictors learn the kernel again.
+constexpr double kWarmUpSeconds = 30e-6;
+constexpr size_t kWarmUpProbe = 4096;  // the length the warm-up calls use
+constexpr size_t kWarmUpCalls = 16;    // between two readings of the clock
+constexpr int kPruneAfterRounds = 3;
 constexpr double kPruneFactor = 2.0;  // slower than a class's best by more than this: dropped
 constexpr int kMaxRounds = 200;
-// The wall-time cap, as a multiple of the CPU-time budget: under load the thread waits for a CPU
-// between timings, and the rounds it gets are worth waiting a little for.
-constexpr double kWallFactor = 50;
 
 // Where the timed calls' results go, so that the compiler keeps the calls.
 volatile uint32_t g_sink;
@@ -37,6 +42,16 @@ double ThreadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Times this thread has been switched out (voluntarily or not): a burst during which it changed
+// ran partly on a CPU that another process had used meanwhile.
+long ThreadSwitches() {
+#if defined(RUSAGE_THREAD)
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) == 0) return u.ru_nvcsw + u.ru_nivcsw;
+#endif
+  return 0;  // not known here: no burst is discarded
 }
 
 // Seconds that `calls` independent calls of `fn` over `data[0, n)` take. Independent (each from
@@ -53,6 +68,7 @@ double TimeCalls(ExtendFn fn, const char* data, size_t n, size_t calls) {
 // What the calibration times: the kernels this CPU runs, by index in Implementations().
 struct Candidate {
   size_t index;
+  const Implementation* impl;
   ExtendFn fn;
 };
 
@@ -62,7 +78,7 @@ std::vector<Candidate> Runnable(const CpuFeatures& cpu) {
   const Implementation* impls = Implementations(&count);
   for (size_t i = 0; i < count; ++i) {
     std::string why;
-    if (ExtendFn fn = Resolve(impls[i], cpu, &why)) out.push_back({i, fn});
+    if (ExtendFn fn = Resolve(impls[i], cpu, &why)) out.push_back({i, &impls[i], fn});
   }
   return out;
 }
@@ -150,28 +166,77 @@ class ProbeBuffer {
   char* data_;
 };
 
-// Each kernel's shortest time per call at each class's probe length, and whether it is still
-// being timed there.
+// Each kernel's shortest time per call at each class's probe length, of its kept bursts and of
+// all of them (used only for a kernel that never had a kept burst), and whether it is still
+// timed there.
 struct Timings {
-  explicit Timings(size_t kernels) : best(kernels), timed(kernels) {
-    for (auto& b : best) b.fill(1e300);
-    for (auto& t : timed) t.fill(true);
+  explicit Timings(const std::vector<Candidate>& kernels)
+      : best(kernels.size()),
+        best_any(kernels.size()),
+        timed(kernels.size()),
+        kept(kernels.size()) {
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      best[k].fill(1e300);
+      best_any[k].fill(1e300);
+      for (size_t c = 0; c < kSizeClassCount; ++c) {
+        timed[k][c] = kSizeClasses[c].probe_bytes >= kernels[k].impl->hands_below;
+      }
+    }
   }
-  std::vector<std::array<double, kSizeClassCount>> best;  // [kernel][class]
-  std::vector<std::array<bool, kSizeClassCount>> timed;   // [kernel][class]
+  std::vector<std::array<double, kSizeClassCount>> best, best_any;  // [kernel][class]
+  std::vector<std::array<bool, kSizeClassCount>> timed;             // [kernel][class]
+  std::vector<int> kept;                                            // [kernel]: kept bursts
+  int interrupted = 0;
 };
 
-// One round: every kernel still timed, once per class, starting from kernel `first` and wrapping.
-void TimeRound(const std::vector<Candidate>& kernels, const char* data, size_t first, Timings* t) {
+bool TimedAnywhere(const Timings& t, size_t k) {
+  for (bool b : t.timed[k]) {
+    if (b) return true;
+  }
+  return false;
+}
+
+// One burst of kernel k: kWarmUpSeconds of untimed calls, then kTimingsPerBurst timings at each
+// class it is timed at. Kept unless the thread was switched out during it.
+void TimeBurst(const Candidate& kernel, size_t k, const char* data, Timings* t) {
+  const long switches = ThreadSwitches();
+  const auto warm_until = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(kWarmUpSeconds));
+  uint32_t sum = 0;
+  while (std::chrono::steady_clock::now() < warm_until) {
+    for (size_t i = 0; i < kWarmUpCalls; ++i) sum += kernel.fn(0, data, kWarmUpProbe);
+  }
+  g_sink = sum;
+  std::array<double, kSizeClassCount> shortest;
+  shortest.fill(1e300);
   for (size_t c = 0; c < kSizeClassCount; ++c) {
+    if (!t->timed[k][c]) continue;
     const size_t n = kSizeClasses[c].probe_bytes;
     const size_t calls = std::max<size_t>(1, kTimingBytes / n);
-    for (size_t j = 0; j < kernels.size(); ++j) {
-      const size_t k = (first + j) % kernels.size();
-      if (!t->timed[k][c]) continue;
-      const double per_call = TimeCalls(kernels[k].fn, data, n, calls) / static_cast<double>(calls);
-      t->best[k][c] = std::min(t->best[k][c], per_call);
+    for (int i = 0; i < kTimingsPerBurst; ++i) {
+      const double per_call = TimeCalls(kernel.fn, data, n, calls) / static_cast<double>(calls);
+      shortest[c] = std::min(shortest[c], per_call);
     }
+  }
+  const bool kept = ThreadSwitches() == switches;
+  t->kept[k] += kept ? 1 : 0;
+  t->interrupted += kept ? 0 : 1;
+  for (size_t c = 0; c < kSizeClassCount; ++c) {
+    t->best_any[k][c] = std::min(t->best_any[k][c], shortest[c]);
+    if (kept) t->best[k][c] = std::min(t->best[k][c], shortest[c]);
+  }
+}
+
+// One round: a burst of every kernel still timed somewhere, starting from kernel `first` and
+// wrapping (A B C, then B C A, ...), so that a slow spell of the machine falls on all of them.
+// Ends early, between bursts, once `deadline` has passed (unless the round is the first).
+void TimeRound(const std::vector<Candidate>& kernels, const char* data, size_t first,
+               std::chrono::steady_clock::time_point deadline, Timings* t) {
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    const size_t k = (first + j) % kernels.size();
+    if (TimedAnywhere(*t, k)) TimeBurst(kernels[k], k, data, t);
+    if (first > 0 && std::chrono::steady_clock::now() >= deadline) return;
   }
 }
 
@@ -179,11 +244,40 @@ void TimeRound(const std::vector<Candidate>& kernels, const char* data, size_t f
 void Prune(Timings* t) {
   for (size_t c = 0; c < kSizeClassCount; ++c) {
     double fastest = 1e300;
-    for (const auto& b : t->best) fastest = std::min(fastest, b[c]);
-    for (size_t k = 0; k < t->best.size(); ++k) {
-      t->timed[k][c] = t->best[k][c] <= kPruneFactor * fastest;
+    for (const auto& b : t->best_any) fastest = std::min(fastest, b[c]);
+    for (size_t k = 0; k < t->best_any.size(); ++k) {
+      t->timed[k][c] = t->timed[k][c] && t->best_any[k][c] <= kPruneFactor * fastest;
     }
   }
+}
+
+// Whether every kernel still timed has kCleanBurstsWanted kept bursts.
+bool EnoughKept(const Timings& t) {
+  for (size_t k = 0; k < t.kept.size(); ++k) {
+    if (TimedAnywhere(t, k) && t.kept[k] < kCleanBurstsWanted) return false;
+  }
+  return true;
+}
+
+// The calibration's result: rates from each kernel's best kept timing (any timing for a kernel
+// with none kept), and the fewest kept bursts of a contender that was timed to the end.
+void Record(const std::vector<Candidate>& kernels, const Timings& t, Choice* choice) {
+  choice->repeats = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const bool any_kept = t.kept[k] > 0;
+    for (size_t c = 0; c < kSizeClassCount; ++c) {
+      const double per_call = any_kept ? t.best[k][c] : t.best_any[k][c];
+      if (per_call >= 1e300) continue;  // never timed at this class (it hands the length on)
+      choice->rates[c][kernels[k].index] =
+          static_cast<double>(kSizeClasses[c].probe_bytes) / per_call;
+    }
+    if (TimedAnywhere(t, k) && (choice->repeats == 0 || t.kept[k] < choice->repeats)) {
+      choice->repeats = t.kept[k];
+    }
+  }
+  choice->repeats *= kTimingsPerBurst;
+  choice->interrupted = t.interrupted;
+  choice->kernel = FastestByRates(choice->rates);
 }
 
 }  // namespace
@@ -193,43 +287,27 @@ Choice Calibrate(const CpuFeatures& cpu, double budget_seconds) {
   const std::vector<Candidate> kernels = Runnable(cpu);
   if (kernels.size() == 1) {
     choice.chosen_by = ChosenBy::kOnlyOne;
-    size_t count = 0;
-    choice.kernel.fill(&Implementations(&count)[kernels[0].index]);
+    choice.kernel.fill(kernels[0].impl);
     return choice;
   }
   const double cpu_start = ThreadCpuSeconds();
   const auto wall_start = std::chrono::steady_clock::now();
   const auto wall_deadline =
       wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(kWallFactor * budget_seconds));
+                       std::chrono::duration<double>(kCalibrationWallSeconds));
   const ProbeBuffer buffer;
-
-  // Warm-up, not kept: code and data into the caches, the branch predictors trained, and the
-  // wide vector units powered up (some CPUs run AVX-512 slowly for its first microseconds).
-  for (size_t c = 0; c < kSizeClassCount; ++c) {
-    for (const Candidate& k : kernels) {
-      TimeCalls(k.fn, buffer.data(), kSizeClasses[c].probe_bytes, 2);
-    }
-  }
-  Timings t(kernels.size());
+  Timings t(kernels);
   int rounds = 0;
-  bool out_of_time = false;
-  while (rounds < kMaxRounds && !out_of_time) {
-    TimeRound(kernels, buffer.data(), static_cast<size_t>(rounds), &t);  // a rotating start
+  bool done = false;
+  while (rounds < kMaxRounds && !done) {
+    TimeRound(kernels, buffer.data(), static_cast<size_t>(rounds), wall_deadline, &t);
     if (++rounds == kPruneAfterRounds) Prune(&t);
-    out_of_time = ThreadCpuSeconds() - cpu_start >= budget_seconds ||
-                  std::chrono::steady_clock::now() >= wall_deadline;
+    done = (rounds >= kPruneAfterRounds && EnoughKept(t)) ||
+           ThreadCpuSeconds() - cpu_start >= budget_seconds ||
+           std::chrono::steady_clock::now() >= wall_deadline;
   }
-
   choice.chosen_by = ChosenBy::kMeasured;
-  choice.repeats = rounds;
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    for (size_t c = 0; c < kSizeClassCount; ++c) {
-      choice.rates[c][kernels[k].index] =
-          static_cast<double>(kSizeClasses[c].probe_bytes) / t.best[k][c];
-    }
-  }
-  choice.kernel = FastestByRates(choice.rates);
+  Record(kernels, t, &choice);
   choice.calibration_seconds = ThreadCpuSeconds() - cpu_start;
   choice.calibration_wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -284,10 +362,14 @@ std::string DescribeHow(const Choice& choice) {
   std::string how = ChosenByName(choice.chosen_by);
   if (!choice.error.empty()) return how + ": refused";
   if (choice.chosen_by == ChosenBy::kMeasured) {
-    char detail[128];
+    const std::string interrupted =
+        choice.interrupted == 0 ? ""
+                                : " (" + std::to_string(choice.interrupted) + " interrupted burst" +
+                                      (choice.interrupted == 1 ? "" : "s") + " discarded)";
+    char detail[192];
     std::snprintf(detail, sizeof(detail),
-                  ": best of %d timings per kernel and size class, %.2f ms of CPU in %.2f ms",
-                  choice.repeats, choice.calibration_seconds * 1e3,
+                  ": best of %d timings per kernel and size class%s, %.2f ms of CPU in %.2f ms",
+                  choice.repeats, interrupted.c_str(), choice.calibration_seconds * 1e3,
                   choice.calibration_wall_seconds * 1e3);
     how += detail;
   } else if (choice.chosen_by == ChosenBy::kForced) {

@@ -167,7 +167,6 @@ KVBENCH_TARGET_FOLD512 inline uint32_t FoldState512(uint32_t state, const char* 
 constexpr size_t kFusionLaneStep = 40;                       // bytes per lane per iteration
 constexpr size_t kFusionStep = kStep + 3 * kFusionLaneStep;  // 376 bytes per iteration
 constexpr size_t kFusionMaxIters = 16;                       // a chunk: at most 6016 bytes
-constexpr size_t kMinFusionBytes = 1024;                     // below: fold_512
 
 // r(x^(8m - 33) mod P) for the m bytes that follow the folded part (120k), lane A (80k) and
 // lane B (40k): a carry-less multiply by it, through crc32q, multiplies a state by x^(8m).

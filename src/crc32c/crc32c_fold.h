@@ -44,6 +44,9 @@ namespace internal {
 // Inputs shorter than this go to hw_3way: the folding kernels' fixed cost (loading the
 // constants, merging lanes, two CRC32C instructions) is not worth it below one full step.
 constexpr size_t kMinFoldBytes = 256;
+// fusion_512 (x86) hands inputs shorter than this to fold_512: its three extra streams need a
+// few iterations to pay for their combination.
+constexpr size_t kMinFusionBytes = 1024;
 
 // a * b mod P, reflected.
 constexpr uint32_t MulModP(uint32_t a, uint32_t b) {
