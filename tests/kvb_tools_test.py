@@ -136,52 +136,48 @@ class StatsTest(unittest.TestCase):
     def test_verdict_rules(self) -> None:
         base = [100.0, 101.0, 99.0, 100.5, 99.5]
         slower = [x * 0.9 for x in base]
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, "slower")
         self.assertTrue(v.regression)
         # Lower is better (latency): the same numbers are an improvement.
-        v = stats.verdict(base, slower, higher_is_better=False, threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "faster")
         self.assertFalse(v.regression)
         # Significant, but the whole interval is within a 15% threshold: no change.
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.15, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.15, 0.05, True))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(v.decided)
         self.assertIn("within the 15% threshold", v.note)
         # Significant, 10% under a 10.5% threshold, but the interval reaches past it: undecided.
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.105, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.105, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("reaches beyond it", v.note)
         # One value a side: no noise estimate, no verdict.
-        v = stats.verdict([100.0], [50.0], higher_is_better=True, threshold=0.05, alpha=0.05)
+        v = stats.verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
                       "needed", v.note)
         self.assertFalse(v.regression)
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
-        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.
         wide = [100.0, 130.0, 70.0, 110.0, 90.0]
-        v = stats.verdict(wide, [x * 0.95 for x in wide], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(wide, [x * 0.95 for x in wide], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("spans both no change and a change of 5% or more", v.note)
         # The same noise, five a side, no change: the interval is within 5%, decided.
-        v = stats.verdict(base, [x * 1.001 for x in reversed(base)], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, [x * 1.001 for x in reversed(base)],
+                          stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(stats.within(v.interval, 0.05))
         # Constant sides (sizes, counts): no noise, decided either way.
-        v = stats.verdict([0.0] * 3, [0.0] * 3, higher_is_better=False, threshold=0.05,
-                          alpha=0.05)
+        v = stats.verdict([0.0] * 3, [0.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, stats.NO_CHANGE)
-        v = stats.verdict([4.0] * 3, [5.0] * 3, higher_is_better=False, threshold=0.05,
-                          alpha=0.05)
+        v = stats.verdict([4.0] * 3, [5.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "slower")
 
 
@@ -235,7 +231,7 @@ class RoundsTest(unittest.TestCase):
             b.append(ratio * rng.lognormvariate(0, sigma))
 
         def decision() -> rounds.Decision:
-            return rounds.decide(a, b, higher_is_better=True, threshold=0.05, alpha=0.05)
+            return rounds.decide(a, b, stats.Judgement(0.05, 0.05))
 
         out = rounds.run(rounds.Budget(5, max_rounds, None), one_round,
                          lambda r: decision().resolved)
@@ -681,7 +677,7 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
             v = stats.Verdict(1.0, better, word, None)
             return comparison.Cell(m, "memory fillseq", side, [1.0], [1.0], v)
         c = comparison.Comparison([], {}, {}, [cell("control", "slower"), cell("b", "no change")],
-                                  0.05, 0.05)
+                                  stats.Judgement(0.05, 0.05))
         self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 0)
         self.assertEqual(compare_cmd.gate(c, True), 3)
         self.assertEqual(compare_cmd.gate(c, False), 0)

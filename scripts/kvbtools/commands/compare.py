@@ -26,7 +26,7 @@ import sys
 from typing import Any
 
 from kvbtools.core import (command, comparability, compare_by, comparison, fleet, output,
-                           profiles, results)
+                           profiles, results, stats)
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
@@ -156,7 +156,7 @@ def compare(args: argparse.Namespace, groups: list[list[str]], given: list[str] 
     if by:
         compare_by.rekey(sides, by, relabel=not given)
     warnings = comparability.check(sides, allowed, axes | {by} if by else axes)
-    c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
+    c = comparison.build(sides, stats.Judgement(args.threshold, args.alpha),
                          metric_keys=args.metric, bench_filter=args.filter)
     c.warnings = warnings
     if not c.cells:

@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from kvbtools.core import (command, comparison, host, manifest, output, profiles, results,
-                           store)
+                           stats, store)
 from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
@@ -241,14 +241,13 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
 
     def judge() -> tuple[comparison.Comparison, dict[Key, rounds.Decision]]:
         sides = [load_side(s.label, files[s.label]) for s in series]
-        c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
-                          metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
+        c = comparison.build(sides, stats.Judgement(args.threshold, args.alpha),
+                             metric_keys=args.metric,
+                             bench_filter=None if plan.micro else args.filter)
         if args.layouts > 1:
-            return c, placement_judgements(c, args)
+            return c, placement_judgements(c, args.layouts)
         decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
-            x.base, x.other, higher_is_better=x.metric.higher_is_better,
-            threshold=args.threshold, alpha=args.alpha, better_word=x.metric.better_word,
-            worse_word=x.metric.worse_word) for x in c.cells}
+            x.base, x.other, c.judgement.for_metric(x.metric)) for x in c.cells}
         return c, decisions
 
     def one_round(r: int) -> None:
@@ -268,19 +267,15 @@ def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
     return latest[0], outcome, latest[1]
 
 
-def placement_judgements(c: comparison.Comparison, args: argparse.Namespace
-                         ) -> dict[Key, rounds.Decision]:
+def placement_judgements(c: comparison.Comparison, layouts: int) -> dict[Key, rounds.Decision]:
     """--layouts K: every cell's verdict and decision with placements as the units
     (kvbtools.placement), in place of the rounds' U test."""
-    c.test = f"t test on per-placement medians ({args.layouts} links a build),"
+    c.test = f"t test on per-placement medians ({layouts} links a build),"
     decisions = {}
     for x in c.cells:
-        words = dict(higher_is_better=x.metric.higher_is_better, threshold=args.threshold,
-                     alpha=args.alpha, better_word=x.metric.better_word,
-                     worse_word=x.metric.worse_word)
-        x.verdict = placement.verdict(x.base, x.other, layouts=args.layouts, **words)
-        decisions[(x.metric.key, x.bench, x.side)] = placement.decide(
-            x.base, x.other, layouts=args.layouts, **words)
+        j = c.judgement.for_metric(x.metric)
+        x.verdict = placement.verdict(x.base, x.other, layouts, j)
+        decisions[(x.metric.key, x.bench, x.side)] = placement.decide(x.base, x.other, layouts, j)
     return decisions
 
 

@@ -19,7 +19,7 @@ import shlex
 import sys
 from typing import Any
 
-from kvbtools.core import command, edivisive, manifest
+from kvbtools.core import command, edivisive, manifest, stats
 from kvbtools.commands import compare, history
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
@@ -167,7 +167,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
     pts = s.points
     lo, hi = c.relative_interval()
     worse = (c.ratio < 1) == m.higher_is_better
-    word = m.worse_word if worse else m.better_word
+    word = params.judgement.for_metric(m).word(not worse)
     lines = [f"change {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
              f"  {_pct(c.ratio - 1)} ({word}; 95% interval {_pct(lo)}..{_pct(hi)}; t-test "
              f"p={c.test.p:.2g}): mean {fmt(c.test.mean_a * m.scale)} over the {c.n_before} "
@@ -196,7 +196,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
     return lines
 
 
-def format_drift(a: Analysis, number: int) -> list[str]:
+def format_drift(a: Analysis, params: Params, number: int) -> list[str]:
     s, d = a.series, a.drift
     assert d is not None
     m = s.info
@@ -204,7 +204,7 @@ def format_drift(a: Analysis, number: int) -> list[str]:
     lo, hi = (x / abs(d.start_value) for x in d.slope_interval)
     worse = (d.slope < 0) == m.higher_is_better
     return [f"drift {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
-            f"  {_pct(rel)} per point ({m.worse_word if worse else m.better_word}; 95% "
+            f"  {_pct(rel)} per point ({params.judgement.for_metric(m).word(not worse)}; 95% "
             f"interval {_pct(lo)}..{_pct(hi)}; slope p={d.p:.2g}) over {len(s.points)} points, "
             f"{s.points[0].time} .. {s.points[-1].time}: from {fmt(d.start_value * m.scale)} to "
             f"{fmt(d.end_value * m.scale)} ({_pct(d.end_value / d.start_value - 1)})",
@@ -213,7 +213,7 @@ def format_drift(a: Analysis, number: int) -> list[str]:
 
 
 def cmd(args: argparse.Namespace) -> int:
-    params = Params(args.window, args.pvalue, args.min_magnitude, args.min_size)
+    params = Params(args.window, stats.Judgement(args.min_magnitude, args.pvalue), args.min_size)
     if params.min_size < 2:
         raise UsageError("--min-size must be at least 2: a t-test needs two points a side")
     if params.window < 2 * params.min_size:
@@ -239,11 +239,12 @@ def cmd(args: argparse.Namespace) -> int:
                 lines += [""] + format_change(a, c, params, found)
         if a.drift is not None:
             found += 1
-            lines += [""] + format_drift(a, found)
+            lines += [""] + format_drift(a, params, found)
     head = (f"kvb trend: {len(series)} series in {where}; E-divisive means with Hunter's t-test, "
-            f"window {params.window}, p < {params.max_pvalue:g}, at least {params.min_size} "
-            f"points a side" + (f", magnitude >= {params.min_magnitude * 100:g}%"
-                                if params.min_magnitude else "")
+            f"window {params.window}, p < {params.judgement.alpha:g}, at least "
+            f"{params.min_size} points a side"
+            + (f", magnitude >= {params.judgement.threshold * 100:g}%"
+               if params.judgement.threshold else "")
             + (f"; only changes in the last {args.last} points" if args.last else ""))
     print(head)
     if short:
@@ -272,7 +273,7 @@ def register(subparsers: Any) -> None:
     history.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
-    p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.max_pvalue,
+    p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.judgement.alpha,
                    help="significance of a change, t-test (default 0.001, as Otava)")
     p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
                    help="ignore changes smaller than this, e.g. 2%% (default 0); a drift "

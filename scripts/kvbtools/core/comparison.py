@@ -37,13 +37,20 @@ class Comparison:
     metrics: dict[str, Metric]
     benches: dict[str, list[str]]         # metric key -> benchmarks in order
     cells: list[Cell]
-    threshold: float
-    alpha: float
+    judgement: stats.Judgement  # threshold and alpha; each cell's direction is its metric's
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
     test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: measure/placement.py)
     # Lines that head the output and every page of it: the differences accepted with
     # --allow-different (core/comparability.py).
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def threshold(self) -> float:
+        return self.judgement.threshold
+
+    @property
+    def alpha(self) -> float:
+        return self.judgement.alpha
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
@@ -52,9 +59,10 @@ class Comparison:
         return [c for c in self.cells if not c.verdict.decided]
 
 
-def build(sides: list[Side], *, threshold: float, alpha: float,
-          metric_keys: list[str] | None = None, bench_filter: str | None = None) -> Comparison:
-    """Aligns the sides by (benchmark, metric) and judges every other side against the first."""
+def build(sides: list[Side], judgement: stats.Judgement, metric_keys: list[str] | None = None,
+          bench_filter: str | None = None) -> Comparison:
+    """Aligns the sides by (benchmark, metric) and judges every other side against the first:
+    by the `judgement`'s threshold and alpha, in each metric's better direction."""
     kinds = {s.kind for s in sides}
     if len(kinds) > 1:
         raise UsageError("cannot compare kvbench results with Google Benchmark results: "
@@ -101,11 +109,9 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
                 o = s.values.get((bench, mkey))
                 if not b or not o:
                     continue
-                v = stats.verdict(b, o, higher_is_better=metric.higher_is_better,
-                                  threshold=threshold, alpha=alpha,
-                                  better_word=metric.better_word, worse_word=metric.worse_word)
+                v = stats.verdict(b, o, judgement.for_metric(metric))
                 cells.append(Cell(metric, bench, s.label, b, o, v))
-    return Comparison(sides, chosen, benches, cells, threshold, alpha,
+    return Comparison(sides, chosen, benches, cells, judgement,
                       described=len(described) if headline else 0)
 
 

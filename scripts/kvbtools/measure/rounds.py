@@ -48,17 +48,15 @@ class Decision:
     resolved: bool
 
 
-def decide(base: Sequence[float], other: Sequence[float], *, higher_is_better: bool,
-           threshold: float, alpha: float, better_word: str = "faster",
-           worse_word: str = "slower") -> Decision:
-    """Resolved when the interval is narrower than the threshold; then the word is the table's
-    own verdict (U test at alpha and a change of at least the threshold), 'same' for no
-    significant change."""
+def decide(base: Sequence[float], other: Sequence[float], judgement: stats.Judgement
+           ) -> Decision:
+    """Resolved when the interval is narrower than the judgement's threshold; then the word is
+    the table's own verdict (U test at alpha and a change of at least the threshold), 'same'
+    for no significant change."""
     iv = ratio_interval(base, other)
-    if iv.width >= threshold:
+    if iv.width >= judgement.threshold:
         return Decision(f"unresolved at n={iv.n}", iv, False)
-    v = stats.verdict(base, other, higher_is_better=higher_is_better, threshold=threshold,
-                      alpha=alpha, better_word=better_word, worse_word=worse_word)
+    v = stats.verdict(base, other, judgement)
     if not v.decided:  # narrow, but astride the threshold
         return Decision(f"unresolved at n={iv.n}", iv, False)
     return Decision(v.word if v.better is not None else "same", iv, True)
