@@ -44,11 +44,11 @@ import os
 import sys
 from typing import Any
 
-from kvbtools.core import command, host, manifest, output, results, store
-from kvbtools.measure import bisect_witness, callgrind, placement, rounds, runner
+from kvbtools.commands import arguments, command
+from kvbtools.core import host, manifest, output, results, store
+from kvbtools.measure import bisect_witness, callgrind, placement, runner
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.commands import compare
 from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, record_samples, step_line
 from kvbtools.measure.bisect_trees import git
 from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
@@ -77,21 +77,21 @@ def register(sub: Any) -> None:
                                     "ops_per_sec (default), p99, ...; Google Benchmark "
                                     "bytes_per_second (default), items_per_second, cpu_time, "
                                     "real_time")
-    p.add_argument("--threshold", type=compare.parse_threshold,
-                   default=compare.parse_threshold("5%"),
+    p.add_argument("--threshold", type=arguments.parse_threshold,
+                   default=arguments.parse_threshold("5%"),
                    help="old -> new must differ by at least this much (default 5%%)")
-    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05,
+    p.add_argument("--alpha", type=arguments.parse_alpha, default=0.05,
                    help="significance level of the confirmation (default 0.05)")
     p.add_argument("--repeats", type=int, default=5,
                    help="rounds every series starts with (default 5; with --layouts K, whole "
                         "cycles of the K seeds and at least 2K)")
-    p.add_argument("--layouts", type=rounds.positive_int, metavar="K",
+    p.add_argument("--layouts", type=arguments.positive_int, metavar="K",
                    help=f"link every commit K times with different code placement (seeds "
                         f"0..K-1; kvbench mode: lld --shuffle-sections, relinks only; generic "
                         f"mode: KVB_LAYOUT_SEED in the build's and the measure command's "
                         f"environment) and judge with placement as a random effect (default "
                         f"{DEFAULT_LAYOUTS}; 1 with --instructions; docs/placement.md)")
-    rounds.add_arguments(p, flag=False, scope=" of each series (old and new, a step)")
+    arguments.add_budget_arguments(p, flag=False, scope=" of each series (old and new, a step)")
     p.add_argument("--no-skip-identical", action="store_true",
                    help="measure a commit even when the files its build compiles are identical "
                         "to a judged commit's (when the measure command reads files the build "
@@ -119,7 +119,7 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", metavar="DIR",
                    help="continue the interrupted bisect whose results directory is DIR "
                         "(no other options but --store/--no-store)")
-    store.add_store_arguments(p, auto=True)
+    arguments.add_store_arguments(p, auto=True)
 
 
 # ---- the command line -> the state of a search -----------------------------------------------
@@ -174,7 +174,7 @@ def new_state(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--{name} is required (or --resume DIR)")
     if args.repeats < 4:
         raise UsageError("--repeats must be at least 4: a 95% interval needs 4 rounds")
-    budget = rounds.Budget.from_args(args, args.repeats)
+    budget = arguments.budget(args.repeats, args.max_rounds, args.max_time)
     repo = os.path.abspath(args.repo)
     if not os.path.isdir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode:
         raise UsageError(f"{args.repo} is not a git repository")
@@ -270,7 +270,8 @@ def _store_runs(state: dict[str, Any], args: argparse.Namespace) -> None:
     runs = sorted(glob.glob(os.path.join(state["dir"], "runs", "*.json")))
     attrs = {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(".")[1]}
              for r in runs} if state["mode"] == "kvbench" else None
-    store.auto_store(runs, args, attrs)
+    if not args.no_store:
+        store.auto_store(runs, args.store, attrs)
 
 
 def _search(search: Search, args: argparse.Namespace) -> int:

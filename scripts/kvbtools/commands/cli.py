@@ -8,7 +8,7 @@ import sys
 
 from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
                                report, selfcheck, store, trend, validate, versions)
-from kvbtools.core import command
+from kvbtools.commands import command
 from kvbtools.core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_USAGE, \
     RunError, UsageError
 from kvbtools.core.host import ROOT, tool_version

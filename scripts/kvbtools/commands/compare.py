@@ -25,27 +25,12 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import (command, comparability, compare_by, comparison, fleet, output,
-                           profiles, results, stats)
+from kvbtools.commands import arguments, command
+from kvbtools.core import (comparability, compare_by, comparison, fleet, output, profiles,
+                           results, stats)
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
-
-
-def parse_threshold(text: str) -> float:
-    """'5%' -> 0.05; '0.05' -> 0.05; '5' -> 0.05 (a bare number of 1 or more is percent)."""
-    def fraction(t: str) -> float:
-        if t.endswith("%"):
-            return float(t[:-1]) / 100.0
-        v = float(t)
-        return v / 100.0 if v >= 1 else v
-    return command.checked(text.strip(), fraction, f"not a threshold: {text!r} (e.g. 5%)",
-                           lambda v: 0 <= v < 10, f"threshold out of range: {text!r}")
-
-
-def parse_alpha(text: str) -> float:
-    return command.checked(text, float, f"not a number: {text!r}", lambda v: 0 < v < 1,
-                           "alpha must be between 0 and 1")
 
 
 def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str]:
@@ -72,9 +57,10 @@ def register(sub: Any) -> None:
     p.add_argument("--other", nargs="+", action="append", metavar="FILE",
                    help="pool these files as one other side; repeat for more sides")
     p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
-    p.add_argument("--threshold", type=parse_threshold, default=parse_threshold("5%"),
+    p.add_argument("--threshold", type=arguments.parse_threshold,
+                   default=arguments.parse_threshold(arguments.DEFAULT_THRESHOLD),
                    help="smallest change that counts, e.g. 5%% (default 5%%)")
-    p.add_argument("--alpha", type=parse_alpha, default=0.05,
+    p.add_argument("--alpha", type=arguments.parse_alpha, default=arguments.DEFAULT_ALPHA,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--metric", action="append",
                    help="only these metrics (repeat), by path or its last part: kvbench: those "

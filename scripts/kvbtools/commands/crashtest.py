@@ -18,7 +18,8 @@ import os
 from dataclasses import asdict
 from typing import Any
 
-from kvbtools.core import command, manifest, output, results, table
+from kvbtools.commands import command
+from kvbtools.core import manifest, output, results, table
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.crash_trials import Tally, run_trials
 

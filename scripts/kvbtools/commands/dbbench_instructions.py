@@ -28,7 +28,8 @@ import statistics
 import subprocess
 from typing import Any
 
-from kvbtools.core import command, table
+from kvbtools.commands import arguments, command
+from kvbtools.core import table
 from kvbtools.measure import callgrind, dbbench_args
 from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
 from kvbtools.core.errors import RunError, UsageError
@@ -36,7 +37,7 @@ from kvbtools.core.errors import RunError, UsageError
 
 def register(sub: Any) -> None:
     p = command.add(sub, "instructions", __doc__, run)
-    dbbench_args.add_arguments(p, 1000000)
+    arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--ops", default="10000,30000", help="the two op counts, ascending")
     p.add_argument("--seeds", default="1,2,3", help="--seed values; per-op figures are averaged")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
@@ -118,7 +119,8 @@ def make_base(args: argparse.Namespace, base: str, work: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args, "valgrind")
+    tools = arguments.DbbenchRequest.of(args).checked("valgrind")
+    args.kvbench, benchmarks = tools.kvbench, list(tools.benchmarks)
     ops, seeds = parse_counts(args)
     with dbbench_args.workdir(args.workdir, "kvbench-instructions-") as work:
         base = os.path.join(work, "base")

@@ -22,7 +22,8 @@ import subprocess
 import time
 from typing import Any
 
-from kvbtools.core import command, results, stats, table
+from kvbtools.commands import arguments, command
+from kvbtools.core import results, stats, table
 from kvbtools.measure import dbbench_args
 from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
 from kvbtools.core.errors import RunError, UsageError
@@ -32,7 +33,7 @@ DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 
 def register(sub: Any) -> None:
     p = command.add(sub, "parity", __doc__, run)
-    dbbench_args.add_arguments(p, 1000000)
+    arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
     p.add_argument("--target", type=float, default=0.97,
                    help="the ratio each verdict is judged against (default 0.97)")
@@ -158,7 +159,8 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
 
 
 def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args, *(["taskset"] if args.cpus else []))
+    tools = arguments.DbbenchRequest.of(args).checked(*(["taskset"] if args.cpus else []))
+    args.kvbench, benchmarks = tools.kvbench, list(tools.benchmarks)
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:

@@ -42,8 +42,8 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import command, hgrm, output, profiles, results
-from kvbtools.commands import history
+from kvbtools.commands import arguments, command, history
+from kvbtools.core import hgrm, output, profiles, results
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Point, Series, shown_attributes
 
@@ -189,7 +189,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("format", choices=("csv", "bencher", "hgrm", "folded"))
     p.add_argument("files", nargs="*", metavar="FILE.json",
                    help="hgrm, folded: kvbench result files, right after the format")
-    history.add_selection_arguments(p)
+    arguments.add_selection_arguments(p)
     p.add_argument("--out", metavar="PATH", help="csv, hgrm: a directory; bencher: a file "
                                                  "(default: stdout; hgrm, folded: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "

@@ -17,7 +17,8 @@ import argparse
 import sys
 from typing import Any
 
-from kvbtools.core import command, output, store as store_mod
+from kvbtools.commands import arguments, command
+from kvbtools.core import output, store as store_mod
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Series, changed, load, metric_names
@@ -88,20 +89,6 @@ def format_history(series: list[Series], where: str) -> str:
 
 # ---- the command --------------------------------------------------------------------------------
 
-def add_selection_arguments(p: argparse.ArgumentParser) -> None:
-    store_mod.add_store_arguments(p)
-    p.add_argument("--filter", action="append", metavar="NAME=VALUE",
-                   help="only series and runs with this value (repeat: all must match), e.g. "
-                        "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
-    p.add_argument("--metric", action="append",
-                   help="only these metrics (repeat), a path or its last parts as kvb compare "
-                        "takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
-                        "default: each row's primary metric, ops_per_sec or bytes_per_second")
-    p.add_argument("--by", action="append", metavar="NAME",
-                   help="split series further by this attribute (repeat), e.g. "
-                        "lib.rocksdb.version or kernel")
-
-
 def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
     """Opens the store and loads the series the common arguments select."""
     filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
@@ -133,7 +120,7 @@ def cmd(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     p = command.add(subparsers, "history", __doc__, cmd)
-    add_selection_arguments(p)
+    arguments.add_selection_arguments(p)
     p.add_argument("--html", metavar="OUT",
                    help="draw every series over time, with intervals and change points, as "
                         "one self-contained HTML page (needs python3-matplotlib)")

@@ -19,67 +19,14 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.core import (command, comparison, host, manifest, output, profiles, results,
-                           stats, store)
+from kvbtools.commands import arguments, command, compare
+from kvbtools.core import comparison, host, manifest, output, profiles, results, stats, store
 from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.commands import compare
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Build, BuildError, Plan, Series, progress
 from kvbtools.core.samples import load_side
-
-
-def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$") -> None:
-    p.add_argument("--workloads", default="fillseq,readrandom",
-                   help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
-    p.add_argument("--engines",
-                   help="comma-separated engines for KV runs (default: the first engine of "
-                        "cmake/deps.json); in a study, an axis: a series per engine")
-    p.add_argument("--num", type=int, default=100000, help="kvbench --num (default 100000)")
-    p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
-                   help="one more kvbench flag for KV runs, e.g. "
-                        "--kvbench-arg=--benchmark_write_rate_limit=2097152 (repeatable)")
-    p.add_argument("--profile", action="store_true",
-                   help="KV runs: kvbench --profile (CPU profiles of the measured loops, "
-                        "docs/profile.md); the table is followed by the functions whose CPU "
-                        "per op moved most against the base, and report.html draws a "
-                        "differential flame graph per series")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="rounds; each series is measured once per round (default 5)")
-    p.add_argument("--min-time", type=float, default=0.1,
-                   help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
-    p.add_argument("--filter", metavar="REGEX",
-                   help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
-                        "table rows that match")
-    p.add_argument("--threshold", type=compare.parse_threshold,
-                   default=compare.parse_threshold("5%"), help="default 5%%")
-    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
-    p.add_argument("--metric", action="append",
-                   help="only these metrics (see kvb compare; default: the headline ones; "
-                        "'all': every one)")
-    rounds.add_arguments(p)
-    p.add_argument("--instructions", action="store_true",
-                   help="micro: count instructions per byte under valgrind's callgrind, in the "
-                        "measured loops only, instead of timing (deterministic: zero-width "
-                        "intervals; instructions are not time). Needs portable presets on an "
-                        "AVX-512 host (docs/compare.md)")
-    p.add_argument("--no-control", action="store_true",
-                   help="do not measure the first series twice")
-    p.add_argument("--fail-on-regression", action="store_true",
-                   help="a gate for CI: exit 3 when a series (the control not counted) has a "
-                        "significant regression beyond the threshold, else 4 when a row is "
-                        "undecided, else 0 (docs/cli.md)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the builds and the run order, build and run nothing")
-    p.add_argument("--layouts", type=rounds.positive_int, default=1, metavar="K",
-                   help="link every build K times with different code placement (lld "
-                        "--shuffle-sections seeds 0..K-1, relinks only; round r runs seed "
-                        "(r-1) mod K) and judge with placements as the units: their spread is "
-                        "printed per benchmark (default 1; docs/placement.md)")
-    p.add_argument("--results-dir", help="parent of the run's results directory "
-                                         "(default results/)")
-    store.add_store_arguments(p, auto=True)
 
 
 def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
@@ -118,7 +65,7 @@ def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
 def run_series(kind: str, what: str, series: list[Series], plan: Plan,
                args: argparse.Namespace, meta: dict[str, Any]) -> int:
     """Builds every distinct build, measures interleaved, prints and saves the tables."""
-    budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
+    budget = arguments.budget(args.repeats, args.max_rounds, args.max_time, args.until_resolved)
     if plan.instructions:
         presets = load_presets()
         callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
@@ -221,7 +168,8 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
                             if args.until_resolved else "") + "; the tables are in table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
-    store.auto_store([f for s in c.sides for f in s.paths], args)
+    if not args.no_store:
+        store.auto_store([f for s in c.sides for f in s.paths], args.store)
     return compare.gate(c, args.fail_on_regression, ignore=("control",))
 
 
@@ -380,7 +328,7 @@ def register(sub: Any) -> None:
                    help="build these libraries from source with each preset's toolchain")
     p.add_argument("--source", action="append", default=[], metavar="DEP=DIR",
                    help="source tree for a --from-source dependency (repeat)")
-    add_plan_arguments(p)
+    arguments.add_plan_arguments(p)
 
 
 def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, str]],

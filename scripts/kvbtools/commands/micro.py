@@ -20,7 +20,8 @@ import subprocess
 import tempfile
 from typing import Any
 
-from kvbtools.core import command, host, output, results, summary, table
+from kvbtools.commands import command
+from kvbtools.core import host, output, results, summary, table
 from kvbtools.core.comparison import INPUT_KEYS
 from kvbtools.core.errors import RunError, UsageError
 

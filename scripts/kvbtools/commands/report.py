@@ -30,7 +30,8 @@ import os
 import statistics
 from typing import Any
 
-from kvbtools.core import command, output, results, samples, summary as summary_mod, table
+from kvbtools.commands import command
+from kvbtools.core import output, results, samples, summary as summary_mod, table
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import value
 from kvbtools.core.summary import summary

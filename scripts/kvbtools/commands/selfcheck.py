@@ -23,7 +23,8 @@ import subprocess
 import tempfile
 from typing import Any
 
-from kvbtools.core import command, host, output, results
+from kvbtools.commands import command
+from kvbtools.core import host, output, results
 from kvbtools.core.errors import RunError, UsageError
 
 MIB = 1048576.0

@@ -27,10 +27,11 @@ import os
 import sys
 from typing import Any
 
-from kvbtools.core import command, store_file, store_runs
+from kvbtools.commands import command
+from kvbtools.commands.arguments import add_store_arguments
+from kvbtools.core import store_file, store_runs
 from kvbtools.core.errors import UsageError
-from kvbtools.core.store import (add_files, add_store_arguments, location, open_store,
-                                 parse_pairs, shown, sqlite_file)
+from kvbtools.core.store import add_files, location, open_store, parse_pairs, shown, sqlite_file
 
 
 RM_DESCRIPTION = """Removes stored runs in one transaction and prints each one after the commit.

@@ -19,8 +19,8 @@ import shlex
 import sys
 from typing import Any
 
-from kvbtools.core import command, edivisive, manifest, stats
-from kvbtools.commands import compare, history
+from kvbtools.commands import arguments, command, history
+from kvbtools.core import edivisive, manifest, stats
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
 from kvbtools.core.series import Point, Series, changed
@@ -270,10 +270,10 @@ def _percent(text: str) -> float:
 
 def register(subparsers: Any) -> None:
     p = command.add(subparsers, "trend", __doc__, cmd)
-    history.add_selection_arguments(p)
+    arguments.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
-    p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.judgement.alpha,
+    p.add_argument("--pvalue", type=arguments.parse_alpha, default=Params.judgement.alpha,
                    help="significance of a change, t-test (default 0.001, as Otava)")
     p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
                    help="ignore changes smaller than this, e.g. 2%% (default 0); a drift "

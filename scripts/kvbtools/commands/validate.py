@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvbtools.core import command, results
+from kvbtools.commands import command
+from kvbtools.core import results
 from kvbtools.core.errors import UsageError
 
 

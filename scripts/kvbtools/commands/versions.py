@@ -14,7 +14,8 @@ import re
 import subprocess
 from typing import Any
 
-from kvbtools.core import command, host, manifest, output
+from kvbtools.commands import arguments, command
+from kvbtools.core import host, manifest, output
 from kvbtools.measure import runner, sources
 from kvbtools.measure.presets import select_presets
 from kvbtools.commands import matrix
@@ -40,7 +41,7 @@ def register(sub: Any) -> None:
                    help="run kvbench_micro (the default for a library that is not an engine: "
                         "its micro_filter in cmake/deps.json), optionally with this "
                         "--benchmark_filter")
-    matrix.add_plan_arguments(p, "^<dep>/.*/4096$")
+    arguments.add_plan_arguments(p, "^<dep>/.*/4096$")
     p.set_defaults(engines=None)
 
 

@@ -220,7 +220,8 @@ def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str
     write_report(outdir)
     runner.write_summary(outdir, f"kvb matrix done: {args.repeats} round(s); tables in table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
-    store.auto_store([f for s in series for f in files[s.label]], args)
+    if not args.no_store:
+        store.auto_store([f for s in series for f in files[s.label]], args.store)
     return 0
 
 

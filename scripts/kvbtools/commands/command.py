@@ -1,11 +1,13 @@
 """How a kvb command registers itself: every command module has
 
     def register(subparsers) -> None:
-        p = command.add(subparsers, "name", __doc__, run)
+        p = command.add(subparsers, "name", __doc__, lambda args: run(Request.of(args)))
         p.add_argument(...)
 
-and raises kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli)
-catches them.
+turns its arguments into a typed request (a frozen dataclass) before anything else, and raises
+kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli) catches them.
+Argument groups that several commands share are in commands/arguments.py. Nothing below
+commands/ sees argparse (tests/kvbtools_layers_test.py).
 """
 from __future__ import annotations
 
