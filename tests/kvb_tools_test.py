@@ -670,7 +670,6 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertNotIn("0 change point(s)", page)
 
     def test_the_gate_does_not_count_the_control(self) -> None:
-        from kvbtools.commands import compare as compare_cmd
         from kvbtools.core import comparison, metrics as metrics_mod
         m = metrics_mod.Metric("ops_per_sec", "ops/s", "higher")
         def cell(side: str, word: str) -> comparison.Cell:
@@ -679,13 +678,13 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
             return comparison.Cell(m, "memory fillseq", side, [1.0], [1.0], v)
         c = comparison.Comparison([], {}, {}, [cell("control", "slower"), cell("b", "no change")],
                                   stats.Judgement(0.05, 0.05))
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 0)
-        self.assertEqual(compare_cmd.gate(c, True), 3)
-        self.assertEqual(compare_cmd.gate(c, False), 0)
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 0)
+        self.assertEqual(comparison.gate(c, True), 3)
+        self.assertEqual(comparison.gate(c, False), 0)
         c.cells.append(cell("b", stats.UNDECIDED))
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 4)
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 4)
         c.cells.append(cell("b", "slower"))
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 3)
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 3)
 
     def test_report_rows_say_their_file_and_repeat(self) -> None:
         # Six rows that all read "memory fillseq" said nothing of which run each was.

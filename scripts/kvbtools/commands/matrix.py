@@ -19,7 +19,7 @@ import re
 import sys
 from typing import Any
 
-from kvbtools.commands import arguments, command, compare
+from kvbtools.commands import arguments, command
 from kvbtools.core import comparison, host, manifest, output, profiles, results, stats, store
 from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
 from kvbtools.measure.presets import load_presets, select_presets
@@ -170,7 +170,7 @@ def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: lis
           "one JSON per run)")
     if not args.no_store:
         store.auto_store([f for s in c.sides for f in s.paths], args.store)
-    return compare.gate(c, args.fail_on_regression, ignore=("control",))
+    return comparison.gate(c, args.fail_on_regression, ignore=("control",))
 
 
 Key = tuple[str, str, str]

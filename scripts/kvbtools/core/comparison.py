@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvbtools.core import environment, fingerprint, metrics, results, stats, table
-from kvbtools.core.errors import UsageError
+from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.metrics import Metric
 from kvbtools.core.samples import Side, context_preset
 from kvbtools.core.table import fmt_value
@@ -286,3 +287,20 @@ def to_json(c: Comparison) -> dict[str, Any]:
 def _interval_json(iv: stats.Interval | None) -> list[float] | None:
     """[lo, hi] of other / base, None when there is no finite interval."""
     return [iv.lo, iv.hi] if iv is not None and iv.finite else None
+
+
+def gate(c: Comparison, asked: bool, ignore: tuple[str, ...] = ()) -> int:
+    """The regressions and undecided rows counted on stderr; with --fail-on-regression (`asked`)
+    exit 3 for a regression, else 4 when a row is undecided, else 0 (docs/cli.md). Sides
+    labelled in `ignore` (matrix's control: the base measured again) are not counted."""
+    regressions = [x for x in c.regressions() if x.side not in ignore]
+    undecided = [x for x in c.undecided() if x.side not in ignore]
+    if regressions:
+        print(f"\n{len(regressions)} significant regression(s) beyond "
+              f"{c.threshold * 100:g}%", file=sys.stderr)
+    if undecided:
+        print(f"{'' if regressions else chr(10)}{len(undecided)} row(s) undecided: more runs "
+              "would decide them (see the notes)", file=sys.stderr)
+    if not asked:
+        return EXIT_OK
+    return EXIT_CHANGED if regressions else EXIT_UNDECIDED if undecided else EXIT_OK
