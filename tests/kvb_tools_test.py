@@ -843,14 +843,14 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
-        from kvbtools.commands import matrix
+        from kvbtools.measure import series_run
         from kvbtools.core.samples import Side
         micro = Side("lz4 1.10.0", contexts=[{"lz4_library_version": "1.9.4"}])
         kv = Side("rocksdb 9.10.0", contexts=[{"libraries": [
             {"name": "rocksdb", "version": ""}], "engine": {"name": "rocksdb",
                                                            "version": "9.10.0"}}])
         expect = {"lz4 1.10.0": [["lz4", "1.10.0"]], "rocksdb 9.10.0": [["rocksdb", "9.10.0"]]}
-        self.assertEqual(matrix.check_library_versions([micro, kv], expect),
+        self.assertEqual(series_run.check_library_versions([micro, kv], expect),
                          ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
                           "use that tree"])
 

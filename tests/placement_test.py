@@ -18,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 
-from kvbtools.commands import matrix  # noqa: E402
+from kvbtools.measure import series_run  # noqa: E402
 from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import metrics, stats  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
@@ -151,11 +151,11 @@ class MatrixLayoutsTest(unittest.TestCase):
         other = [(0.75 if i % 4 >= 2 else 1.0) + 0.005 * (i % 3) for i in range(12)]
         c = self.comparison(base, other)
         self.assertEqual(c.cells[0].verdict.word, "slower")
-        decisions = matrix.placement_judgements(c, 4)
+        decisions = series_run.placement_judgements(c, 4)
         self.assertEqual(c.cells[0].verdict.word, stats.UNDECIDED)
         self.assertIn("over placements spans both", c.cells[0].verdict.note)
         self.assertFalse(next(iter(decisions.values())).resolved)
-        line = matrix.placement_lines(c, 4)[0]
+        line = series_run.placement_lines(c, 4)[0]
         self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
                                r"over 4 links$")
 

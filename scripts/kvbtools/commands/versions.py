@@ -9,22 +9,24 @@ rounds as kvb matrix does; the first is the base.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.commands import arguments, command
+from kvbtools.commands import arguments, command, series_report
+from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import host, manifest, output
 from kvbtools.measure import runner, sources
 from kvbtools.measure.presets import select_presets
-from kvbtools.commands import matrix
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.runner import Build, Series
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "versions", __doc__, run)
+    p = command.add(sub, "versions", __doc__, lambda args: run(VersionsRequest.of(args)))
     p.add_argument("--dep", required=True,
                    help=f"one of {', '.join(manifest.buildable())} (cmake/deps.json)")
     p.add_argument("--source", nargs="+", default=[], metavar="DIR",
@@ -45,45 +47,64 @@ def register(sub: Any) -> None:
     p.set_defaults(engines=None)
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
-    lib = manifest.check_buildable(args.dep)
+@dataclass(frozen=True)
+class VersionsRequest:
+    """kvb versions' arguments as values: the library, its trees, what to run, and the plan."""
+    dep: str
+    sources: tuple[str, ...]
+    prefixes: tuple[str, ...]
+    fetch: tuple[str, ...]
+    preset: str | None
+    bench: str | None
+    micro: str | None             # None: not asked; "": kvbench_micro with the dep's filter
+    plan: PlanRequest
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "VersionsRequest":
+        return VersionsRequest(args.dep, tuple(args.source), tuple(args.prefix),
+                               tuple(args.fetch), args.preset, args.bench, args.micro,
+                               PlanRequest.of(args))
+
+
+def run(req: VersionsRequest) -> int:
+    output.check_directory(req.plan.results_dir, "--results-dir")  # exit 2 before any work
+    lib = manifest.check_buildable(req.dep)
     dep = lib.name
-    args.preset = args.preset or host.native_preset()
-    dirs: list[tuple[str, bool]] = [(d, False) for d in args.source]
-    dirs += [(d, True) for d in args.prefix]
-    dirs += [(sources.fetch(dep, v), False) for v in args.fetch]
+    preset = req.preset or host.native_preset()
+    dirs: list[tuple[str, bool]] = [(d, False) for d in req.sources]
+    dirs += [(d, True) for d in req.prefixes]
+    dirs += [(sources.fetch(dep, v), False) for v in req.fetch]
     if not dirs:
         raise UsageError("give the versions with --source DIR..., --prefix DIR... or "
                          "--fetch VERSION...")
-    presets, skipped = select_presets([args.preset])
+    presets, skipped = select_presets([preset])
     if skipped:
-        raise UsageError(f"preset {args.preset} cannot be built here: {skipped[0][1]}")
-    if args.bench and args.micro is not None:
+        raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
+    if req.bench and req.micro is not None:
         raise UsageError("--bench and --micro exclude each other")
-    micro = args.micro is not None or (not args.bench and not lib.engine)
-    if args.engines is None:
-        args.engines = dep if lib.engine else manifest.default_engine()
-    if args.bench:
-        args.workloads = args.bench
-    plan = matrix.make_plan(args, micro, args.micro or lib.micro_filter or "/4096$")
+    micro = req.micro is not None or (not req.bench and not lib.engine)
+    wanted = dataclasses.replace(
+        req.plan, engines=req.plan.engines if req.plan.engines is not None else
+        dep if lib.engine else manifest.default_engine(),
+        workloads=req.bench or req.plan.workloads)
+    plan = wanted.plan(micro, req.micro or lib.micro_filter or "/4096$")
     found = [(d, is_prefix, sources.detect(dep, d, prefix=is_prefix)) for d, is_prefix in dirs]
     names = tree_names([d for d, _, v in found], [v for _, _, v in found])
     series: list[Series] = []
     labels: list[str] = []
     for (d, is_prefix, version), name in zip(found, names):
         label = f"{dep} {version}" + (f" ({name})" if name else "")
-        tag = f"{args.preset}-{dep}-{version}" + \
+        tag = f"{preset}-{dep}-{version}" + \
             (f"-{re.sub(r'[^A-Za-z0-9._+-]+', '_', name)}" if name else "")
         labels.append(label)
         k, v = (runner.root_define if is_prefix else runner.source_define)(dep, d)
-        series.append(Series(label, Build(label, args.preset, tag, {k: v})))
-    meta = {"command": "versions", "dep": dep, "preset": args.preset,
-            "versions": labels, "repeats": args.repeats,
+        series.append(Series(label, Build(label, preset, tag, {k: v})))
+    meta = {"command": "versions", "dep": dep, "preset": preset,
+            "versions": labels, "repeats": wanted.repeats,
             "expect": {lab: [[dep, lab.split(" ")[1]]] for lab in labels}}
     meta["expect"]["control"] = meta["expect"][labels[0]]
-    return matrix.run_series("versions", f"{args.preset}-{dep}-" + "-vs-".join(
-        lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, args, meta)
+    return series_report.run_series("versions", f"{preset}-{dep}-" + "-vs-".join(
+        lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, wanted, meta)
 
 
 def commit_name(d: str) -> str:
