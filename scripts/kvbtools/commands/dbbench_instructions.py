@@ -26,9 +26,11 @@ import os
 import shutil
 import statistics
 import subprocess
+from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import DbbenchRequest
 from kvbtools.core import table
 from kvbtools.measure import callgrind, dbbench_args
 from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
@@ -36,7 +38,7 @@ from kvbtools.core.errors import RunError, UsageError
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "instructions", __doc__, run)
+    p = command.add(sub, "instructions", __doc__, lambda args: run(InstructionsRequest.of(args)))
     arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--ops", default="10000,30000", help="the two op counts, ascending")
     p.add_argument("--seeds", default="1,2,3", help="--seed values; per-op figures are averaged")
@@ -95,22 +97,37 @@ def run_one(job: dict[str, Any]) -> int:
                 os.remove(f)
 
 
-def parse_counts(args: argparse.Namespace) -> tuple[list[int], list[int]]:
+@dataclass(frozen=True)
+class InstructionsRequest:
+    """kvb dbbench instructions' arguments as values."""
+    tools: DbbenchRequest
+    ops: str             # the two op counts, as given
+    seeds: str
+    jobs: int
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "InstructionsRequest":
+        return InstructionsRequest(DbbenchRequest.of(args), args.ops, args.seeds, args.jobs)
+
+
+def parse_counts(req: InstructionsRequest) -> tuple[list[int], list[int]]:
     try:
-        ops = [int(x) for x in args.ops.split(",")]
-        seeds = [int(x) for x in args.seeds.split(",")]
+        ops = [int(x) for x in req.ops.split(",")]
+        seeds = [int(x) for x in req.seeds.split(",")]
     except ValueError:
         raise UsageError("--ops and --seeds take comma-separated integers") from None
-    if len(ops) != 2 or not 0 < ops[0] < ops[1] or not seeds or args.num < ops[1] or args.jobs < 1:
+    if len(ops) != 2 or not 0 < ops[0] < ops[1] or not seeds or req.tools.num < ops[1] \
+            or req.jobs < 1:
         raise UsageError("--ops needs two counts 0 < a < b <= --num, --seeds at least one, "
                          "--jobs >= 1")
     return ops, seeds
 
 
-def make_base(args: argparse.Namespace, base: str, work: str) -> None:
+def make_base(tools: DbbenchRequest, base: str, work: str) -> None:
     """The --num-key database the read and overwrite runs copy: kvbench fillseq, settled."""
     shutil.rmtree(base, ignore_errors=True)
-    fill = kvbench_args(args.kvbench, base, args.num, args.cache_size, ["fillseq"],
+    assert tools.kvbench is not None  # resolved by DbbenchRequest.checked
+    fill = kvbench_args(tools.kvbench, base, tools.num, tools.cache_size, ["fillseq"],
                         os.path.join(work, "base.json"))
     p = subprocess.run(without(fill, ("benchmarks",)) + ["--benchmarks=fillseq,settle"],
                        capture_output=True, text=True)
@@ -118,27 +135,28 @@ def make_base(args: argparse.Namespace, base: str, work: str) -> None:
         raise RunError(f"building the base database failed: {p.stderr.strip()[-400:]}")
 
 
-def run(args: argparse.Namespace) -> int:
-    tools = arguments.DbbenchRequest.of(args).checked("valgrind")
-    args.kvbench, benchmarks = tools.kvbench, list(tools.benchmarks)
-    ops, seeds = parse_counts(args)
-    with dbbench_args.workdir(args.workdir, "kvbench-instructions-") as work:
+def run(req: InstructionsRequest) -> int:
+    tools = req.tools.checked("valgrind")
+    benchmarks = list(tools.benchmarks)
+    ops, seeds = parse_counts(req)
+    with dbbench_args.workdir(tools.workdir, "kvbench-instructions-") as work:
         base = os.path.join(work, "base")
         if any(b != "fillseq" for b in benchmarks):
-            make_base(args, base, work)
+            make_base(tools, base, work)
         jobs = []
         for b in benchmarks:
-            for tool, binary in (("db_bench", args.db_bench), ("kvbench", args.kvbench)):
+            for tool, binary in (("db_bench", tools.db_bench), ("kvbench", tools.kvbench)):
                 for seed in seeds:
                     for n in ops:
                         db = os.path.join(work, f"{tool}-{b}-{seed}-{n}")
                         jobs.append({"tool": tool, "benchmark": b, "seed": seed, "ops": n,
                                      "db": db, "base": base,
-                                     "args": tool_args(tool, binary, db, args.num,
-                                                       args.cache_size, b, n, seed, db + ".json")})
-        print(f"kvb dbbench instructions: {len(jobs)} callgrind runs ({args.jobs} at a time), "
-              f"--num={args.num}, ops {ops[0]} and {ops[1]}, seeds {seeds}", flush=True)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                                     "args": tool_args(tool, str(binary), db, tools.num,
+                                                       tools.cache_size, b, n, seed,
+                                                       db + ".json")})
+        print(f"kvb dbbench instructions: {len(jobs)} callgrind runs ({req.jobs} at a time), "
+              f"--num={tools.num}, ops {ops[0]} and {ops[1]}, seeds {seeds}", flush=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=req.jobs) as pool:
             totals = list(pool.map(run_one, jobs))
     got = {(j["tool"], j["benchmark"], j["seed"], j["ops"]): t for j, t in zip(jobs, totals)}
     rows = []

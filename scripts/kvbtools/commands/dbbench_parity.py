@@ -20,9 +20,11 @@ import shutil
 import statistics
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import DbbenchRequest
 from kvbtools.core import results, stats, table
 from kvbtools.measure import dbbench_args
 from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
@@ -32,7 +34,7 @@ DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "parity", __doc__, run)
+    p = command.add(sub, "parity", __doc__, lambda args: run(ParityRequest.of(args)))
     arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
     p.add_argument("--target", type=float, default=0.97,
@@ -42,6 +44,21 @@ def register(sub: Any) -> None:
     p.add_argument("--cpus", help="run both tools under `taskset -c CPUS` (0-3, 2,3): the whole "
                    "process, RocksDB's background threads included, as db_bench cannot pin its "
                    "benchmark thread alone (default: unpinned)")
+
+
+@dataclass(frozen=True)
+class ParityRequest:
+    """kvb dbbench parity's arguments as values."""
+    tools: DbbenchRequest
+    runs: int
+    target: float
+    min_ratio: float
+    cpus: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "ParityRequest":
+        return ParityRequest(DbbenchRequest.of(args), args.runs, args.target, args.min_ratio,
+                             args.cpus)
 
 
 def pinned(args: list[str], cpus: str | None) -> list[str]:
@@ -123,13 +140,15 @@ def verdict(row: dict[str, float], target: float) -> str:
     return "unresolved"
 
 
-def measure(args: argparse.Namespace, benchmarks: list[str],
-            work: str) -> dict[str, dict[str, list[float]]]:
+def measure(req: ParityRequest, tools: DbbenchRequest, work: str
+            ) -> dict[str, dict[str, list[float]]]:
     """--runs rounds of both tools, alternating which goes first; ops/s per tool and benchmark,
     and under the key CPU each tool's process CPU seconds per run (the whole sequence)."""
+    benchmarks = list(tools.benchmarks)
+    kvbench = str(tools.kvbench)  # resolved by DbbenchRequest.checked
     got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks + [CPU]}
                                                   for t in ("db_bench", "kvbench")}
-    for i in range(args.runs):
+    for i in range(req.runs):
         for tool in ["db_bench", "kvbench"] if i % 2 == 0 else ["kvbench", "db_bench"]:
             db = os.path.join(work, tool)
             shutil.rmtree(db, ignore_errors=True)
@@ -137,13 +156,13 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
             cpu0 = children_cpu_seconds()
             start = time.monotonic()
             if tool == "db_bench":
-                got = run_db_bench(pinned(db_bench_args(args.db_bench, db, args.num,
-                                                        args.cache_size, benchmarks), args.cpus),
+                got = run_db_bench(pinned(db_bench_args(tools.db_bench, db, tools.num,
+                                                        tools.cache_size, benchmarks), req.cpus),
                                    benchmarks)
             else:
                 out = os.path.join(work, f"kvbench-{i}.json")
-                got = run_kvbench(pinned(kvbench_args(args.kvbench, db, args.num, args.cache_size,
-                                                      benchmarks, out), args.cpus),
+                got = run_kvbench(pinned(kvbench_args(kvbench, db, tools.num, tools.cache_size,
+                                                      benchmarks, out), req.cpus),
                                   out, benchmarks)
             for b in benchmarks:
                 got_all[tool][b].append(got[b])
@@ -158,23 +177,24 @@ def measure(args: argparse.Namespace, benchmarks: list[str],
     return got_all
 
 
-def run(args: argparse.Namespace) -> int:
-    tools = arguments.DbbenchRequest.of(args).checked(*(["taskset"] if args.cpus else []))
-    args.kvbench, benchmarks = tools.kvbench, list(tools.benchmarks)
-    if args.runs < 1:
+def run(req: ParityRequest) -> int:
+    tools = req.tools.checked(*(["taskset"] if req.cpus else []))
+    benchmarks = list(tools.benchmarks)
+    if req.runs < 1:
         raise UsageError("--runs must be at least 1")
-    with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:
-        print(f"kvb dbbench parity: {args.runs} alternating runs of {','.join(benchmarks)} at "
-              f"--num={args.num}, cache {args.cache_size} B, compression none; databases in "
+    with dbbench_args.workdir(tools.workdir, "kvbench-vs-dbbench-") as work:
+        print(f"kvb dbbench parity: {req.runs} alternating runs of {','.join(benchmarks)} at "
+              f"--num={tools.num}, cache {tools.cache_size} B, compression none; databases in "
               f"{work}")
-        print("db_bench: " + " ".join(db_bench_args(args.db_bench, "DB", args.num,
-                                                    args.cache_size, benchmarks)[1:]))
-        print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
-                                                   benchmarks, "OUT.json")[1:]))
-        if args.cpus:
-            print(f"both pinned: taskset -c {args.cpus} (every thread of each process)")
+        print("db_bench: " + " ".join(db_bench_args(tools.db_bench, "DB", tools.num,
+                                                    tools.cache_size, benchmarks)[1:]))
+        print("kvbench:  " + " ".join(kvbench_args(str(tools.kvbench), "DB", tools.num,
+                                                   tools.cache_size, benchmarks,
+                                                   "OUT.json")[1:]))
+        if req.cpus:
+            print(f"both pinned: taskset -c {req.cpus} (every thread of each process)")
         load_start = os.getloadavg()
-        got = measure(args, benchmarks, work)
+        got = measure(req, tools, work)
         load_end = os.getloadavg()
     rows = []
     worst = float("inf")
@@ -183,14 +203,14 @@ def run(args: argparse.Namespace) -> int:
         worst = min(worst, r["ratio"])
         rows.append([b, f"{r['db_median']:,.0f}", f"{r['db_cv']:.1%}", f"{r['kv_median']:,.0f}",
                      f"{r['kv_cv']:.1%}", f"{r['ratio']:.3f}",
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, args.target),
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, req.target),
                      f"{r['paired_median']:.3f} [{r['paired_min']:.3f}, {r['paired_max']:.3f}]"])
     print(f"\nload average (1, 5, 15 min): at start {' '.join(f'{x:.1f}' for x in load_start)}, "
           f"at end {' '.join(f'{x:.1f}' for x in load_end)} on {os.cpu_count()} CPUs")
     print("\n".join(table.render(rows, header=[
         "benchmark", "db_bench ops/s", "cv", "kvbench ops/s", "cv", "ratio", "95% interval",
-        f"vs {args.target:g}", "paired: median [min, max]"], left=(0, -1))))
-    print(f"(ratio = kvbench median / db_bench median over {args.runs} runs; cv = run-to-run "
+        f"vs {req.target:g}", "paired: median [min, max]"], left=(0, -1))))
+    print(f"(ratio = kvbench median / db_bench median over {req.runs} runs; cv = run-to-run "
           "coefficient of variation;\n 95% interval = bootstrap of that ratio; 'meets' or 'below' "
           "only when the whole interval is on one side of the target, else 'unresolved';\n "
           "paired = kvbench/db_bench of the two runs made back to back in each round, which "
@@ -203,6 +223,6 @@ def run(args: argparse.Namespace) -> int:
     print("kvbench CPU seconds per phase (process, background threads included): " + ", ".join(
         f"{b} median {statistics.median(got['kvbench'][phase_cpu(b)]):.2f} cv "
         f"{stats.cv(got['kvbench'][phase_cpu(b)]):.1%}" for b in benchmarks))
-    if worst < args.min_ratio:
-        raise RunError(f"a ratio is below --min-ratio={args.min_ratio:g}")
+    if worst < req.min_ratio:
+        raise RunError(f"a ratio is below --min-ratio={req.min_ratio:g}")
     return 0
