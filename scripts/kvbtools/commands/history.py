@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import Selection
 from kvbtools.core import output, store as store_mod
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
-from kvbtools.core.series import Series, changed, load, metric_names
+from kvbtools.core.series import Series, changed, select
 from kvbtools.core.table import fmt_value as fmt
 from kvbtools.pages import history_figures
 
@@ -89,37 +91,37 @@ def format_history(series: list[Series], where: str) -> str:
 
 # ---- the command --------------------------------------------------------------------------------
 
-def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
-    """Opens the store and loads the series the common arguments select."""
-    filters = list(store_mod.parse_pairs(args.filter, "--filter").items())
-    st = store_mod.open_store(args.store)
-    try:
-        series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)
-    except BaseException:
-        st.close()
-        raise
-    return st, series
+@dataclass(frozen=True)
+class HistoryRequest:
+    """kvb history's arguments as values."""
+    selection: Selection
+    html: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "HistoryRequest":
+        return HistoryRequest(Selection.of(args), args.html)
 
 
-def cmd(args: argparse.Namespace) -> int:
-    output.check_writable(args.html, "--html")  # exit 2 before any work (docs/cli.md)
-    st, series = select(args)
+def cmd(req: HistoryRequest) -> int:
+    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
+    sel = req.selection
+    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
     with st:
         where = store_mod.shown(st.loc)
     if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
+        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
                                                     else ""))
-    if args.html:
+    if req.html:
         analyses = [analyse(s, Params()) for s in series]
-        history_figures.write_history_html(args.html, series, analyses, where)
-        print(f"wrote {args.html}: {len(series)} series", file=sys.stderr)
+        history_figures.write_history_html(req.html, series, analyses, where)
+        print(f"wrote {req.html}: {len(series)} series", file=sys.stderr)
     else:
         print(format_history(series, where))
     return 0
 
 
 def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "history", __doc__, cmd)
+    p = command.add(subparsers, "history", __doc__, lambda args: cmd(HistoryRequest.of(args)))
     arguments.add_selection_arguments(p)
     p.add_argument("--html", metavar="OUT",
                    help="draw every series over time, with intervals and change points, as "

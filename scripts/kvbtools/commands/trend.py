@@ -17,13 +17,15 @@ import math
 import re
 import shlex
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.commands import arguments, command, history
-from kvbtools.core import edivisive, manifest, stats
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import Selection
+from kvbtools.core import edivisive, manifest, stats, store
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
-from kvbtools.core.series import Point, Series, changed
+from kvbtools.core.series import Point, Series, changed, select
 from kvbtools.core.table import fmt_value as fmt
 
 # A library version becomes a git tag by this pattern (upstream's v1.2.3 habit).
@@ -212,17 +214,34 @@ def format_drift(a: Analysis, params: Params, number: int) -> list[str]:
             "points' attributes (kvb history), or bisect between them if one thing changed"]
 
 
-def cmd(args: argparse.Namespace) -> int:
-    params = Params(args.window, stats.Judgement(args.min_magnitude, args.pvalue), args.min_size)
+@dataclass(frozen=True)
+class TrendRequest:
+    """kvb trend's arguments as values: the series, and the change detection's parameters (its
+    judgement: --pvalue as alpha, --min-magnitude as threshold)."""
+    selection: Selection
+    params: Params
+    last: int | None
+    fail_on_change: bool
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "TrendRequest":
+        return TrendRequest(Selection.of(args), Params(
+            args.window, stats.Judgement(args.min_magnitude, args.pvalue), args.min_size),
+            args.last, args.fail_on_change)
+
+
+def cmd(req: TrendRequest) -> int:
+    params = req.params
     if params.min_size < 2:
         raise UsageError("--min-size must be at least 2: a t-test needs two points a side")
     if params.window < 2 * params.min_size:
         raise UsageError(f"--window must be at least twice --min-size ({2 * params.min_size})")
-    st, series = history.select(args)
+    sel = req.selection
+    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
     with st:
-        where = history.store_mod.shown(st.loc)
+        where = store.shown(st.loc)
     if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
+        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
                                                     else ""))
     lines: list[str] = []
     found = 0
@@ -232,7 +251,7 @@ def cmd(args: argparse.Namespace) -> int:
             short += 1
             continue
         a = analyse(s, params)
-        last = len(s.points) - (args.last or len(s.points))
+        last = len(s.points) - (req.last or len(s.points))
         for c in a.changes:
             if c.index >= last:
                 found += 1
@@ -245,7 +264,7 @@ def cmd(args: argparse.Namespace) -> int:
             f"{params.min_size} points a side"
             + (f", magnitude >= {params.judgement.threshold * 100:g}%"
                if params.judgement.threshold else "")
-            + (f"; only changes in the last {args.last} points" if args.last else ""))
+            + (f"; only changes in the last {req.last} points" if req.last else ""))
     print(head)
     if short:
         print(f"{short} series with fewer than {2 * params.min_size} points: too short to test, "
@@ -258,7 +277,7 @@ def cmd(args: argparse.Namespace) -> int:
         print(f"\n{found} change(s) found", file=sys.stderr)
     elif short:
         print(f"\nundecided: {short} series too short to test", file=sys.stderr)
-    if not args.fail_on_change:
+    if not req.fail_on_change:
         return EXIT_OK
     return EXIT_CHANGED if found else EXIT_UNDECIDED if short else EXIT_OK
 
@@ -269,7 +288,7 @@ def _percent(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "trend", __doc__, cmd)
+    p = command.add(subparsers, "trend", __doc__, lambda args: cmd(TrendRequest.of(args)))
     arguments.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
