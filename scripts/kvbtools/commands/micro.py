@@ -18,6 +18,7 @@ import argparse
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import command
@@ -27,7 +28,7 @@ from kvbtools.core.errors import RunError, UsageError
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "micro", __doc__, run)
+    p = command.add(sub, "micro", __doc__, lambda args: run(MicroRequest.of(args)))
     p.add_argument("--binary", help="kvbench_micro (default: the host's gcc native build)")
     p.add_argument("--compare", nargs="+", metavar="JSON",
                    help="compare kvbench_micro JSON files instead of running the binary")
@@ -37,6 +38,22 @@ def register(sub: Any) -> None:
     p.add_argument("--json", metavar="OUT", help="also keep kvbench_micro's JSON here")
     p.add_argument("extra", nargs="*",
                    help="after --: more kvbench_micro flags, e.g. -- --cache_cold")
+
+
+@dataclass(frozen=True)
+class MicroRequest:
+    """kvb micro's arguments as values."""
+    binary: str | None
+    compare: tuple[str, ...]     # JSON files to compare instead of a run
+    block_size: int
+    min_time: float
+    json: str | None
+    extra: tuple[str, ...]       # kvbench_micro flags after --
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "MicroRequest":
+        return MicroRequest(args.binary, tuple(args.compare or ()), args.block_size,
+                            args.min_time, args.json, tuple(args.extra))
 
 
 def run_micro(binary: str, block_size: int, min_time: float,
@@ -181,19 +198,19 @@ def format_compare(docs: list[results.Document]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any work (docs/cli.md)
-    if args.compare:
-        if args.binary or args.extra or args.json:
+def run(req: MicroRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any work (docs/cli.md)
+    if req.compare:
+        if req.binary or req.extra or req.json:
             raise UsageError("--compare reads files: --binary, --json and kvbench_micro flags "
                              "do not apply")
-        print(format_compare(results.load_all(args.compare, [results.GBENCH])))
+        print(format_compare(results.load_all(list(req.compare), [results.GBENCH])))
         return 0
-    if args.block_size < 1 or args.min_time <= 0:
+    if req.block_size < 1 or req.min_time <= 0:
         raise UsageError("--block-size and --min-time must be positive")
-    binary = host.binary("kvbench_micro", args.binary, "--binary")
-    d = run_micro(binary, args.block_size, args.min_time, args.extra)
-    if args.json:
-        results.write_json(args.json, d.doc)
-    print(format_table(d.doc, args.block_size))
+    binary = host.binary("kvbench_micro", req.binary, "--binary")
+    d = run_micro(binary, req.block_size, req.min_time, list(req.extra))
+    if req.json:
+        results.write_json(req.json, d.doc)
+    print(format_table(d.doc, req.block_size))
     return 0

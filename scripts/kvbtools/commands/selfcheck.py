@@ -21,6 +21,7 @@ import argparse
 import os
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import command
@@ -31,7 +32,7 @@ MIB = 1048576.0
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "selfcheck", __doc__, run)
+    p = command.add(sub, "selfcheck", __doc__, lambda args: run(SelfcheckRequest.of(args)))
     p.add_argument("--kvbench", help="default: build/<host gcc native preset>/src/kvbench")
     p.add_argument("--reads", type=int, default=20_000_000, help="null readrandom ops "
                    "(default 20000000; the memory engine reads at most 5000000)")
@@ -46,6 +47,25 @@ def register(sub: Any) -> None:
     p.add_argument("--max-rss-bytes-per-key", type=float, default=1.0,
                    help="peak RSS growth allowed per key of --large beyond --small (default 1)")
     p.add_argument("--json", metavar="OUT", help="also write the figures here")
+
+
+@dataclass(frozen=True)
+class SelfcheckRequest:
+    """kvb selfcheck's arguments as values."""
+    kvbench: str | None
+    reads: int
+    small: int
+    large: int
+    max_ns_per_op: float
+    max_rss_growth_mib: float
+    max_rss_bytes_per_key: float
+    json: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "SelfcheckRequest":
+        return SelfcheckRequest(args.kvbench, args.reads, args.small, args.large,
+                                args.max_ns_per_op, args.max_rss_growth_mib,
+                                args.max_rss_bytes_per_key, args.json)
 
 
 def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
@@ -82,41 +102,41 @@ def cpu_ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
 SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any run (docs/cli.md)
-    if min(args.reads, args.small) < 1 or args.large <= args.small:
+def run(req: SelfcheckRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any run (docs/cli.md)
+    if min(req.reads, req.small) < 1 or req.large <= req.small:
         raise UsageError("--reads and --small must be positive and --large above --small")
-    kvbench = host.binary("kvbench", args.kvbench, "--kvbench")
+    kvbench = host.binary("kvbench", req.kvbench, "--kvbench")
     fig: dict[str, Any] = {"schema": "kvb-selfcheck", "schema_version": 1, "kvbench": kvbench,
-                           "reads": args.reads, "small": args.small, "large": args.large}
+                           "reads": req.reads, "small": req.small, "large": req.large}
     with tempfile.TemporaryDirectory(prefix="kvb-selfcheck-") as tmp:
-        null = measure(kvbench, "null", "readrandom", args.small, tmp, [f"--reads={args.reads}"])
-        mem = measure(kvbench, "memory", "fillseq,readrandom", args.small, tmp,
-                      [f"--reads={min(args.reads, 5_000_000)}"])
+        null = measure(kvbench, "null", "readrandom", req.small, tmp, [f"--reads={req.reads}"])
+        mem = measure(kvbench, "memory", "fillseq,readrandom", req.small, tmp,
+                      [f"--reads={min(req.reads, 5_000_000)}"])
         fig["null_readrandom_ns_per_op"] = ns_per_op(null, "readrandom")
         fig["memory_readrandom_ns_per_op"] = ns_per_op(mem, "readrandom")
         for prefix, n in SAMPLING.items():
-            doc = null if n == 1 else measure(kvbench, "null", "readrandom", args.small, tmp,
-                                              [f"--reads={args.reads}", f"--latency_sample={n}"])
+            doc = null if n == 1 else measure(kvbench, "null", "readrandom", req.small, tmp,
+                                              [f"--reads={req.reads}", f"--latency_sample={n}"])
             fig[f"null_readrandom_{prefix}cpu_ns_per_op"] = cpu_ns_per_op(doc, "readrandom")
         for size in ("small", "large"):
             doc = measure(kvbench, "null", "fillrandom", fig[size], tmp, [])
             fig[f"peak_rss_{size}_bytes"] = doc["results"][0]["peak_rss_bytes"]
     growth = fig["peak_rss_large_bytes"] - fig["peak_rss_small_bytes"]
     fig["rss_growth_bytes"] = growth
-    fig["rss_growth_bytes_per_key"] = growth / (args.large - args.small)
-    allowed = args.max_rss_growth_mib * MIB + args.max_rss_bytes_per_key * (args.large - args.small)
+    fig["rss_growth_bytes_per_key"] = growth / (req.large - req.small)
+    allowed = req.max_rss_growth_mib * MIB + req.max_rss_bytes_per_key * (req.large - req.small)
     failed = []
-    if fig["null_readrandom_ns_per_op"] > args.max_ns_per_op:
+    if fig["null_readrandom_ns_per_op"] > req.max_ns_per_op:
         failed.append(f"null readrandom costs {fig['null_readrandom_ns_per_op']:.1f} ns/op, over "
-                      f"--max-ns-per-op={args.max_ns_per_op:g}")
+                      f"--max-ns-per-op={req.max_ns_per_op:g}")
     if growth > allowed:
-        failed.append(f"peak RSS grew by {growth / MIB:.1f} MiB from --num={args.small} to "
-                      f"{args.large}, over the {allowed / MIB:.1f} MiB allowed")
+        failed.append(f"peak RSS grew by {growth / MIB:.1f} MiB from --num={req.small} to "
+                      f"{req.large}, over the {allowed / MIB:.1f} MiB allowed")
     fig["failed"] = failed
     report(fig)
-    if args.json:
-        results.write_json(args.json, fig)
+    if req.json:
+        results.write_json(req.json, fig)
     if failed:
         raise RunError("; ".join(failed))
     return 0
