@@ -25,7 +25,8 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.core import manifest  # noqa: E402
-from kvbtools.commands import dbbench_instructions, dbbench_parity  # noqa: E402
+from kvbtools.commands import dbbench_parity  # noqa: E402
+from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
 from kvbtools.core import summary  # noqa: E402
@@ -142,7 +143,7 @@ class DbBenchParityTest(unittest.TestCase):
                "operations;   19.6 MB/s\n"
                "seekrandom   :      15.593 micros/op 64131 ops/sec 4.678 seconds 300000 "
                "operations;   70.9 MB/s (300000 of 300000 found)\n")
-        self.assertEqual(dbbench_parity.parse_db_bench(out),
+        self.assertEqual(dbbench_runs.parse_db_bench(out),
                          {"fillseq": 177331.0, "seekrandom": 64131.0})
 
     def test_kvbench_and_db_bench_get_the_same_sizes(self) -> None:
@@ -158,15 +159,15 @@ class DbBenchParityTest(unittest.TestCase):
     def test_cpus_pins_both_tools_alike(self) -> None:
         d = db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq"])
         k = kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq"], "o")
-        self.assertEqual(dbbench_parity.pinned(d, "1"), ["taskset", "-c", "1"] + d)
-        self.assertEqual(dbbench_parity.pinned(k, "1"), ["taskset", "-c", "1"] + k)
-        self.assertEqual(dbbench_parity.pinned(k, None), k)
+        self.assertEqual(dbbench_runs.pinned(d, "1"), ["taskset", "-c", "1"] + d)
+        self.assertEqual(dbbench_runs.pinned(k, "1"), ["taskset", "-c", "1"] + k)
+        self.assertEqual(dbbench_runs.pinned(k, None), k)
 
     def test_summary_ratio_of_medians_and_paired_ratios(self) -> None:
         # Round 3 is slow for both tools (drift): the paired ratio cancels it, the medians do not.
         db = [100.0, 110.0, 50.0, 105.0, 95.0]
         kv = [97.0, 110.0, 49.0, 100.0, 98.0]
-        row = dbbench_parity.summarize(db, kv)
+        row = dbbench_runs.summarize(db, kv)
         self.assertEqual(row["db_median"], 100.0)
         self.assertEqual(row["kv_median"], 98.0)
         self.assertAlmostEqual(row["ratio"], 0.98)
@@ -179,19 +180,19 @@ class DbBenchParityTest(unittest.TestCase):
 
     def test_verdict_needs_the_whole_interval_on_one_side(self) -> None:
         db = [100.0, 101.0, 99.0, 100.5, 99.5]
-        same = dbbench_parity.summarize(db, [x * 1.00 for x in db])
-        half = dbbench_parity.summarize(db, [x * 0.50 for x in db])
-        noisy = dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
+        same = dbbench_runs.summarize(db, [x * 1.00 for x in db])
+        half = dbbench_runs.summarize(db, [x * 0.50 for x in db])
+        noisy = dbbench_runs.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
         self.assertEqual(dbbench_parity.verdict(same, 0.97), "meets")
         self.assertEqual(dbbench_parity.verdict(half, 0.97), "below")
         self.assertEqual(dbbench_parity.verdict(noisy, 0.97), "unresolved")
         # Seeded: the same runs give the same interval.
-        self.assertEqual(dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
+        self.assertEqual(dbbench_runs.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
 
 
 class DbBenchInstructionsTest(unittest.TestCase):
     def flags(self, tool: str, benchmark: str) -> list[str]:
-        return dbbench_instructions.tool_args(tool, tool, "/db", 1000000, 1 << 20, benchmark,
+        return dbbench_runs.tool_args(tool, tool, "/db", 1000000, 1 << 20, benchmark,
                                               30000, 7, "/o.json")
 
     def test_reads_run_on_the_existing_database_with_the_same_seed_and_counts(self) -> None:
@@ -216,7 +217,7 @@ class DbBenchInstructionsTest(unittest.TestCase):
 
     def test_per_op_cost_is_the_difference_over_the_extra_ops(self) -> None:
         # 1,000,000 instructions of start-up plus 250 per op.
-        self.assertEqual(dbbench_instructions.per_op(1000000 + 250 * 10000,
+        self.assertEqual(dbbench_runs.per_op(1000000 + 250 * 10000,
                                                      1000000 + 250 * 30000, 10000, 30000), 250.0)
 
 

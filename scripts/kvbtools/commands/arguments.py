@@ -19,6 +19,7 @@ from kvbtools.core.errors import UsageError
 from kvbtools.core.store import ENV
 from kvbtools.measure import callgrind, rounds, runner
 from kvbtools.measure.dbbench_args import BENCHMARKS
+from kvbtools.measure.dbbench_runs import Tools
 from kvbtools.measure.runner import Plan
 
 
@@ -324,3 +325,8 @@ class DbbenchRequest:
                 raise UsageError(f"{tool} not found (apt-get install rocksdb-tools valgrind)")
         return DbbenchRequest(self.num, self.cache_size, self.benchmarks, kvbench,
                               self.db_bench, self.workdir)
+
+    def tools(self) -> Tools:
+        """The tools and workload the runs take (after `checked`: kvbench resolved)."""
+        assert self.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
+        return Tools(self.kvbench, self.db_bench, self.num, self.cache_size, self.benchmarks)

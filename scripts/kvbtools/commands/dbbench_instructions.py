@@ -21,20 +21,16 @@ exactly as `kvb dbbench parity` matches them (the same flag builders).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import os
-import shutil
 import statistics
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import arguments, command
 from kvbtools.commands.arguments import DbbenchRequest
 from kvbtools.core import table
-from kvbtools.measure import callgrind, dbbench_args
-from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.measure import dbbench_args, dbbench_runs
+from kvbtools.core.errors import UsageError
 
 
 def register(sub: Any) -> None:
@@ -44,57 +40,6 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", default="1,2,3", help="--seed values; per-op figures are averaged")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="callgrind runs at a time (default 2)")
-
-
-def without(args: list[str], names: tuple[str, ...]) -> list[str]:
-    """`args` minus every --name=... flag in `names`."""
-    return [a for a in args if not any(a.startswith(f"--{n}=") for n in names)]
-
-
-def tool_args(tool: str, binary: str, db: str, num: int, cache: int, benchmark: str, ops: int,
-              seed: int, json_path: str) -> list[str]:
-    """One benchmark of `ops` operations with `seed`, on an existing database except fillseq,
-    which starts empty with --num=ops."""
-    fill = benchmark == "fillseq"
-    key_space = ops if fill else num
-    if tool == "db_bench":
-        base = without(db_bench_args(binary, db, key_space, cache, [benchmark]),
-                       ("use_existing_db",))
-        name = BENCHMARKS[benchmark]
-    else:
-        base = kvbench_args(binary, db, key_space, cache, [benchmark], json_path)
-        name = benchmark
-    extra = [f"--benchmarks={name}", f"--seed={seed}"]
-    if not fill:
-        extra += ["--use_existing_db=true", f"--reads={ops}", f"--writes={ops}"]
-    elif tool == "db_bench":
-        extra += ["--use_existing_db=false"]
-    return without(base, ("benchmarks",)) + extra
-
-
-def per_op(total1: int, total2: int, ops1: int, ops2: int) -> float:
-    return (total2 - total1) / (ops2 - ops1)
-
-
-def run_one(job: dict[str, Any]) -> int:
-    """Copies the base database (unless fillseq), runs the tool under callgrind, returns the
-    instruction total."""
-    db = job["db"]
-    shutil.rmtree(db, ignore_errors=True)
-    if job["benchmark"] != "fillseq":
-        shutil.copytree(job["base"], db)
-        lock = os.path.join(db, "LOCK")
-        if os.path.exists(lock):
-            os.remove(lock)
-    out = db + ".callgrind"
-    try:
-        callgrind.run(job["args"], out, f"{job['tool']} {job['benchmark']}")
-        return callgrind.totals(out)
-    finally:
-        shutil.rmtree(db, ignore_errors=True)
-        for f in (out, db + ".json"):
-            if os.path.exists(f):
-                os.remove(f)
 
 
 @dataclass(frozen=True)
@@ -123,45 +68,15 @@ def parse_counts(req: InstructionsRequest) -> tuple[list[int], list[int]]:
     return ops, seeds
 
 
-def make_base(tools: DbbenchRequest, base: str, work: str) -> None:
-    """The --num-key database the read and overwrite runs copy: kvbench fillseq, settled."""
-    shutil.rmtree(base, ignore_errors=True)
-    assert tools.kvbench is not None  # resolved by DbbenchRequest.checked
-    fill = kvbench_args(tools.kvbench, base, tools.num, tools.cache_size, ["fillseq"],
-                        os.path.join(work, "base.json"))
-    p = subprocess.run(without(fill, ("benchmarks",)) + ["--benchmarks=fillseq,settle"],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RunError(f"building the base database failed: {p.stderr.strip()[-400:]}")
-
-
 def run(req: InstructionsRequest) -> int:
     tools = req.tools.checked("valgrind")
     benchmarks = list(tools.benchmarks)
     ops, seeds = parse_counts(req)
     with dbbench_args.workdir(tools.workdir, "kvbench-instructions-") as work:
-        base = os.path.join(work, "base")
-        if any(b != "fillseq" for b in benchmarks):
-            make_base(tools, base, work)
-        jobs = []
-        for b in benchmarks:
-            for tool, binary in (("db_bench", tools.db_bench), ("kvbench", tools.kvbench)):
-                for seed in seeds:
-                    for n in ops:
-                        db = os.path.join(work, f"{tool}-{b}-{seed}-{n}")
-                        jobs.append({"tool": tool, "benchmark": b, "seed": seed, "ops": n,
-                                     "db": db, "base": base,
-                                     "args": tool_args(tool, str(binary), db, tools.num,
-                                                       tools.cache_size, b, n, seed,
-                                                       db + ".json")})
-        print(f"kvb dbbench instructions: {len(jobs)} callgrind runs ({req.jobs} at a time), "
-              f"--num={tools.num}, ops {ops[0]} and {ops[1]}, seeds {seeds}", flush=True)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=req.jobs) as pool:
-            totals = list(pool.map(run_one, jobs))
-    got = {(j["tool"], j["benchmark"], j["seed"], j["ops"]): t for j, t in zip(jobs, totals)}
+        got = dbbench_runs.counted(tools.tools(), ops, seeds, req.jobs, work)
     rows = []
     for b in benchmarks:
-        cost = {tool: [per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])], ops[0],
+        cost = {tool: [dbbench_runs.per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])], ops[0],
                               ops[1]) for s in seeds] for tool in ("db_bench", "kvbench")}
         d, k = statistics.mean(cost["db_bench"]), statistics.mean(cost["kvbench"])
         rows.append([b, f"{d:,.0f}", f"{k:,.0f}", f"{k / d:.3f}",

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import command
 from kvbtools.core import host, output, results, summary, table
 from kvbtools.core.comparison import INPUT_KEYS
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import UsageError
+from kvbtools.measure import micro_run
 
 
 def register(sub: Any) -> None:
@@ -54,25 +53,6 @@ class MicroRequest:
     def of(args: argparse.Namespace) -> "MicroRequest":
         return MicroRequest(args.binary, tuple(args.compare or ()), args.block_size,
                             args.min_time, args.json, tuple(args.extra))
-
-
-def run_micro(binary: str, block_size: int, min_time: float,
-              extra: list[str]) -> results.Document:
-    """Runs the binary on one block size; its JSON document, checked."""
-    with tempfile.TemporaryDirectory(prefix="kvb-micro.") as tmp:
-        out = os.path.join(tmp, "micro.json")
-        cmd = [binary, f"--benchmark_filter=/{block_size}(/cold)?$",
-               f"--benchmark_min_time={min_time}", f"--block_sizes={block_size}",
-               f"--benchmark_out={out}", "--benchmark_out_format=json", *extra]
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if proc.returncode == 2:  # kvbench_micro's usage error: a flag given after --
-            raise UsageError(f"kvbench_micro refused its flags: {proc.stderr.strip()}")
-        if proc.returncode != 0:
-            raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
-        try:
-            return results.load(out, [results.GBENCH])
-        except UsageError as e:  # what it wrote, not what the user gave
-            raise RunError(f"{binary} wrote no usable JSON: {e}") from None
 
 
 def function_name(benchmark_name: str) -> str:
@@ -209,7 +189,7 @@ def run(req: MicroRequest) -> int:
     if req.block_size < 1 or req.min_time <= 0:
         raise UsageError("--block-size and --min-time must be positive")
     binary = host.binary("kvbench_micro", req.binary, "--binary")
-    d = run_micro(binary, req.block_size, req.min_time, list(req.extra))
+    d = micro_run.run_micro(binary, req.block_size, req.min_time, list(req.extra))
     if req.json:
         results.write_json(req.json, d.doc)
     print(format_table(d.doc, req.block_size))

@@ -18,15 +18,13 @@ plus --max-rss-bytes-per-key (default 1) per key added (a vector of 8-byte keys 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import command
 from kvbtools.core import host, output, results
 from kvbtools.core.errors import RunError, UsageError
+from kvbtools.measure import harness_cost
 
 MIB = 1048576.0
 
@@ -68,40 +66,6 @@ class SelfcheckRequest:
                                 args.max_rss_bytes_per_key, args.json)
 
 
-def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
-            extra: list[str]) -> dict[str, Any]:
-    """One kvbench run on one thread; its checked JSON document."""
-    out = os.path.join(tmp, f"{engine}-{benchmarks}-{num}.json")
-    cmd = [kvbench, f"--engine={engine}", f"--db={tmp}/{engine}", f"--num={num}",
-           f"--benchmarks={benchmarks}", "--threads=1", "--report_interval_seconds=0",
-           f"--json={out}", *extra]
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise RunError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    try:
-        return results.load(out, [results.KVBENCH]).doc
-    except UsageError as e:  # what kvbench wrote, not what the user gave
-        raise RunError(f"{kvbench} wrote no usable JSON: {e}") from None
-
-
-def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
-    rate = next(r["roles"][0]["ops_per_sec"] for r in doc["results"]
-                if r["benchmark"] == benchmark)
-    if rate <= 0:
-        raise RunError(f"{benchmark} measured no operation")
-    return 1e9 / rate
-
-
-def cpu_ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
-    """The CPU time of the benchmark's own threads per op, in ns."""
-    role = next(r["roles"][0] for r in doc["results"] if r["benchmark"] == benchmark)
-    return role["cost"]["thread_cpu_us_per_op"] * 1000.0
-
-
-# --latency_sample of the three CPU-time measurements: every op timed, 1 in 16, (nearly) none.
-SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
-
-
 def run(req: SelfcheckRequest) -> int:
     output.check_writable(req.json, "--json")  # exit 2 before any run (docs/cli.md)
     if min(req.reads, req.small) < 1 or req.large <= req.small:
@@ -109,22 +73,8 @@ def run(req: SelfcheckRequest) -> int:
     kvbench = host.binary("kvbench", req.kvbench, "--kvbench")
     fig: dict[str, Any] = {"schema": "kvb-selfcheck", "schema_version": 1, "kvbench": kvbench,
                            "reads": req.reads, "small": req.small, "large": req.large}
-    with tempfile.TemporaryDirectory(prefix="kvb-selfcheck-") as tmp:
-        null = measure(kvbench, "null", "readrandom", req.small, tmp, [f"--reads={req.reads}"])
-        mem = measure(kvbench, "memory", "fillseq,readrandom", req.small, tmp,
-                      [f"--reads={min(req.reads, 5_000_000)}"])
-        fig["null_readrandom_ns_per_op"] = ns_per_op(null, "readrandom")
-        fig["memory_readrandom_ns_per_op"] = ns_per_op(mem, "readrandom")
-        for prefix, n in SAMPLING.items():
-            doc = null if n == 1 else measure(kvbench, "null", "readrandom", req.small, tmp,
-                                              [f"--reads={req.reads}", f"--latency_sample={n}"])
-            fig[f"null_readrandom_{prefix}cpu_ns_per_op"] = cpu_ns_per_op(doc, "readrandom")
-        for size in ("small", "large"):
-            doc = measure(kvbench, "null", "fillrandom", fig[size], tmp, [])
-            fig[f"peak_rss_{size}_bytes"] = doc["results"][0]["peak_rss_bytes"]
-    growth = fig["peak_rss_large_bytes"] - fig["peak_rss_small_bytes"]
-    fig["rss_growth_bytes"] = growth
-    fig["rss_growth_bytes_per_key"] = growth / (req.large - req.small)
+    fig.update(harness_cost.figures(kvbench, req.reads, req.small, req.large))
+    growth = fig["rss_growth_bytes"]
     allowed = req.max_rss_growth_mib * MIB + req.max_rss_bytes_per_key * (req.large - req.small)
     failed = []
     if fig["null_readrandom_ns_per_op"] > req.max_ns_per_op:
@@ -147,7 +97,7 @@ def report(fig: dict[str, Any]) -> None:
     small, large = fig["peak_rss_small_bytes"] / MIB, fig["peak_rss_large_bytes"] / MIB
     print(f"harness cost: null readrandom {null_ns:.1f} ns/op; memory readrandom {mem_ns:.1f} "
           f"ns/op (same run); harness = {null_ns / mem_ns:.2f} of the memory engine's op")
-    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in SAMPLING]
+    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in harness_cost.SAMPLING]
     print(f"harness CPU: null readrandom {cpu[0]:.1f} ns/op of its thread's CPU timing every op, "
           f"{cpu[1]:.1f} with --latency_sample=16, {cpu[2]:.1f} untimed: timing an op costs "
           f"{cpu[0] - cpu[2]:.1f} ns")
