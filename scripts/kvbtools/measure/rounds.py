@@ -1,8 +1,9 @@
 """Adaptive rounds: measure in interleaved rounds until every answer is clear or a budget is spent.
 
 matrix and versions (`--until-resolved [--max-rounds N] [--max-time DURATION]`, parsed into a
-Budget by commands/arguments.py) and every series of bisect add rounds here. A round runs every side once (the control included), so drift lands on
-all sides alike; after each round the caller's rule says whether it is settled.
+Budget by commands/arguments.py) and every series of bisect add rounds here. A round runs every
+side once (the control included), so drift lands on all sides alike; after each round the
+caller's rule says whether it is settled.
 
 The interval is the Hodges-Lehmann interval of the ratio, inverted from the Mann-Whitney U test:
 on log values, the differences log(other_j) - log(base_i) of every pair, sorted; the 95% interval
