@@ -76,8 +76,9 @@ def run(req: InstructionsRequest) -> int:
         got = dbbench_runs.counted(tools.tools(), ops, seeds, req.jobs, work)
     rows = []
     for b in benchmarks:
-        cost = {tool: [dbbench_runs.per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])], ops[0],
-                              ops[1]) for s in seeds] for tool in ("db_bench", "kvbench")}
+        cost = {tool: [dbbench_runs.per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])],
+                                           ops[0], ops[1]) for s in seeds]
+                for tool in ("db_bench", "kvbench")}
         d, k = statistics.mean(cost["db_bench"]), statistics.mean(cost["kvbench"])
         rows.append([b, f"{d:,.0f}", f"{k:,.0f}", f"{k / d:.3f}",
                      " ".join(f"{kk / dd:.3f}" for dd, kk in zip(cost["db_bench"],

@@ -107,8 +107,9 @@ def summarize(db: list[float], kv: list[float]) -> dict[str, float]:
 
 def timed_rounds(tools: Tools, runs: int, cpus: str | None, work: str
                  ) -> dict[str, dict[str, list[float]]]:
-    """`runs` rounds of both tools (under taskset -c `cpus` when given), alternating which goes first; ops/s per tool and benchmark,
-    and under the key CPU each tool's process CPU seconds per run (the whole sequence)."""
+    """`runs` rounds of both tools (under taskset -c `cpus` when given), alternating which goes
+    first; ops/s per tool and benchmark, and under the key CPU each tool's process CPU seconds
+    per run (the whole sequence)."""
     benchmarks = list(tools.benchmarks)
     kvbench = tools.kvbench
     got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks + [CPU]}
