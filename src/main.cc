@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/canary.h"
 #include "cli/flags.h"
 #include "cli/kvbench_flags.h"
 #include "cli/memory_flags.h"
@@ -99,7 +100,10 @@ void PrintHelp(const std::vector<kvbench::Flag>& flags) {
   kvbench::PrintFlags(stdout, flags);
   std::printf(
       "  --help, --version, --list-engines; --check-flags: check the other flags as for a run, "
-      "run nothing\n");
+      "run nothing\n"
+      "  --canary [--cpu_affinity=N]: time the CPU speed reference loop on one CPU (about "
+      "50 ms,\n    best of its windows; default the CPU it starts on) and print one JSON "
+      "object; run nothing\n");
   std::printf(
       "\nEnvironment: KVBENCH_CRC32C=<kernel> forces the crc32c kernel that --version and the "
       "JSON\n"
@@ -119,13 +123,15 @@ int main(int argc, char** argv) {
   // --check-flags: every check of the command line that comes before a run, then exit 0 without
   // touching a database (kvb matrix and versions ask before their first run). Taken out of the
   // arguments here: the others are parsed and checked as for a run.
-  bool check_only = false;
+  bool check_only = false, canary = false;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     const bool check = i > 0 && (a == "--check-flags" || a == "--check_flags");
+    const bool canary_flag = i > 0 && a == "--canary";  // cli/canary.h: run nothing else
     check_only = check_only || check;
-    if (!check) args.push_back(argv[i]);
+    canary = canary || canary_flag;
+    if (!check && !canary_flag) args.push_back(argv[i]);
   }
   argc = static_cast<int>(args.size());
   argv = args.data();
@@ -136,6 +142,7 @@ int main(int argc, char** argv) {
       table, {"help", "h", "helpfull", "version", "list-engines", "list_engines"}, argc, argv,
       kvbench::UnknownFlags::kError, &action);
   if (!s.ok()) return Usage(s);
+  if (canary && action.empty()) return kvbench::RunCanary(flags.cpu_affinity);
   // KVBENCH_CRC32C naming a kernel this CPU or build cannot run is a usage error, like a bad flag.
   if (action.empty() || action == "version") {
     const std::string& error = kvbench::crc32c::CurrentChoice().error;
@@ -165,11 +172,12 @@ int main(int argc, char** argv) {
   kvbench::ReporterList reporters;
   reporters.Append(std::make_unique<kvbench::ConsoleReporter>(stdout, stderr, config.histogram));
   if (!config.json_path.empty()) {
-    // A file is replaced at the end, so it can say "incomplete" first; a stream gets one document.
+    // A file can take the incomplete document after a result and the whole one at the end; a
+    // stream gets one document.
     kvbench::OutputTarget json;
     const bool stream = kvbench::ResolveOutput(config.json_path, &json).ok() && json.in_place;
     reporters.Append(std::make_unique<kvbench::JsonReporter>(kvbench::AtomicFile(config.json_path),
-                                                             stderr, /*placeholder=*/!stream));
+                                                             stderr, /*rewritable=*/!stream));
   }
   if (!config.hgrm_prefix.empty()) {
     reporters.Append(std::make_unique<kvbench::HgrmReporter>(config.hgrm_prefix, stderr));

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,9 +22,15 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
+# Results directories of bisects interrupted under the previous release (state.json schema 1).
+V1 = os.path.join(ROOT, "tests", "data", "bisect_v1")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
+from kvbtools.core.errors import UsageError  # noqa: E402
+from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
+from kvbtools.measure import bisect_state  # noqa: E402
+from kvbtools.measure.runner import Plan  # noqa: E402
 from kvbtools.measure.bisect_trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 
@@ -365,6 +372,74 @@ class BisectTest(kvbtest.TempDirTest):
         self.assertEqual(sum(r["kind"] == "endpoints" for r in after), 1)
         self.assert_clean(repo)
 
+    def v1_directory(self, name: str) -> tuple[Repo, str, list[str]]:
+        """A copy of V1/<name> (see its make_fixture.py), on a history generated here: the
+        fixture's commits, its repository path swapped for this one's. Returns the repository,
+        the directory and the fixture's lines of steps.jsonl."""
+        repo = Repo(os.path.join(self.tmp, name), history(10, 13))
+        d = os.path.join(self.tmp, "results", f"v1-{name}")
+        os.makedirs(d)
+        state = kvbtest.load_json(os.path.join(V1, name, "state.json"))
+        self.assertEqual(state["schema_version"], 1)
+        self.assertEqual([state["old"], state["new"]], [repo.commits[0], repo.commits[LAST]])
+        kvbtest.write_json(os.path.join(d, "state.json"), dict(state, repo=repo.path))
+        shutil.copy(os.path.join(V1, name, "steps.jsonl"), d)
+        with open(os.path.join(d, "steps.jsonl")) as f:
+            return repo, d, f.readlines()
+
+    def test_resumes_a_bisect_interrupted_under_the_previous_release(self) -> None:
+        # Interrupted after the endpoints (one link a commit) and in the confirmation (three
+        # links, three steps: skipped, measured, same sources).
+        for name, extra in (("after_endpoints", ["--repeats", "4"]),
+                            ("after_step", ["--layouts", "3"])):
+            with self.subTest(name):
+                repo, d, before = self.v1_directory(name)
+                c = repo.commits
+                old_totals = kvbtest.load_json(os.path.join(d, "state.json"))["totals"]
+                runs_before = self.measured()
+                p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d, "--no-store"],
+                                   capture_output=True, text=True,
+                                   env=self.kvb_env(repo, CLEAN), timeout=300)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn(f"first new commit: {c[CHANGE]}", p.stdout)
+                with open(os.path.join(d, "steps.jsonl")) as f:
+                    after = f.readlines()
+                self.assertEqual(after[:len(before)], before)   # kept byte for byte
+                doc = kvbtest.load_json(os.path.join(d, "bisect.json"))
+                self.assertEqual(doc["records"][:len(before)], [json.loads(x) for x in before])
+                # Nothing finished is measured again, and the totals go on from the old ones.
+                added = sum(len(v) for x in after[len(before):] for v in
+                            {id(v): v for v in json.loads(x).get("values", {}).values()}.values())
+                self.assertEqual(self.measured() - runs_before, added)
+                self.assertEqual(doc["totals"]["runs"], old_totals["runs"] + added)
+                state = kvbtest.load_json(os.path.join(d, "state.json"))
+                self.assertEqual(state["schema_version"], 2)
+                # It ends as the same bisect run without a break under this kvb does.
+                whole = self.bisect(repo, CLEAN, "--old", c[0], "--new", c[LAST], *extra)
+                self.assertEqual(whole.returncode, 0, whole.stdout + whole.stderr)
+                fresh = [x for x in self.results_dirs() if x != d]
+                ref = json.loads(self.read(os.path.join(fresh[0], "bisect.json")))
+                for key in ("first_new", "confirmed", "compiled", "benchmark", "metric"):
+                    self.assertEqual(doc[key], ref[key], key)
+                steps = [[(r["step"], r["commit"], r["verdict"], r["how"])
+                          for r in x["records"] if r["kind"] == "step"] for x in (doc, ref)]
+                self.assertEqual(steps[0], steps[1])
+                shutil.rmtree(os.path.join(self.tmp, "results"))
+
+    def test_a_state_of_another_version_is_refused(self) -> None:
+        d = os.path.join(self.tmp, "newer")
+        os.makedirs(d)
+        kvbtest.write_json(os.path.join(d, "state.json"),
+                           {"schema": "kvb-bisect-state", "schema_version": 3})
+        with open(os.path.join(d, "steps.jsonl"), "w"):
+            pass
+        p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is a kvb bisect state of schema_version 3; this kvb reads versions 1 "
+                      "and 2", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
     def test_bad_input_exits_2_with_a_message(self) -> None:
         repo = Repo(self.tmp, history(10, 13)[:3])
         c = repo.commits
@@ -401,6 +476,37 @@ class BisectTest(kvbtest.TempDirTest):
             self.assertNotIn("Traceback", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "results")))
         self.assert_clean(repo)
+
+
+class StateTest(unittest.TestCase):
+    """state.json as --resume reads it back (the generic mode's is run end to end above)."""
+
+    def test_a_kvbench_mode_state_reads_back_as_written(self) -> None:
+        s = bisect_state
+        state = s.State(s.Settings("/src/rocksdb", "a" * 40, "b" * 40, "faster",
+                                   Judgement(0.03, 0.01), s.budget(6, 4, 600.0), 3, False,
+                                   "p99"),
+                        s.KvbenchMode("rocksdb", "x86-gcc-native", "rocksdb",
+                                      Plan(micro=False, engines=["rocksdb"],
+                                           workloads="readrandom", num=1000),
+                                      "rocksdb readrandom"))
+        self.assertEqual(state.settings.budget.max_rounds, 6)   # never below --repeats
+        for watched in (None, s.Watched("latency_ns.p99", "ns", "lower", "kvbench",
+                                        "rocksdb readrandom")):
+            state.watched = watched
+            state.totals.runs += 4
+            doc = json.loads(json.dumps(state.to_json()))
+            self.assertEqual(s.from_json(doc, "state.json"), state)
+        # The direction and words are the watched metric's: a lower latency is faster.
+        self.assertFalse(doc["judgement"]["higher_is_better"])
+        self.assertEqual(doc["metric"], "latency_ns.p99")
+        for bad, message in (({"schema": "kvb-bisect-state", "schema_version": 7},
+                              "schema_version 7; this kvb reads versions 1 and 2"),
+                             ({"schema": "kvb-bisect"}, "is not a kvb bisect state"),
+                             (dict(doc, judgement={}), "cannot read the bisect's state")):
+            with self.assertRaises(UsageError) as e:
+                s.from_json(bad, "DIR/state.json")
+            self.assertIn(message, str(e.exception))
 
 
 class JudgeTest(unittest.TestCase):

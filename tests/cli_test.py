@@ -185,6 +185,70 @@ class CliTest(kvbtest.TempDirTest):
 
     # --- good input ---------------------------------------------------------------------
 
+    def test_canary_prints_one_json_object_and_runs_nothing(self) -> None:
+        """kvbench --canary: the CPU speed reference loop on one CPU, one JSON object on one
+        line. Its figures are positive; their size is a benchmark's, not a test's."""
+        allowed = sorted(os.sched_getaffinity(0))
+        for args, cpus in (([f"--cpu_affinity={allowed[-1]}"], {allowed[-1]}), ([], set(allowed))):
+            with self.subTest(args=args):
+                p = run(["--canary", f"--db={self.db}", *args])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                lines = p.stdout.splitlines()
+                self.assertEqual(len(lines), 1, p.stdout)
+                c = json.loads(lines[0])
+                self.assertIn(c["cpu"], cpus)
+                self.assertEqual(c["pinned_by"],
+                                 "--cpu_affinity" if args else "the CPU it started on")
+                self.assertGreater(c["ns_per_loop"], 0)
+                self.assertGreaterEqual(c["median_ns_per_loop"], c["ns_per_loop"])
+                self.assertGreater(c["windows"], 1)
+                self.assertGreater(c["loops_per_window"], 0)
+                self.assertGreater(c["seconds"], 0)
+                self.assertFalse(os.path.exists(self.db))  # nothing else ran
+        if len(allowed) > 1:
+            self.assertUsageError(["--canary", f"--cpu_affinity={allowed[0]},{allowed[1]}"],
+                                  "--canary measures one CPU")
+        outside = max(allowed) + 1
+        self.assertUsageError(["--canary", f"--cpu_affinity={outside}"],
+                              f"CPU {outside} is not one this process may run on")
+        self.assertIn("--canary [--cpu_affinity=N]", run(["--help"]).stdout)
+
+    def test_json_records_each_allowed_cpus_speed_at_the_start_and_the_end(self) -> None:
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=100",
+                                "--benchmarks=fillseq"])
+        env = doc["context"]["environment"]
+        speed = env["cpu_speed"]
+        allowed = sorted(os.sched_getaffinity(0))
+        self.assertEqual([c["cpu"] for c in speed["cpus"]], allowed)
+        for c in speed["cpus"]:
+            for key in ("start_ns_per_loop", "end_ns_per_loop", "end_over_start"):
+                self.assertGreater(c[key], 0, c)
+            self.assertGreaterEqual(c["start_median_ns_per_loop"], c["start_ns_per_loop"])
+        self.assertEqual(speed["differs_threshold"], 0.1)
+        if len(allowed) > 1:
+            self.assertGreaterEqual(speed["slowest_over_fastest_start"], 1)
+            self.assertGreaterEqual(speed["slowest_over_fastest_end"], 1)
+        # A finding is the noise verdict's: the run is noisy and the reason names the CPU.
+        if speed["finding"]:
+            self.assertTrue(env["noisy"])
+            self.assertIn(speed["finding"], env["noisy_reason"])
+            self.assertRegex(speed["finding"], r"^CPU \d+ ")
+        self.assertEqual(p.stdout.count("CPU speed:  "), 2, p.stdout)
+        self.assertRegex(p.stdout, r"CPU speed:  CPU \d+ [0-9.]+ ns/loop")
+
+    def test_memory_engine_fills_from_its_prefaulted_arena(self) -> None:
+        """Issue 38: the memory engine's first fill paid the kernel's first-touch page faults
+        (5-10x slower than its repeats). Its map's memory is mapped and touched at open: the
+        fill took none from the heap beyond it."""
+        _, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=20000",
+                                "--benchmarks=fillseq", "--repeats=2"])
+        for r in doc["results"]:
+            m = r["engine_metrics"]
+            self.assertGreater(m["arena_prefaulted_bytes"], 0, m)
+            self.assertGreater(m["arena_used_bytes"], 20000 * 116, m)
+            self.assertLessEqual(m["arena_used_bytes"], m["arena_prefaulted_bytes"], m)
+            self.assertEqual(m["heap_bytes_beyond_arena"], 0, m)
+
     def test_version_names_compiler_flags_and_preset(self) -> None:
         p = run(["--version"])
         self.assertEqual(p.returncode, 0)
@@ -345,6 +409,39 @@ class CliTest(kvbtest.TempDirTest):
         self.assertGreater(writer["ops"], 20)
         self.assertLess(writer["latency_ns"]["p50"], 2_000_000, writer["latency_ns"])
 
+    def paced_writer(self, target: int, name: str, interval: str = "0.5",
+                     engine: str = "null") -> tuple[dict, str, list[str]]:
+        """A 3 s readwhilewriting with its writer paced at `target` bytes/s and the report
+        interval `interval`: the writer's role, its line, and why kvbench called the run noisy
+        (empty when it did not)."""
+        out = os.path.join(self.tmp, f"pace-{name}.json")
+        p = run([f"--engine={engine}", f"--db={self.db}", "--num=5000", "--reads=100000000000",
+                 "--benchmarks=readwhilewriting", "--duration=3",
+                 f"--benchmark_write_rate_limit={target}", f"--json={out}",
+                 f"--report_interval_seconds={interval}"])  # later flags override run()'s 0
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = load_json(out)
+        role = doc["results"][0]["roles"][1]
+        env = doc["context"].get("environment", {})
+        noisy = [env.get("noisy_reason", "")] if env.get("noisy") else []
+        self.assertEqual(role["pacing"]["target_bytes_per_sec"], target)
+        self.assertGreaterEqual(role["pacing"]["cpu_wait_seconds"], 0)
+        line = next(ln for ln in p.stdout.splitlines() if "[writer]" in ln)
+        return role, line, noisy
+
+    def assertVerdictFollowsTheRule(self, role: dict, line: str) -> None:
+        """docs/workloads.md: from the first write, in 1 s windows: the run delivered 99% of its
+        bytes or every window 95%. The same figures, whatever the report interval."""
+        pacing = role["pacing"]
+        self.assertEqual(pacing["window_seconds"], 1)
+        self.assertEqual(pacing["windows"], max(1, int(pacing["run_seconds"])), pacing)
+        self.assertLess(pacing["first_write_delay_seconds"], 1.0, pacing)
+        rule = pacing["delivered_share"] >= 0.99 or pacing["slowest_window_share"] >= 0.95
+        self.assertEqual(pacing["sustained"], rule, pacing)
+        self.assertIn(": sustained;" if rule else ": NOT sustained;", line)
+        self.assertIn(f"{100 * pacing['delivered_share']:.1f}% of the bytes due from its first "
+                      "write", line)
+
     def test_paced_writer_verdict_reachable_and_unreachable_targets(self) -> None:
         """The verdict, not a timing: 20 KB/s is within any machine's reach; 1 TB/s is in none's.
 
@@ -359,42 +456,69 @@ class CliTest(kvbtest.TempDirTest):
         run-queue wait does not see: a vCPU stolen while the writer runs); the unreachable one
         never is. A miss on a quiet machine without waiting fails.
         """
-        noisy: list[str] = []
-
-        def writer(target: int, attempt: int) -> tuple[dict, str]:
-            out = os.path.join(self.tmp, f"pace-{target}-{attempt}.json")
-            p = run(["--engine=null", f"--db={self.db}", "--num=5000", "--reads=100000000000",
-                     "--benchmarks=readwhilewriting", "--duration=3",
-                     f"--benchmark_write_rate_limit={target}", f"--json={out}",
-                     "--report_interval_seconds=0.5"])  # later flags override run()'s 0
-            self.assertEqual(p.returncode, 0, p.stderr)
-            doc = load_json(out)
-            role = doc["results"][0]["roles"][1]
-            env = doc["context"].get("environment", {})
-            noisy[:] = [env.get("noisy_reason", "")] if env.get("noisy") else []
-            self.assertGreaterEqual(role["intervals"]["count"], 4)
-            self.assertEqual(role["pacing"]["target_bytes_per_sec"], target)
-            self.assertGreaterEqual(role["pacing"]["cpu_wait_seconds"], 0)
-            line = next(ln for ln in p.stdout.splitlines() if "[writer]" in ln)
-            return role, line
-
         for attempt in range(5):
-            role, line = writer(20_000, attempt)
-            if role["pacing"]["sustained"]:
-                self.assertIn(": sustained)", line)
+            role, line, noisy = self.paced_writer(20_000, f"20k-{attempt}")
+            self.assertVerdictFollowsTheRule(role, line)
+            pacing = role["pacing"]
+            if pacing["sustained"]:
+                self.assertEqual(pacing["note"], "")
                 break
-            waited = role["pacing"]["cpu_wait_seconds"]
-            if noisy and waited < 0.01 * role["seconds"]:
-                self.assertIn("NOT sustained)", line)  # the run's WARNING says why
-                continue
-            self.assertGreaterEqual(waited, 0.01 * role["seconds"],
-                                    f"20 KB/s missed without waiting for a CPU, in a run kvbench "
-                                    f"did not call noisy: {role['pacing']}")
-            self.assertIn("NOT sustained; it waited ", line)
+            waited = pacing["cpu_wait_seconds"]
+            if noisy and pacing["held_back_by"] != "cpu":
+                continue  # the run's WARNING says why
+            self.assertEqual(pacing["held_back_by"], "cpu",
+                             f"20 KB/s missed without waiting for a CPU, in a run kvbench "
+                             f"did not call noisy: {pacing}")
+            self.assertIn(f"it waited {waited:.2f} s of ", line)
             self.assertIn(" for a CPU: the machine was busy)", line)
-        role, line = writer(1_000_000_000_000, 0)
+        role, line, _ = self.paced_writer(1_000_000_000_000, "1t")
         self.assertFalse(role["pacing"]["sustained"])
         self.assertIn("NOT sustained", line)
+        self.assertVerdictFollowsTheRule(role, line)
+
+    def test_paced_writer_verdict_does_not_depend_on_the_report_interval(self) -> None:
+        """Issue 38: with --report_interval_seconds=0.017 the verdict was the 1st percentile of
+        ~17 ms intervals of a writer doing 3 writes each, and the first held its late start:
+        writers that delivered 99.5% of their bytes read "NOT sustained". The same writer at
+        0.017 s and at 1 s intervals reads the same, and one that delivered 99% reads
+        sustained. (Not a timing: a run starved of a CPU may miss, and says why; five tries
+        for a pair that both delivered 99%.)"""
+        short_sustained = False
+        for attempt in range(5):
+            pair = [self.paced_writer(20_000, f"{interval}-{attempt}", interval)
+                    for interval in ("0.017", "1")]
+            for role, line, _ in pair:
+                self.assertVerdictFollowsTheRule(role, line)
+            short = pair[0][0]
+            # Judged by its ~17 ms report intervals, this run was "NOT sustained" whenever the
+            # slowest of them fell below 90%: with 3 writes an interval, nearly always.
+            self.assertGreater(short["intervals"]["count"], 50)  # 176 due; fewer when loaded
+            short_sustained = short_sustained or short["pacing"]["sustained"]
+            if all(role["pacing"]["delivered_share"] >= 0.99 for role, _, _ in pair):
+                for role, line, _ in pair:
+                    self.assertTrue(role["pacing"]["sustained"], role["pacing"])
+                return
+        if not short_sustained:
+            self.skipTest("no run in five delivered its bytes (a starved machine; each verdict "
+                          "was checked against the rule above)")
+
+    def test_paced_writer_cpu_is_its_own_threads(self) -> None:
+        """Issue 38: the writer's "cpu us/op" was the process's CPU (the reader's, flat out)
+        over the writer's few writes. Its own thread's comes first, the process's apart."""
+        p, doc = self.run_json(["--engine=memory", f"--db={self.db}", "--num=5000",
+                                "--reads=100000000000", "--benchmarks=readwhilewriting",
+                                "--duration=2", "--benchmark_write_rate_limit=200000"], "cpu.json")
+        cost = doc["results"][0]["roles"][1]["cost"]
+        self.assertGreater(cost["thread_cpu_us_per_op"], 0)
+        # A reader spinning for 2 s over a few thousand writes: more than a write's own (6.5x
+        # at load 17 on 2 CPUs, where the reader got a fraction of a CPU).
+        self.assertGreater(cost["cpu_user_us_per_op"] + cost["cpu_sys_us_per_op"],
+                           2 * cost["thread_cpu_us_per_op"], cost)
+        lines = p.stdout.splitlines()
+        writer = next(i for i, ln in enumerate(lines) if "[writer]" in ln)
+        cost_line = next(ln for ln in lines[writer:] if ln.startswith("    cost/op: "))
+        self.assertRegex(cost_line, r"^    cost/op: own thread [0-9.]+ us, process user [0-9.]+ "
+                                    r"us, process sys [0-9.]+ us, ")
 
     def test_verify_catches_values_written_with_another_seed(self) -> None:
         p = run(["--engine=memory", f"--db={self.db}", "--num=1000", "--seed=1",
@@ -654,13 +778,43 @@ class CliTest(kvbtest.TempDirTest):
         self.assertRuntimeError(["--engine=null", f"--db={self.db}", "--use_existing_db",
                                  "--benchmarks=readrandom"], "written by engine 'memory'")
 
-    def test_failed_run_leaves_incomplete_json(self) -> None:
+    def test_run_refused_before_its_first_benchmark_leaves_the_json_as_it_was(self) -> None:
+        """Issue 38: a refused run replaced an older result at --json with an empty document."""
+        out = os.path.join(self.tmp, "kept.json")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--benchmarks=fillseq",
+                 f"--json={out}"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as f:
+            before = f.read()
+        foreign = os.path.join(self.tmp, "foreign")
+        os.makedirs(foreign)
+        open(os.path.join(foreign, "thesis.tex"), "w").write("years of work")
+        for args, message in (
+                ([f"--db={foreign}", "--num=10"], "refusing to delete"),  # not kvbench's
+                ([f"--db={self.db}-none", "--use_existing_db", "--benchmarks=readrandom"],
+                 "no kvbench database")):
+            with self.subTest(refused=message):
+                self.assertRuntimeError(["--engine=memory", *args, f"--json={out}"], message)
+                with open(out, "rb") as f:
+                    self.assertEqual(f.read(), before)  # byte for byte
+                self.assertFalse(os.path.exists(out + ".tmp"))
+        absent = os.path.join(self.tmp, "absent.json")
+        self.assertRuntimeError(["--engine=memory", f"--db={foreign}", "--num=10",
+                                 f"--json={absent}"], "refusing to delete")
+        self.assertFalse(os.path.exists(absent))  # nothing to say it in but stderr
+
+    def test_failure_after_a_result_leaves_incomplete_json(self) -> None:
+        p = run(["--engine=memory", f"--db={self.db}", "--num=100", "--seed=1",
+                 "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
         out = os.path.join(self.tmp, "fail.json")
-        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--use_existing_db",
-                                 "--benchmarks=readrandom", f"--json={out}"], "no kvbench")
+        self.assertRuntimeError(["--engine=memory", f"--db={self.db}", "--num=100", "--seed=2",
+                                 "--use_existing_db", "--verify", "--benchmarks=settle,readseq",
+                                 f"--json={out}"], "differs from what --seed=2")
         doc = load_json(out)
         self.assertFalse(doc["complete"])
-        self.assertIn("no kvbench database", doc["error"])
+        self.assertIn("differs from what --seed=2", doc["error"])
+        self.assertEqual([r["benchmark"] for r in doc["results"]], ["settle"])
 
     def test_engine_rejects_bad_engine_options_with_its_own_message(self) -> None:
         cases = {"rocksdb": ("no_such_rocksdb_option=1", "rocksdb"),
@@ -852,6 +1006,10 @@ class CliTest(kvbtest.TempDirTest):
         p2 = start(["--engine=memory", f"--db={self.db}", "--num=1000", "--reads=1000000000000",
                     "--benchmarks=fillseq,readrandom", f"--json={out}"])
         wait_for_line(p2, "fillseq")
+        # Written once the run has its first result: the console's line comes just before.
+        deadline = time.monotonic() + 30
+        while load_json(out)["complete"] and time.monotonic() < deadline:
+            time.sleep(0.05)
         p2.send_signal(signal.SIGKILL)
         p2.communicate()
         doc = load_json(out)

@@ -115,6 +115,10 @@ class CrashTest(kvbtest.TempDirTest):
         self.assertEqual(crash_trials.classify(1, {"results": [], "error": "verifyacked failed: "
                                                 "Corruption: --ack_file /a is not a kvbench "
                                                 "ack file"}, "")[0], "error")
+        self.assertEqual(crash_trials.classify(1, None, "kvbench: error: cannot open lmdb at "
+                                                  "/x: ...")[0], "reopen_failed")
+        self.assertEqual(crash_trials.classify(1, None, "kvbench: error: verifyacked failed: "
+                                                  "Corruption: the value of ...")[0], "corrupt")
         self.assertEqual(crash_trials.classify(134, None, "Aborted")[0], "error")
 
 

@@ -15,11 +15,14 @@ store that fails.
 """
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
+import glob
 import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +36,7 @@ sys.path.insert(0, SCRIPTS)
 
 from kvbtools.commands import cli  # noqa: E402
 from kvbtools.core import errors  # noqa: E402
+import exit_statements  # noqa: E402  (tests/exit_statements.py)
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
 
@@ -65,6 +69,64 @@ def status_for(table: dict[int, str], kind: str) -> int:
         raise AssertionError(f"docs/cli.md's kvb table has {len(codes)} rows meaning "
                              f"{MEANINGS[kind]!r}: {table}")
     return codes[0]
+
+
+def kvbench_table() -> dict[int, str]:
+    """docs/cli.md's kvbench table (the first, before "## Flags"): exit status -> meaning."""
+    with open(os.path.join(ROOT, "docs", "cli.md"), encoding="utf-8") as f:
+        text = f.read()
+    table: dict[int, str] = {}
+    for line in text[:text.index("\n## Flags")].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and re.fullmatch(r"\d+(, \d+)*", cells[0]):
+            for code in cells[0].split(", "):
+                table[int(code)] = cells[1]
+    return table
+
+
+def statuses_by_meaning(kvbench: dict[int, str]) -> dict[str, set[int]]:
+    """What each meaning of exit_statements.MEANINGS exits with: core/errors.py's kvb table, and
+    kvbench's other signal (SIGTERM: 143, docs/cli.md)."""
+    return {"ok": {errors.EXIT_OK}, "failure": {errors.EXIT_FAILURE},
+            "usage": {errors.EXIT_USAGE}, "changed": {errors.EXIT_CHANGED},
+            "undecided": {errors.EXIT_UNDECIDED},
+            "interrupted": {errors.EXIT_INTERRUPTED} | {c for c, m in kvbench.items()
+                                                         if "interrupted" in m},
+            "broken_pipe": {errors.EXIT_BROKEN_PIPE}}
+
+
+def help_texts() -> dict[str, str]:
+    """Every --help of kvb (kvb's, each command's, each subcommand's), kvbench's and
+    kvbench_micro's, by who prints it."""
+    out: dict[str, str] = {}
+
+    def walk(p: argparse.ArgumentParser, name: str) -> None:
+        out[name] = p.format_help()
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub, q in a.choices.items():
+                    walk(q, f"{name} {sub}")
+    walk(cli.parser(None, every=True), "kvb")
+    for binary in (ARGS.kvbench, ARGS.micro):
+        p = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
+        out[os.path.basename(binary)] = p.stdout + p.stderr
+    return out
+
+
+def misstated(texts: dict[str, str], allowed: dict[str, set[int]],
+              known: set[int]) -> list[str]:
+    """The exit statuses stated in `texts` (name -> text) that are no status of the tables, or
+    whose words name a meaning that exits otherwise."""
+    bad = []
+    for name, text in texts.items():
+        for s in exit_statements.statements(text, name):
+            if s.status not in known:
+                bad.append(f"{s.where}: exit {s.status} is no status of docs/cli.md's tables: "
+                           f"{s.text[-160:]}")
+            elif s.meaning and s.status not in allowed[s.meaning]:
+                bad.append(f"{s.where}: exit {s.status} for {s.meaning!r}, which exits "
+                           f"{sorted(allowed[s.meaning])}: {s.text[-160:]}")
+    return bad
 
 
 @dataclass
@@ -189,6 +251,11 @@ def compare_cases(f: Fixtures) -> list[Case]:
     return [
         Case("compare", ["compare", f.a, f.b, "--json", out], "ok", stdout_has="readrandom"),
         Case("compare", ["compare", f.a], "usage", "need a base and at least one other"),
+        Case("compare", ["compare", "--base", f.a, "--base", f.b, "--other", f.micro], "usage",
+             "--base given twice"),
+        Case("compare", ["compare", f.a, f.a], "usage", "is on two sides"),
+        Case("compare", ["compare", "--store", f.store, "--base", "kind=kvbench", "--other",
+                         "engine=memory"], "usage", "is on two sides"),
         Case("compare", ["compare", f.a, f.b, "--json", bad_json], "usage", "does not exist",
              (bad_json,)),
         Case("compare", ["compare", f.a, f.b, "--html", bad_html], "usage", "does not exist",
@@ -273,9 +340,12 @@ def runner_cases(f: Fixtures) -> list[Case]:
         Case("micro", ["micro", "--compare", f.a], "usage", "this command reads Google"),
         Case("micro", ["micro", "--binary", ARGS.micro, "--block-size", "0"], "usage",
              "must be positive"),
+        # The reason leads (it came after the command line, or after kvbench_micro's warnings).
         Case("micro", ["micro", "--binary", ARGS.micro, "--", "--bogus"], "usage",
-             "refused its flags"),
-        Case("micro", ["micro", "--binary", f.fail], "failure", "the disk is on fire"),
+             "kvb: error: kvbench_micro refused its flags: unrecognized command-line flag: "
+             "--bogus"),
+        Case("micro", ["micro", "--binary", f.fail], "failure",
+             "kvb: error: kvbench_micro failed (exit 1): the disk is on fire\n"),
         Case("micro", ["micro", "--binary", f.silent], "failure", "wrote no usable JSON"),
         Case("dbbench", ["dbbench"], "usage", "required"),
         Case("dbbench", ["dbbench", "parity", "--kvbench", ARGS.kvbench, "--benchmarks",
@@ -309,6 +379,10 @@ def store_cases(f: Fixtures) -> list[Case]:
         Case("store", ["store", "info", "--store", none], "usage", "no store at", (none,)),
         Case("store", ["store", "get", *st, "ffffffff"], "usage", "no stored document"),
         Case("store", ["store", "rm", *st, "host=nosuch"], "usage", "no stored run"),
+        Case("store", ["store", "rm", *st, "nosuchfield=1"], "usage", "unknown field"),
+        Case("store", ["store", "rm", *st, "--dry-run", "engine=memory"], "ok",
+             stdout_has="would remove"),
+        Case("store", ["store", "add", "--store", f.empty, f.a], "usage", "an empty file"),
         Case("store", ["store", "add", "--store", f.damaged_store, f.b], "usage", "is damaged"),
         Case("store", ["store", "rm", "--store", f.damaged_store, "host=vm"], "usage",
              "is damaged"),
@@ -406,8 +480,69 @@ class ExitCodesTest(unittest.TestCase):
         self.assertEqual(sorted(self.table), sorted(
             [*expected, errors.EXIT_INTERRUPTED, errors.EXIT_BROKEN_PIPE]))
 
+    def test_every_exit_status_the_docs_and_help_state_is_the_tables(self) -> None:
+        kvbench = kvbench_table()
+        allowed = statuses_by_meaning(kvbench)
+        known = set(self.table) | set(kvbench)
+        texts = {}
+        for path in sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+            with open(path, encoding="utf-8") as f:
+                texts[os.path.relpath(path, ROOT)] = f.read()
+        helps = help_texts()
+        self.assertGreater(len(helps), 20, sorted(helps))  # kvb, its commands, subcommands
+        texts.update(helps)
+        self.assertEqual(misstated(texts, allowed, known), [])
+        # Enough is read to be worth it: the gates' statements are found and judged.
+        judged = [s for name, text in texts.items()
+                  for s in exit_statements.statements(text, name) if s.meaning]
+        for meaning in ("changed", "undecided", "usage", "interrupted"):
+            self.assertTrue(any(s.meaning == meaning for s in judged), meaning)
+        self.assertTrue(any(s.where.startswith("kvb bisect:") and s.meaning == "undecided"
+                            for s in judged))
+
+    def test_a_misstated_exit_status_is_found(self) -> None:
+        # The statements docs/compare.md and placement.md made (issue 38), and others.
+        allowed = statuses_by_meaning(kvbench_table())
+        known = set(self.table) | set(kvbench_table())
+        wrong = {  # text: how many of its statuses are wrong
+            "It exits 1 when a regression is found.": 1,
+            "Exit status everywhere: 0 done, 1 a build or run failed (or, with "
+            "`--fail-on-regression`, a regression was found), 2 bad input.": 1,
+            "the budget is spent first: \"could not decide between old and new\". All of these "
+            "exit 1.": 1,
+            "otherwise `not confirmed: <why>` and exit 1. The report gives": 1,
+            "it ends **`not\nconfirmed: a code-placement effect`**, exit 1.": 1,
+            "--fail-on-change exits 3 when anything is reported, else 1 when a series is too "
+            "short to test (undecided), else 0.": 1,
+            "a bad string is a usage error (exit 1).": 1,
+            "kvbench exits with 130 or 2 when interrupted.": 1,
+            "Exit status:\n0 success, 1 usage error, 2 runtime failure.": 2,
+            "A run like that exits 5.": 1,
+        }
+        for text, n in wrong.items():
+            with self.subTest(text=text):
+                self.assertEqual(len(misstated({"t": text}, allowed, known)), n, text)
+        right = ["it exits 3 when a row is a significant regression beyond the threshold, else 4 "
+                 "when a row is undecided, else 0.", "with no regression it exits 0.",
+                 "every usage error below, exit 2) and runs nothing: exit 0 with `done`",
+                 "`--fail-on-regression` exits 4 on them.", "Exit status:\n0 success, 2 usage "
+                 "error, 1 runtime failure."]
+        self.assertEqual(misstated({f"r{i}": t for i, t in enumerate(right)}, allowed, known), [])
+
+    def test_kvbench_without_its_reader_exits_141_as_docs_cli_md_says(self) -> None:
+        self.assertIn(errors.EXIT_BROKEN_PIPE, kvbench_table())
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone before kvbench writes its first line
+        p = subprocess.run([ARGS.kvbench, "--engine=memory", "--benchmarks=fillseq",
+                            "--num=100", "--report_interval_seconds=0",
+                            f"--db={os.path.join(self.tmp, 'pipe-db')}"], stdout=w,
+                           stderr=subprocess.PIPE, timeout=120)
+        os.close(w)
+        self.assertEqual(128 - p.returncode, errors.EXIT_BROKEN_PIPE, p.stderr)  # -SIGPIPE
+        self.assertEqual(-p.returncode, signal.SIGPIPE)
+
     def test_every_subcommand_has_its_error_paths_walked(self) -> None:
-        names = {m.__name__.rsplit(".", 1)[-1] for m in cli.COMMANDS}
+        names = {name for name, _, _ in cli.COMMANDS}
         walked = {c.command for c in self.cases if c.kind == "usage"}
         self.assertEqual(names - walked, set(), "subcommands without a bad-input case")
 

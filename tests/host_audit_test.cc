@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/cpu_affinity.h"
+#include "env/cpu_speed.h"
 #include "env/noise.h"
 
 namespace kvbench {
@@ -119,6 +121,69 @@ TEST(Audit, EveryFactIsKnownOrSaysWhyNot) {
   }
   EXPECT_NE(a.Value("db_filesystem"), "unknown");
   EXPECT_EQ(AuditHost("").Value("db_filesystem"), "unknown");  // micro: no database
+}
+
+// ---- CPU speed (env/cpu_speed.h): the arithmetic on given figures; no timing is asserted ----
+
+CpuSpeed Speed(int cpu, double best, double median = -1) {
+  CpuSpeed c;
+  c.cpu = cpu;
+  c.ns_per_loop = best;
+  c.median_ns_per_loop = median < 0 ? best * 1.01 : median;
+  c.windows = kAuditWindows;
+  return c;
+}
+
+TEST(CpuSpeed, AgreeingCpusSayNothing) {
+  EXPECT_EQ(AssessCpuSpeeds({Speed(0, 1.90), Speed(1, 1.95)}, {Speed(0, 1.92), Speed(1, 1.93)}),
+            "");
+}
+
+// Issue 36: one vCPU 1.5-2x slower than the other, invisible to steal and load.
+TEST(CpuSpeed, ASlowCpuIsNamedAndMakesTheRunNoisy) {
+  const std::string f = AssessCpuSpeeds({Speed(0, 1.90), Speed(1, 3.10)}, {});
+  EXPECT_EQ(f, "CPU 1 ran the reference loop 1.63x slower than CPU 0 at the start");
+  NoiseSnapshot a = Snap(0, 0, 0, 0, 0), b = Snap(10, 1000, 0, 10, 0);
+  a.cpu_speeds = {Speed(0, 1.90), Speed(1, 1.91)};
+  b.cpu_speeds = {Speed(0, 3.00), Speed(1, 1.91)};
+  const NoiseReport r = AssessNoise(a, b, 2, 100);
+  EXPECT_TRUE(r.noisy);
+  EXPECT_NE(r.reason.find("CPU 0 ran the reference loop 1.57x slower than CPU 1 at the end"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_NE(r.reason.find("CPU 0 1.58x slower at the end than at the start"), std::string::npos)
+      << r.reason;
+  EXPECT_EQ(r.cpu_speed_end.size(), 2u);
+}
+
+// A difference inside the slow CPU's own noise (its windows' median over its best) is not one.
+TEST(CpuSpeed, ADifferenceWithinTheNoiseIsNotNamed) {
+  EXPECT_EQ(AssessCpuSpeeds({Speed(0, 1.90), Speed(1, 2.20, 2.60)}, {}), "");
+  EXPECT_EQ(AssessCpuSpeeds({Speed(0, 1.90), Speed(1, 2.05)}, {}), "") << "7.9% < 10%";
+}
+
+TEST(CpuSpeed, UnmeasuredCpusAreLeftOut) {
+  CpuSpeed refused = Speed(1, 0);
+  refused.error = "sched_setaffinity: Invalid argument";
+  EXPECT_EQ(AssessCpuSpeeds({Speed(0, 1.9), refused}, {}), "");
+  EXPECT_NE(DescribeCpuSpeeds({Speed(0, 1.9), refused}).find("CPU 1 not measured (sched_"),
+            std::string::npos);
+}
+
+// The measurement itself: every allowed CPU measured, with positive figures (their size is a
+// benchmark's business, not a test's).
+TEST(CpuSpeed, MeasuresEveryAllowedCpu) {
+  const std::vector<int> cpus = AllowedCpus();
+  const std::vector<CpuSpeed> speeds = MeasureCpuSpeeds(cpus);
+  ASSERT_EQ(speeds.size(), cpus.size());
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    EXPECT_EQ(speeds[i].cpu, cpus[i]);
+    EXPECT_EQ(speeds[i].error, "");
+    EXPECT_GT(speeds[i].ns_per_loop, 0);
+    EXPECT_GE(speeds[i].median_ns_per_loop, speeds[i].ns_per_loop);
+    EXPECT_EQ(speeds[i].windows, kAuditWindows);
+  }
+  EXPECT_EQ(ReferenceLoop(1000, 7), ReferenceLoop(1000, 7)) << "the same work every time";
 }
 
 }  // namespace

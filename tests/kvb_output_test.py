@@ -178,7 +178,8 @@ class CommandsTest(kvbtest.TempDirTest):
         store = self.path("store.sqlite")
         self.assertEqual(kvb("store", "add", "--store", store, self.run_json).returncode, 0)
         cases = {"report --html": ["report", "--html", full, self.run_json],
-                 "compare --json": ["compare", "--json", full, self.run_json, self.run_json],
+                 "compare --json": ["compare", "--json", full, self.run_json,
+                                    kvbtest.rerun(self.run_json, self.path("again.json"))],
                  "export bencher": ["export", "bencher", "--store", store, "--out", full],
                  "export hgrm": ["export", "hgrm", self.run_json, "--out", self.tmp]}
         os.symlink(full, self.path("run.fillseq.writer.hgrm"))  # export hgrm's file

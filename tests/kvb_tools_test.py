@@ -458,13 +458,41 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 2)
         self.assertIn("not a threshold", p.stderr)
 
+    def test_every_run_is_on_one_side_once(self) -> None:
+        # `--base A --base B` compared B alone; a file on both sides compared a run with itself.
+        a, b = self.gbench_pair(1.0)
+        c = write_json(self.path("c.json"), gbench_doc(random.Random(3), 1.0, 8, "O3"))
+        copy = shutil.copy(a, self.path("copy-of-base.json"))
+        reindented = write_json(self.path("reindented.json"), load_json(a))
+        link = self.path("link.json")
+        os.symlink(a, link)
+        refused = {
+            ("--base", a, "--base", b, "--other", c): "--base given twice (again with",
+            (a, a): f"{a} is on two sides (the base and side 2)",
+            (a, b, a): f"{a} is on two sides (the base and side 3)",
+            (a, link): f"{link} is on two sides (the base and side 2: {a} and {link})",
+            ("--base", a, b, "--other", c, b): f"{b} is on two sides (the base and side 2)",
+            ("--base", a, a, "--other", b): f"{a} is twice in the base",
+            (a, copy): f"{copy} holds the same document as {a} (document ",
+            ("--base", a, b, "--other", reindented): f"{reindented} holds the same document as "
+                                                     f"{a}",
+        }
+        for args, says in refused.items():
+            p = kvb("compare", *args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertIn(says, p.stderr, args)
+            self.assertEqual(p.stdout, "", args)
+        p = kvb("compare", "--base", a, b, "--other", c)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_environment_difference_is_not_comparable(self) -> None:
         path = real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq")
         doc = load_json(path)
-        p = kvb("compare", path, path)
+        again = kvbtest.rerun(path, self.path("kv-again.json"))
+        p = kvb("compare", path, again)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("not comparable:", p.stdout)
-        self.assertRegex(p.stdout, r"noisy: 0:kv.json: (none of 1 run|1 of 1 run)")
+        self.assertRegex(p.stdout, r"noisy: kv.json: (none of 1 run|1 of 1 run)")
         doc["context"]["environment"]["cpu_model"] = "Some Other CPU 9000"
         other = write_json(self.path("other-cpu.json"), doc)
         p = kvb("compare", path, other)
@@ -482,6 +510,10 @@ class CompareTest(kvbtest.TempDirTest):
         base, other = self.gbench_pair(1.0)
         p = kvb("compare", base, other)
         self.assertNotIn("the machine was busy", p.stdout)
+        # Wall time equal to CPU time is said as a verdict, not as "up to 1.00x".
+        self.assertIn("noisy: gcc: not busy by wall time: at most 1.00x CPU time (busy above "
+                      "1.25x); kvbench_micro measures no steal", p.stdout)
+        self.assertNotIn("up to 1.00x", p.stdout)
         doc = load_json(other)
         for row in doc["benchmarks"]:
             row["real_time"] = row["cpu_time"] * 2.45
@@ -490,6 +522,7 @@ class CompareTest(kvbtest.TempDirTest):
         p = kvb("compare", base, busy)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("WARNING: clang: wall time 2.45x CPU time", p.stdout)
+        self.assertIn("noisy: clang: busy: wall time up to 2.45x CPU time", p.stdout)
         self.assertIn("the machine was busy", p.stdout)
         self.assertNotIn("not comparable", p.stdout)  # the base does not record cpu_model
 
@@ -508,7 +541,8 @@ class CompareTest(kvbtest.TempDirTest):
 
     def test_real_kvbench_output_with_repeats(self) -> None:
         path = real_kvbench(self.tmp, "--num=2000", "--benchmarks=fillseq,readrandom[X3]")
-        p = kvb("compare", path, path, "--fail-on-regression")
+        p = kvb("compare", path, kvbtest.rerun(path, self.path("again.json")),
+                "--fail-on-regression")
         # Three repeats cannot decide (4 a side are needed), one cannot estimate the noise.
         self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 undecided "
@@ -522,12 +556,13 @@ class CompareTest(kvbtest.TempDirTest):
                         "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
                         f"--benchmark_out={out}", "--benchmark_out_format=json"],
                        check=True, capture_output=True, timeout=300)
-        p = kvb("compare", out, out)
+        p = kvb("compare", out, kvbtest.rerun(out, self.path("micro-again.json")))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
-                      p.stdout)
+        # A note names the rows it is about (it named none: which of the rows was it?).
+        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed "
+                      "(bytes_per_second: crc32c/table/4096, xxh64/inline/4096)", p.stdout)
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
@@ -613,7 +648,8 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("--allow-different bogus: not a field that defines the work", bad.stderr)
         # Pooling two workloads into one side is refused too.
-        p = kvb("compare", "--base", big, small, "--other", big, "--allow-different", "seed")
+        big2 = kvbtest.rerun(big, os.path.join(self.tmp, "big-again.json"))
+        p = kvb("compare", "--base", big, small, "--other", big2, "--allow-different", "seed")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("num: 1000 and 10000 pooled in one side", p.stderr)
         self.assertFalse(os.path.exists(html))

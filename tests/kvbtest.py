@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import datetime
 import json
 import os
 import random
@@ -59,6 +60,21 @@ def write_json(path: str, doc: Any) -> str:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return path
+
+
+def rerun(path: str, out: str) -> str:
+    """Another run with the same figures: the document at `path` (kvbench or kvbench_micro) as if
+    measured a second later, written to `out`. kvb compare refuses a run compared with itself
+    (the same file or the same document on two sides); this is the pair a test of identical
+    figures compares."""
+    doc = load_json(path)
+    ctx = doc["context"]
+    key = "date_utc" if "date_utc" in ctx else "date"
+    zulu = ctx[key].endswith("Z")
+    then = datetime.datetime.fromisoformat(ctx[key].replace("Z", "+00:00"))
+    later = (then + datetime.timedelta(seconds=1)).isoformat()
+    ctx[key] = later.replace("+00:00", "Z") if zulu else later
+    return write_json(out, doc)
 
 
 def emulator() -> str:

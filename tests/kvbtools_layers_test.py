@@ -6,6 +6,11 @@ an import of kvbtools that runs to a higher layer fails, an import that closes a
 a function-level import is allowed only of an optional heavy module (matplotlib, psycopg) and
 must say why in a comment on its line, and no function is longer than 70 lines.
 
+Two modules import by name (importlib.import_module), and none other may: commands/cli.py, the
+modules of its COMMANDS table (only the command asked for is imported: kvb's start), which count
+here as cli's imports; and core/io_util.py, Debian's optional modules (import_debian: psycopg,
+matplotlib).
+
 The command line stops at commands/: a module of core/, measure/ or pages/ that imports argparse,
 has a parameter annotated Namespace or reads `args.<name>` fails; so does a command module (one
 that commands/cli.py registers) importing another command module: what commands share lives in
@@ -20,6 +25,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "scripts", "kvbtools")
 LAYERS = ("core", "measure", "pages", "commands")
 LATE_ALLOWED = ("matplotlib", "psycopg")
+# The modules that may import by name, and what they may import so.
+DYNAMIC = {"kvbtools.commands.cli": "the modules of its COMMANDS table",
+           "kvbtools.core.io_util": "Debian's optional modules, for import_debian"}
 MAX_FUNCTION_LINES = 70
 
 
@@ -65,6 +73,33 @@ def imports(path: str, known: dict[str, str]) -> list[Import]:
             visit(ch, inner)
     visit(ast.parse(source, path), False)
     return out
+
+
+def dynamic_calls(path: str) -> list[int]:
+    """The lines that import by name: importlib.import_module(...), __import__(...),
+    importlib.util's module_from_spec."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+                else ""
+            if name in ("import_module", "__import__", "module_from_spec"):
+                out.append(node.lineno)
+    return out
+
+
+def command_table(path: str) -> list[str]:
+    """The modules named in cli.py's COMMANDS: (name, module, help line) tuples."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMMANDS"
+                                                for t in node.targets):
+            return [row[1] for row in ast.literal_eval(node.value)]
+    return []
 
 
 def argparse_uses(source: str, path: str) -> list[str]:
@@ -160,6 +195,10 @@ class LayersTest(unittest.TestCase):
     def setUp(self) -> None:
         self.known = modules()
         self.imports = {m: imports(p, self.known) for m, p in self.known.items()}
+        # cli imports its table's modules by name: they are its imports all the same.
+        cli = "kvbtools.commands.cli"
+        self.table = command_table(self.known[cli])
+        self.imports[cli] += [Import(t, 0, False, "COMMANDS") for t in self.table]
         self.sources = {}
         for m, p in self.known.items():
             with open(p, encoding="utf-8") as f:
@@ -199,6 +238,18 @@ class LayersTest(unittest.TestCase):
                                   "imported when used, may be imported in a function)")
                                + (" (say why in a comment)" if "#" not in i.text else ""))
         self.assertEqual(bad, [])
+
+    def test_only_cli_and_io_util_import_by_name(self) -> None:
+        bad = [f"{self.known[m]}:{line}: imports by name (only {', '.join(DYNAMIC)} may: "
+               f"{'; '.join(DYNAMIC.values())})"
+               for m, path in sorted(self.known.items()) if m not in DYNAMIC
+               for line in dynamic_calls(path)]
+        self.assertEqual(bad, [])
+        # The table names modules that exist, each a command in commands/.
+        self.assertGreater(len(self.table), 10)
+        for module in self.table:
+            self.assertIn(module, self.known)
+            self.assertEqual(layer(module), LAYERS.index("commands"), module)
 
     def test_no_function_is_longer_than_70_lines(self) -> None:
         bad = []
@@ -265,6 +316,9 @@ class LayersTest(unittest.TestCase):
         self.assertGreater(len(self.known), 50)
         late = [i for i in self.imports["kvbtools.pages.figures"] if i.late]
         self.assertTrue(any(i.target.startswith("matplotlib") for i in late))
+        self.assertTrue(dynamic_calls(self.known["kvbtools.commands.cli"]))
+        self.assertIn("kvbtools.commands.bisect",
+                      {i.target for i in self.imports["kvbtools.commands.cli"]})
 
 
 if __name__ == "__main__":

@@ -23,6 +23,18 @@ from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import metrics, stats  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
 from kvbtools.measure import bisect_search, bisect_witness, placement, rounds  # noqa: E402
+from kvbtools.measure.bisect_records import MEASURED, Confirm, Step  # noqa: E402
+from kvbtools.measure.bisect_state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
+                                           State)
+from kvbtools.measure.runner import Plan  # noqa: E402
+
+
+def lz4_state(mode: KvbenchMode | GenericMode | None = None) -> State:
+    """A kvbench-mode bisect of lz4's compressor, as kvb bisect --micro would start it."""
+    return State(Settings("/src/lz4", "a" * 40, "b" * 40, "faster",
+                          stats.Judgement(0.05, 0.05), rounds.Budget(5, 20, None), 1, True, None),
+                 mode or KvbenchMode("lz4", "x86-gcc-portable", "", Plan(micro=True),
+                                     "lz4/compress/4096"))
 
 
 def build(rng: random.Random, speed: float, spread: float, k: int, n: int,
@@ -162,22 +174,23 @@ class MatrixLayoutsTest(unittest.TestCase):
 
 class HonestRangeTest(unittest.TestCase):
     def caveat(self, layouts: int, how_a: str, how_b: str) -> str:
-        steps = [{"kind": "step", "step": 2, "commit": "a" * 40, "verdict": "old", "how": how_a},
-                 {"kind": "step", "step": 3, "commit": "b" * 40, "verdict": "new", "how": how_b}]
-        fake = types.SimpleNamespace(layouts=lambda: layouts, st={"old": "0" * 40, "new": "f" * 40},
-                                     recorded=lambda kind: [r for r in steps if r["kind"] == kind])
+        steps = [Step(2, "a" * 40, "", "old", how_a), Step(3, "b" * 40, "", "new", how_b)]
+        fake = types.SimpleNamespace(layouts=lambda: layouts,
+                                     s=types.SimpleNamespace(old="0" * 40, new="f" * 40),
+                                     recorded=lambda kind: [r for r in steps
+                                                            if isinstance(r, kind)])
         caveat = bisect_search.Search.placement_caveat
         return caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
 
     def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
-        text = self.caveat(1, "measured", "same sources")
+        text = self.caveat(1, MEASURED, "same sources")
         self.assertIn("placement-sensitive: step 2 (aaaaaaaaaaaa like old)", text)
         self.assertIn("the first new commit is in 000000000000..bbbbbbbbbbbb", text)
-        both = self.caveat(1, "measured", "measured")
+        both = self.caveat(1, MEASURED, MEASURED)
         self.assertIn("in 000000000000..ffffffffffff", both)
 
     def test_verdicts_over_several_links_or_by_content_hash_leave_it(self) -> None:
-        self.assertEqual(self.caveat(3, "measured", "measured"), "")
+        self.assertEqual(self.caveat(3, MEASURED, MEASURED), "")
         self.assertEqual(self.caveat(1, "same sources", "same sources"), "")
 
 
@@ -193,30 +206,28 @@ class WitnessTest(unittest.TestCase):
         self.assertIn(": the same", moved.text())
 
     def test_a_timed_change_with_the_same_instructions_is_a_placement_effect(self) -> None:
-        fake = types.SimpleNamespace(st={"mode": "kvbench", "plan": {"micro": True}},
-                                     ws=types.SimpleNamespace(trees={}), say=lambda m: None)
+        fake = types.SimpleNamespace(state=lz4_state(), ws=types.SimpleNamespace(trees={}),
+                                     say=lambda m: None)
         real = bisect_witness.witness
         try:
             for counts, effect in (((14.71, 14.70), True), ((16.37, 12.85), False)):
                 bisect_witness.witness = lambda *a, c=counts: (  # type: ignore[assignment]
                     bisect_witness.Witness(c[0], c[1], "x86-gcc-portable"), "")
-                rec: dict = {"reasons": []}
+                rec = Confirm("b" * 40, "p" * 40, False)
                 witness = bisect_search.Search.witness
                 witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
-                self.assertEqual(bool(rec.get("placement_effect")), effect)
-                self.assertEqual(bool(rec["reasons"]), effect)
-                self.assertIn("parent", rec["instructions"]["text"])
+                self.assertEqual(rec.placement_effect, effect)
+                self.assertEqual(bool(rec.reasons), effect)
+                self.assertIn("parent", rec.to_json()["instructions"]["text"])
         finally:
             bisect_witness.witness = real  # type: ignore[assignment]
 
     def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
-        st = {"mode": "kvbench", "plan": {"micro": True}, "repo": "/src/lz4", "old": "a" * 40,
-              "new": "b" * 40, "dep": "lz4", "bench_key": "lz4/compress/4096",
-              "find": "faster", "preset": "x86-gcc-portable"}
-        cmd = bisect_witness.instructions_command(st)
+        cmd = bisect_witness.instructions_command(lz4_state())
         self.assertIn("--micro lz4/compress/4096 --find faster", cmd)
         self.assertIn("--instructions", cmd)
-        self.assertEqual(bisect_witness.instructions_command({"mode": "generic"}), "")
+        generic = lz4_state(GenericMode("make", "./bench", None))
+        self.assertEqual(bisect_witness.instructions_command(generic), "")
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import profiles, schema  # noqa: E402
+from kvbtools.core import profiles, results, schema  # noqa: E402
 from kvbtools.pages import flame_figures  # noqa: E402
+from kvbtools.pages.htmlpage import Page  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, load_json, write_json  # noqa: E402
 
@@ -119,6 +120,26 @@ class ModelTest(unittest.TestCase):
         self.assertIn("<title>g&lt;int&gt;(int): 1 samples, 25.0%", svg)
         diff = flame_figures.differential(rp, rp, "same")
         self.assertIn("+0.0)", diff)
+
+    def test_few_samples_are_said_and_a_role_with_none_is_named(self) -> None:
+        # A flame graph of 4 samples looked as sure as one of 5000; an idle role vanished.
+        doc = synthetic({"main;f": 3, "main;g": 1}, 4)
+        doc["results"][0]["profile"]["roles"].append(
+            {"role": "background", "threads": 1, "samples": 0, "lost_samples": 0, "folded": []})
+        page = Page("t")
+        flame_figures.add_profile_sections(page, [results.Document("few.json", results.KVBENCH,
+                                                                   doc)])
+        html = "\n".join(b for b in page.blocks if isinstance(b, str))
+        self.assertIn("readrandom [reader]: only 4 samples", html)
+        self.assertIn('<span class="warn">Few samples: 4 (fewer than 200)', html)
+        self.assertIn("few.json: no samples, so no flame graph, of readrandom [background]", html)
+        many = synthetic({"main;f": 3000, "main;g": 1000}, 4)
+        page = Page("t")
+        flame_figures.add_profile_sections(page, [results.Document("many.json", results.KVBENCH,
+                                                                   many)])
+        html = "\n".join(b for b in page.blocks if isinstance(b, str))
+        self.assertNotIn("Few samples", html)
+        self.assertNotIn("no samples", html)
 
 
 class ProfiledRunTest(kvbtest.TempDirTest):

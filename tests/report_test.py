@@ -146,7 +146,8 @@ def context_row(page: str, name: str) -> dict[str, str]:
     labels = re.findall(r"<th>([^<]*)</th>", table.split("</tr>")[0])[1:]
     row = re.search(rf"<tr><th>{re.escape(name)}</th>(.*?)</tr>", table)
     assert row is not None, name
-    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
+    cells = [html.unescape(re.sub(r"<[^>]+>", "", c))
+             for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))]
     return {lab: cells[0] if len(cells) == 1 else cells[i] for i, lab in enumerate(labels)}
 
 
@@ -154,7 +155,8 @@ def summary_rows(page: str) -> tuple[list[str], list[list[str]]]:
     """The summary table: its header and rows, as text."""
     start = page.index('id="summary"')
     table = page[page.index("<table>", start):page.index("</table>", start)]
-    rows = [[html.unescape(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
+    rows = [[html.unescape(re.sub(r"<[^>]+>", "", c))  # a cell's text: no <wbr> in it
+             for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)]
             for r in table.split("</tr>") if "<t" in r]
     return rows[0], rows[1:]
 
@@ -535,7 +537,7 @@ class BadInputTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(TMP, "x.html")))
         p = kvb("report", run, env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
-        p = kvb("compare", run, run, env=env)
+        p = kvb("compare", run, kvbtest.rerun(run, os.path.join(TMP, "again.json")), env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
 
 
@@ -670,6 +672,9 @@ class ComparisonPagesTest(unittest.TestCase):
         out = []
         for i in range(3):
             d = copy.deepcopy(data)
+            # Each side another run (kvb compare refuses one document on two sides): the control
+            # has the base's figures, measured at another time.
+            d["context"]["date"] = f"2024-01-0{i + 1}T00:00:00+00:00"
             d["benchmarks"] = []
             for b in rows:
                 scale = (scales or {}).get(b["name"], (1.0, 0.8, 1.0))[i]
@@ -753,6 +758,51 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertIn("grey: no verdict (its word beside it)", texts)
         self.assertIn(f"undecided: {note} (clang crc32c/hw_3way/4096)",
                       caption(page, "ratio-bytes_per_second"))
+
+    def test_plain_compare_pages_advise_no_matrix_flag_and_undecided_cells_look_alike(self) -> None:
+        # A compare page told its reader to "rerun kvb matrix without --no-control"; a matrix
+        # page without a control still says it. Undecided cells: the zebra stripe of every
+        # other row covered their hatching.
+        from kvbtools.core import comparison, samples, stats
+        from kvbtools.pages import compare_figures, figures, htmlpage
+        files = self.micro_runs(tag="p")
+        out = os.path.join(TMP, "plain.html")
+        p = kvb("compare", files[0], files[1], "--html", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = caption(read(out), "ratio-bytes_per_second")
+        self.assertNotIn("kvb matrix", text)
+        self.assertNotIn("--no-control", text)
+        c = comparison.build([samples.load_side(n, [f]) for n, f in zip(("a", "b"), files)],
+                             stats.Judgement(0.05, 0.05))
+        measured = compare_figures.ratio_figure(c, "bytes_per_second", figures.Colours(["b"]),
+                                                True)
+        self.assertIn("rerun without --no-control", measured.caption)
+        zebra = htmlpage.STYLE.index("tr:nth-child(even) td{background")
+        hatch = htmlpage.STYLE.index("tr td.undecided{")
+        self.assertGreater(hatch, zebra)  # as specific, and later: it wins on every row
+
+    def test_wide_tables_and_pre_blocks_fit_the_column(self) -> None:
+        # The summary table of three engines was wider than the page's column, and a <pre>
+        # hid its long lines behind a scroll bar.
+        from kvbtools.pages import htmlpage
+        self.assertIn("fwdrangewhilewriting<wbr>[reader]",
+                      htmlpage.table([["fwdrangewhilewriting[reader]", 1]], numeric=[1]))
+        style = htmlpage.STYLE.replace("\n", "")
+        self.assertRegex(style, r"table\{[^}]*max-width:100%")
+        self.assertRegex(style, r"pre\{[^}]*white-space:pre-wrap")
+        self.assertNotRegex(style, r"pre\{[^}]*overflow-x")
+
+    def test_verdict_words_stay_clear_of_the_medians(self) -> None:
+        # Words after a point near the axis's right end ran into the medians' column: they go
+        # before the point (its interval) instead, when they fit there.
+        from kvbtools.pages import compare_figures
+        lims = (0.5, 2.0)
+        self.assertEqual(compare_figures._label_side("0.98 undecided", 0.9, 1.1, lims, False),
+                         (1.1, 5, "left"))
+        self.assertEqual(compare_figures._label_side("1.92 undecided", 1.7, 1.99, lims, False),
+                         (1.7, -5, "right"))
+        self.assertEqual(compare_figures._label_side("1.9 undecided", 1.8, 1.99, lims, True),
+                         (1.8, -5, "right"))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
         from kvbtools.core import comparison, results, samples, stats

@@ -57,7 +57,14 @@ RoleResult Role(const char* name, bool background) {
   if (background) {
     r.target_bytes_per_sec = 200000;
     r.byte_stalls = r.series.Summarize(0.5, /*use_bytes=*/true);
-    r.sustained = true;
+    r.delivery.judged = true;
+    r.delivery.run_seconds = 0.5;
+    r.delivery.due_bytes = 100000;
+    r.delivery.delivered_bytes = 116000;
+    r.delivery.delivered_share = 0.996;
+    r.delivery.windows = 1;
+    r.delivery.slowest_window_share = 0.996;
+    r.delivery.sustained = r.sustained = true;
   }
   AddRoleMetrics(&r);
   return r;
@@ -129,7 +136,10 @@ TEST_F(ReporterTest, ConsolePrintsTheDbBenchLineAndOneLinePerGroup) {
   for (const char* part : {
            "readwhilewriting [reader]:     500.000 micros/op      2000 ops/sec",
            "(990 of 1000 found) [reference engine]",
-           "(target 0.19 MB/s, achieved 0.22 MB/s: sustained)",
+           "(target 0.19 MB/s, achieved 0.22 MB/s: sustained; 99.6% of the bytes due from its "
+           "first write)",
+           // The writer's CPU is its own thread's; the process's is labelled as such.
+           "    cost/op: own thread 0.00 us, process user 1.25 us, process sys 0.50 us, ",
            "    latency: p50 598ns  p99 1.09us  p99_9 1.10us  max 1.10us\n",
            "    cost/op: cpu user 1.25 us, cpu sys 0.50 us, own threads 0.00 us, "
            "storage read 0.000 KB, storage written 0.125 KB, syscall read 0.000 KB, "
@@ -173,7 +183,10 @@ TEST_F(ReporterTest, JsonKeepsTheRoleLayoutWithMetricsInTheirGroups) {
            "\"below_half_median\": 0,\"series\": [{\"end_seconds\": 0.5,",
            "\"pacing\": {\"target_bytes_per_sec\": 200000,"
            "\"achieved_bytes_per_sec\": 232000,\"p99_exceeded_bytes_per_sec\": 232000,"
-           "\"sustained\": true}",
+           "\"delivered_share\": 0.996,\"slowest_window_share\": 0.996,"
+           "\"first_write_delay_seconds\": 0,\"run_seconds\": 0.5,\"due_bytes\": 100000,"
+           "\"delivered_bytes\": 116000,\"windows\": 1,\"window_seconds\": 1,"
+           "\"sustained\": true,\"held_back_by\": \"\",\"note\": \"\"}",
            "\"warnings\": [{\"message\": \"a run warning\"},"
            "{\"message\": \"readwhilewriting: a warning about this result\"}]",
        }) {
@@ -254,23 +267,47 @@ TEST_F(ReporterTest, JsonCatalogDescribesEveryRoleMetricOnce) {
 
 TEST_F(ReporterTest, IncompleteDocumentSaysWhyAndKeepsWhatFinished) {
   std::string document;
-  JsonReporter r([&](const std::string& d) { return document = Flat(d), Status::OK(); }, stderr);
+  int writes = 0;
+  JsonReporter r([&](const std::string& d) { return ++writes, document = Flat(d), Status::OK(); },
+                 stderr);
   ASSERT_TRUE(r.Start(context_));
+  r.Begin(context_);
+  EXPECT_EQ(writes, 0) << "nothing is written before the run has a result";
+  r.Add(Result());
+  EXPECT_EQ(writes, 1);
   EXPECT_TRUE(Contains(document, "\"complete\": false"));
   EXPECT_TRUE(Contains(document, "it is still running, or it was killed"));
-  r.Begin(context_);
   r.Add(Result());
+  EXPECT_EQ(writes, 1) << "rewritten at most every kRewriteSeconds";
   r.Fail("interrupted by SIGINT during readrandom");
   EXPECT_TRUE(Contains(document, "\"error\": \"interrupted by SIGINT during readrandom\""));
   EXPECT_TRUE(Contains(document, "\"benchmark\": \"readwhilewriting\""));
 }
 
-TEST_F(ReporterTest, UnwritableOutputFailsStart) {
+// Issue 38: a run refused before its first benchmark (a --db that is not kvbench's) replaced an
+// older result at --json with an empty document. Without a result nothing is written.
+TEST_F(ReporterTest, FailureBeforeAnyResultWritesNothing) {
+  int writes = 0;
+  JsonReporter r([&](const std::string&) { return ++writes, Status::OK(); }, stderr);
+  ASSERT_TRUE(r.Start(context_));
+  r.Fail("cannot open memory at /tmp/x: not a kvbench database");
+  EXPECT_EQ(writes, 0);
+  BenchmarkResult warmup = Result();
+  warmup.warmup = true;
+  r.Add(warmup);
+  r.Fail("interrupted by SIGINT during readwhilewriting");
+  EXPECT_EQ(writes, 0) << "a warm-up is no result";
+}
+
+TEST_F(ReporterTest, UnwritableOutputFailsStartWithoutWriting) {
   Capture err;
-  JsonReporter r([](const std::string&) { return Status::IOError("cannot write x.tmp: EROFS"); },
+  int writes = 0;
+  JsonReporter r(JsonOutput([&](const std::string&) { return ++writes, Status::OK(); },
+                            [] { return Status::IOError("cannot write x.tmp: EROFS"); }),
                  err.file());
   EXPECT_FALSE(r.Start(context_));
   EXPECT_EQ(err.text(), "kvbench: error: cannot write x.tmp: EROFS\n");
+  EXPECT_EQ(writes, 0);
 }
 
 // The .hgrm text: its rows at kvbench's percentiles hold the values Percentile reports, the last

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import copy
+import importlib
 import json
 import os
 import re
@@ -25,6 +26,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.core import manifest  # noqa: E402
+from kvbtools.commands import cli, command as kvb_command  # noqa: E402
 from kvbtools.commands import dbbench_parity  # noqa: E402
 from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
@@ -62,6 +64,8 @@ class ReportTest(unittest.TestCase):
             self.assertIn("2000/2000 found", text)
             self.assertIn("reference engine", text)
             self.assertRegex(text, r"readwhilewriting\[writer\].*(sustained|NOT sustained)")
+            # The writer's cpu us/op is its own thread's (issue 38), and says so.
+            self.assertRegex(text, r"readwhilewriting\[writer\].*cpu: own thread")
             p = kvb("report", path)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("ops/s", p.stdout)
@@ -116,12 +120,18 @@ class SchemaTest(unittest.TestCase):
 
     def test_incomplete_run_conforms_and_says_why(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
+            run_kvbench(tmp, "--num=100", "--seed=1", "--benchmarks=fillseq")
+            # A failure after a result (kvbench writes no document before one, docs/json.md):
+            # values read back with another seed.
             out = os.path.join(tmp, "f.json")
-            p = subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/none", "--use_existing_db",
-                                f"--json={out}"], capture_output=True)
+            p = subprocess.run([ARGS.kvbench, "--engine=memory", f"--db={tmp}/db", "--num=100",
+                                "--seed=2", "--verify", "--use_existing_db",
+                                "--benchmarks=settle,readseq", f"--json={out}"],
+                               capture_output=True)
             self.assertEqual(p.returncode, 1)
             doc = results.load(out).doc
             self.assertFalse(doc["complete"])
+            self.assertIn("differs from what --seed=2", doc["error"])
             self.assertEqual(schema.validate(doc), [])
 
     def test_departures_are_reported(self) -> None:
@@ -393,7 +403,8 @@ class MetricsTest(unittest.TestCase):
         doc = with_metrics(self.doc, [*metrics.FALLBACK, new])
         path = write_json(os.path.join(self.tmp, "described.json"), doc)
         self.assertEqual(kvb("validate", path).returncode, 0)
-        p = kvb("compare", path, path, "--metric", "all")  # by default only the headline ones
+        again = kvbtest.rerun(path, os.path.join(self.tmp, "described-again.json"))
+        p = kvb("compare", path, again, "--metric", "all")  # by default only the headline ones
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout),
                          [m["path"] for m in metrics.FALLBACK] + ["cost.thread_cpu_us_per_op"])
@@ -401,22 +412,23 @@ class MetricsTest(unittest.TestCase):
         p = kvb("report", "--metrics", path)
         self.assertRegex(p.stdout, r"memory\s+fillseq\s+cost\.thread_cpu_us_per_op\s+[\d.]+"
                                    r"\s+us/op\s+lower is better")
-        p = kvb("compare", path, path, "--metric", "thread_cpu_us_per_op")
+        p = kvb("compare", path, again, "--metric", "thread_cpu_us_per_op")
         self.assertEqual(self.titles(p.stdout), ["cost.thread_cpu_us_per_op"])
 
     def test_documents_without_metrics_get_the_fallback(self) -> None:
         # As kvbench wrote them before it described its metrics.
         older = {k: v for k, v in self.doc.items() if k != "metrics"}
         path = write_json(os.path.join(self.tmp, "old.json"), older)
-        p = kvb("compare", path, path, "--metric", "all")
+        again = kvbtest.rerun(path, os.path.join(self.tmp, "old-again.json"))
+        p = kvb("compare", path, again, "--metric", "all")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(self.titles(p.stdout), [m["path"] for m in metrics.FALLBACK])
         self.assertIn("latency_ns.p99 [us], lower is better", p.stdout)   # ns shown as us
         self.assertIn("db_size_bytes [MB], lower is better", p.stdout)    # from the result
         # Short names pick a path by its last parts; unknown ones list the valid ones.
-        p = kvb("compare", path, path, "--metric", "p99")
+        p = kvb("compare", path, again, "--metric", "p99")
         self.assertEqual(self.titles(p.stdout), ["latency_ns.p99"])
-        p = kvb("compare", path, path, "--metric", "p42")
+        p = kvb("compare", path, again, "--metric", "p42")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown metric p42; valid for kvbench files: ops_per_sec, latency_ns.p99",
                       p.stderr)
@@ -426,7 +438,8 @@ class MetricsTest(unittest.TestCase):
                                       {"path": "no.such.field", "unit": "x", "better": "lower"}])
         path = write_json(os.path.join(self.tmp, "string-metric.json"), doc)
         for command in ("validate", "report", "compare"):
-            p = kvb(command, path, *([path] if command == "compare" else []))
+            again = os.path.join(self.tmp, "string-metric-again.json")
+            p = kvb(command, path, *([write_json(again, doc)] if command == "compare" else []))
             self.assertEqual(p.returncode, 2, command)
             self.assertIn(f"{path}: $.results[0].roles[0].role: expected a number, got a string "
                           "('writer') (a metric)", p.stderr)
@@ -563,14 +576,60 @@ class TopLevelTest(unittest.TestCase):
     def test_every_command_has_help(self) -> None:
         p = kvb("--help")
         self.assertEqual(p.returncode, 0)
-        commands = ["report", "validate", "compare", "matrix", "versions", "bisect", "crashtest",
-                    "micro", "dbbench", "selfcheck"]
+        commands = [name for name, _, _ in cli.COMMANDS]
         for c in commands:
             self.assertRegex(p.stdout, rf"\n    {c}\b")
         for args in ([[c, "--help"] for c in commands]
                      + [["dbbench", "parity", "--help"], ["dbbench", "instructions", "--help"]]):
             with self.subTest(args=args):
                 self.assertEqual(kvb(*args).returncode, 0)
+
+    def test_the_command_table_is_the_modules(self) -> None:
+        # kvb imports only the module of the command asked for: `kvb --help` lists the others
+        # from cli.COMMANDS, whose lines must be the modules' own (their docstrings' first).
+        raw = kvb("--help").stdout
+        names = [name for name, _, _ in cli.COMMANDS]
+        self.assertEqual(re.findall(r"^    ([a-z]+)\b", raw, re.M), names)
+        listed = " ".join(raw.split())
+        listing = listed[listed.index("COMMAND report"):listed.index("options:")]
+        for name, module, line in cli.COMMANDS:
+            with self.subTest(command=name):
+                doc = importlib.import_module(module).__doc__ or ""
+                self.assertEqual(line, kvb_command.help_line(doc))
+                self.assertIn(f" {name} {line}", listing)
+        order = [listing.index(f" {name} ") for name in names]
+        self.assertEqual(order, sorted(order))
+        # Every module of commands/ with a register() is a command of the table, or a
+        # subcommand registered by one (dbbench's).
+        here = os.path.join(SCRIPTS, "kvbtools", "commands")
+        registering = set()
+        for f in os.listdir(here):
+            if f.endswith(".py"):
+                with open(os.path.join(here, f), encoding="utf-8") as fh:
+                    if "def register(" in fh.read():
+                        registering.add(f[:-3])
+        self.assertEqual(registering - set(names), {"dbbench_parity", "dbbench_instructions"})
+        # Each line in full (argparse wraps it) and only the chosen module imported (with
+        # commands/command.py, kvb's parser class, which cli itself needs).
+        probe = ("import sys; sys.path.insert(0, sys.argv[1]); from kvbtools.commands import cli; "
+                 "cli.parser(sys.argv[2] or None); print(' '.join(sorted(m for m in sys.modules "
+                 "if m.startswith('kvbtools.commands.'))))")
+        for chosen, imported in (("", "kvbtools.commands.cli kvbtools.commands.command"),
+                                 ("report", "kvbtools.commands.cli kvbtools.commands.command "
+                                            "kvbtools.commands.report")):
+            p = subprocess.run([sys.executable, "-c", probe, SCRIPTS, chosen], capture_output=True,
+                               text=True, timeout=60)
+            self.assertEqual(p.stdout.strip(), imported, p.stderr)
+
+    def test_an_unknown_argument_is_said_with_its_commands_usage(self) -> None:
+        # argparse said it with kvb's own usage, which names no argument of report.
+        for args, usage in ((["report", "--bogus", "x.json"], "usage: kvb report "),
+                            (["store", "add", "--bogus", "x.json"], "usage: kvb store add ")):
+            p = kvb(*args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertTrue(p.stderr.startswith(usage), p.stderr)
+            self.assertIn(f"kvb: error: {' '.join(args[:-2])}: unrecognized arguments: --bogus",
+                          p.stderr)
 
     def test_usage_errors_exit_2(self) -> None:
         for args, words in ((["nosuch"], "invalid choice"), (["dbbench"], "required"),

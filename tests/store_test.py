@@ -272,7 +272,7 @@ class StoreTest(unittest.TestCase):
         files.append(write(self.path("num.json"), synthetic(4, [50.0, 51, 49], num=12345)))
         self.add(*files)
         with store.open_store(self.loc) as st:
-            series = series_mod.load(st, filters=[("engine", "memory")])
+            series = series_mod.load(st, filters={"engine": "memory"})
         self.assertEqual(len(series), 2, [s.key for s in series])
         main = next(s for s in series if s.key["workload.num"] != "12345")
         self.assertEqual(len(main.points), 4)
@@ -456,6 +456,54 @@ class StoreTest(unittest.TestCase):
         self.add(files[0])
         self.assertEqual(count(self.loc, "measurements"), per_run)
 
+    def test_one_selector_vocabulary(self) -> None:
+        # SYNTHETIC: two memory runs and one of the null engine (renamed) on one host. compare
+        # --store and store rm took `engine=memory` for a stored field nobody has ("no stored
+        # run matches") while history's --filter knew it; an unknown name was the same "no match".
+        null = {**KV_TEMPLATE["context"]["engine"], "name": "null"}
+        files = [write(self.path(f"s{i}.json"), synthetic(
+            i, [100.0 + i, 101.0], extra={"engine": null} if i == 2 else None)) for i in range(3)]
+        self.add(*files)
+        runs = self.stored_runs()
+        build = KV_TEMPLATE["context"]["build"]
+        common = [f"host={KV_TEMPLATE['context']['hostname']}", f"preset={build['preset']}",
+                  f"commit={build['git_revision'][:7]}", "benchmark=fillseq"]
+        for selectors in (["engine=memory"], ["engine=memory", *common]):
+            p = kvb("store", "rm", "--store", self.loc, "--dry-run", *selectors)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.count("would remove"), 2, p.stdout)
+        for command in (["history"], ["trend"], ["export", "csv"]):
+            p = kvb(*command, "--store", self.loc, "--filter", "engine=null", *(
+                f"--filter={c}" for c in common))
+            self.assertEqual(p.returncode, 0, (command, p.stderr))
+        self.assertIn("1 series, 1 points", kvb("history", "--store", self.loc, "--filter",
+                                                "engine=null").stdout)
+        p = kvb("compare", "--store", self.loc, "--base", "engine=memory", "--other",
+                "engine=null", *common)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("engine=memory: 2 file(s)", p.stdout)
+        unknown = [["store", "rm", "nosuchfield=1"], ["history", "--filter", "nosuchfield=1"],
+                   ["trend", "--filter", "nosuchfield=1"],
+                   ["export", "csv", "--filter", "nosuchfield=1"],
+                   ["compare", "--base", "nosuchfield=1", "--other", "engine=null"]]
+        for args in unknown:
+            p = kvb(*args, "--store", self.loc)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn("unknown field 'nosuchfield': no stored run has it", p.stderr, args)
+            self.assertIn("known: kind, engine, benchmark, role, row, metric, document, "
+                          "fingerprint, host, preset, commit", p.stderr)
+            self.assertIn("workload.{", p.stderr)
+            self.assertEqual(p.stdout, "")
+        # A run both sides pick; a name given twice.
+        p = kvb("compare", "--store", self.loc, "--base", "engine=memory", "--other", common[0])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertRegex(p.stderr, r"stored run [0-9a-f]{12} is on two sides: the base "
+                                   r"\(engine=memory\) and side 2 \(host=")
+        p = kvb("store", "rm", "--store", self.loc, "engine=memory", "engine=null")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("engine given twice ('memory' and 'null')", p.stderr)
+        self.assertEqual(self.stored_runs(), runs)
+
     def test_rm_and_add_at_once_lose_nothing(self) -> None:
         # SYNTHETIC: the one run tagged batch=old is the last of its series when kvb store rm
         # removes it, while another process adds 60 runs to that same series: the add must not
@@ -517,6 +565,29 @@ class StoreTest(unittest.TestCase):
         self.assertEqual(doc["memory fillseq [workload.num=3000]"],
                          json.loads(labelled.stdout)["memory fillseq [workload.num=3000]"])
         self.assertEqual(export("--name-by", "nosuchfield").returncode, 2)
+
+    def test_the_bencher_names_of_the_docs_are_the_exported_ones(self) -> None:
+        # docs/history.md showed `rocksdb fillseq[writer]`: fillseq has one role, and a row
+        # names its role only where the benchmark has two.
+        run = self.path("rww.json")
+        run_kvbench(run, "--benchmarks=fillseq,readwhilewriting", "--duration=1",
+                    "--benchmark_write_rate_limit=100000", "--repeats=1")
+        self.add(run)
+        p = kvb("export", "bencher", "--store", self.loc, "--name-by", "host")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        exported = set(json.loads(p.stdout))
+        with open(run, encoding="utf-8") as f:
+            host = json.load(f)["context"]["hostname"]
+        with open(os.path.join(ROOT, "docs", "history.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("### Bencher's benchmark names"):text.index("## Exit status")]
+        names = re.findall(r"`(rocksdb [^`]+)`", section.replace("\n", " "))
+        self.assertGreaterEqual(len(names), 3, names)
+        for name in names:
+            ours = name.replace("rocksdb ", "memory ").replace("ci-3", host)
+            if "[host=" not in ours:
+                ours += f" [host={host}]"
+            self.assertIn(ours, exported, f"docs/history.md's {name!r}")
 
     def test_trend_reports_the_step_with_a_bisect_line(self) -> None:
         # SYNTHETIC: 20 runs, 5 repeats each, 3% noise; from run 13 on rocksdb 7.10.2 and 15%
@@ -764,6 +835,14 @@ class SqliteOnlyTest(unittest.TestCase):
                 f.write(data)
             self.refused(path, f"{path} is not a kvbench store (not an SQLite database)")
 
+    def test_an_empty_file_is_not_a_store(self) -> None:
+        # SQLite takes an empty file for an empty database: kvb store add made a new store of a
+        # store cut to nothing (a bad copy), or of `touch`ed file.
+        path = os.path.join(self.dir, "empty.sqlite")
+        open(path, "wb").close()
+        self.refused(path, f"{path} is not a kvbench store (an empty file)")
+        self.assertEqual(os.path.getsize(path), 0)
+
     def test_an_sqlite_file_of_something_else_is_left_alone(self) -> None:
         import sqlite3
         path = os.path.join(self.dir, "other.sqlite")
@@ -808,6 +887,28 @@ class SqliteOnlyTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("python3-matplotlib", p.stderr)
         self.assertEqual(kvb("history", "--store", loc, env=env).returncode, 0)
+
+    def test_history_axis_starts_at_zero_without_an_offset(self) -> None:
+        # SYNTHETIC: about 1.2M ops/s with a 7% step. Fitted to the points, the axis read
+        # "+1.2e6" above it and the step filled it: a cliff.
+        loc = os.path.join(self.dir, "axis.sqlite")
+        rng = random.Random(3)
+        files = [write(os.path.join(self.dir, f"ax{i}.json"), synthetic(
+            i, [1.2e6 * (1 + 0.002 * rng.gauss(0, 1)) * (0.93 if i >= 6 else 1)
+                for _ in range(3)])) for i in range(12)]
+        self.assertEqual(kvb("store", "add", "--store", loc, *files).returncode, 0)
+        if importlib.util.find_spec("matplotlib") is None:
+            self.skipTest(f"matplotlib is not importable by {sys.executable}")
+        out = os.path.join(self.dir, "axis.html")
+        p = kvb("history", "--store", loc, "--html", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            page = f.read()
+        texts = re.findall(r"<!-- (.*?) -->", page)  # matplotlib's texts, drawn as paths
+        self.assertEqual([t for t in texts if re.search(r"\de[+−-]?\d", t)], [], texts)
+        self.assertIn("0", texts)      # the axis starts at 0
+        self.assertIn("1.2M", texts)   # ticks said as the tables say them
+        self.assertIn("the axis starts at 0", page)
 
 
 class PostgresOnlyTest(unittest.TestCase):

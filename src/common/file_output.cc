@@ -152,4 +152,24 @@ Status WriteOutputFile(const std::string& path, const std::string& content) {
   return t.in_place ? WriteInPlace(t.path, content) : ReplaceAtomically(t.path, content);
 }
 
+Status CheckOutputWritable(const std::string& path) {
+  OutputTarget t;
+  Status s = ResolveOutput(path, &t);
+  if (!s.ok() || t.fd >= 0) return s;
+  if (t.in_place) {
+    if (access(t.path.c_str(), W_OK) != 0) {
+      return Status::IOError("cannot write " + t.path + ": " + Reason(errno));
+    }
+    return Status::OK();
+  }
+  const std::string tmp = t.path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  const bool created = fd >= 0;
+  if (!created && errno == EEXIST) fd = open(tmp.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("cannot write " + tmp + ": " + Reason(errno));
+  close(fd);
+  if (created) unlink(tmp.c_str());
+  return Status::OK();
+}
+
 }  // namespace kvbench

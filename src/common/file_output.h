@@ -35,4 +35,10 @@ Status ResolveOutput(const std::string& path, OutputTarget* target);
 // Writes `content` to `path` by the rule above.
 Status WriteOutputFile(const std::string& path, const std::string& content);
 
+// Whether WriteOutputFile(path, ...) could write, found without touching what is at `path`: for a
+// file, PATH.tmp is created and removed again (a leftover PATH.tmp is opened, not removed); a
+// device or FIFO is checked with access(W_OK), never opened (a FIFO would wait for a reader).
+// IOError as WriteOutputFile's for the same cause.
+Status CheckOutputWritable(const std::string& path);
+
 }  // namespace kvbench

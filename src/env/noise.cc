@@ -96,6 +96,13 @@ NoiseReport AssessNoise(const NoiseSnapshot& start, const NoiseSnapshot& end, in
     r.reason += "other processes used " + Percent(r.foreign_share) + " of the " +
                 std::to_string(cpus) + " CPUs (threshold " + Percent(kNoisyForeignShare) + ")";
   }
+  r.cpu_speed_start = start.cpu_speeds;
+  r.cpu_speed_end = end.cpu_speeds;
+  r.cpu_speed_finding = AssessCpuSpeeds(start.cpu_speeds, end.cpu_speeds);
+  if (!r.cpu_speed_finding.empty()) {
+    if (!r.reason.empty()) r.reason += "; ";
+    r.reason += r.cpu_speed_finding + " (threshold " + Percent(kCpuSpeedShare) + ")";
+  }
   r.noisy = !r.reason.empty();
   return r;
 }

@@ -1,11 +1,16 @@
 // What else the machine did during a run: CPU time stolen by the hypervisor and CPU time used by
 // other processes, from /proc/stat deltas minus the process's own CPU time (getrusage), and the
-// load average at the start and the end. A run is "noisy" when either share of the machine's CPU
-// capacity (wall time x online CPUs) exceeds its threshold (docs/json.md, docs/metrics.md).
+// load average at the start and the end, and the speed of each allowed CPU at the start and the end
+// (cpu_speed.h). A run is "noisy" when either share of the machine's CPU capacity (wall time x
+// online CPUs) exceeds its threshold, or when the CPUs' speeds differ or changed beyond
+// kCpuSpeedShare (docs/json.md, docs/metrics.md).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "env/cpu_speed.h"
 
 namespace kvbench {
 
@@ -31,6 +36,9 @@ struct NoiseSnapshot {
   double own_cpu_seconds = 0;  // this process, user + system (getrusage RUSAGE_SELF)
   double wall_seconds = 0;     // CLOCK_MONOTONIC
   double load1 = 0;            // /proc/loadavg, one-minute average
+  // Each allowed CPU's speed (MeasureCpuSpeeds); filled by the runner, not by TakeNoiseSnapshot
+  // (kvbench --version collects the environment too, and measures nothing).
+  std::vector<CpuSpeed> cpu_speeds;
 };
 
 // Reads /proc/stat, /proc/loadavg and the process's own CPU time now.
@@ -47,6 +55,8 @@ struct NoiseReport {
   double steal_share = 0;          // of capacity
   double foreign_share = 0;        // of capacity
   double load_start = 0, load_end = 0;
+  std::vector<CpuSpeed> cpu_speed_start, cpu_speed_end;  // the snapshots' cpu_speeds
+  std::string cpu_speed_finding;  // AssessCpuSpeeds: "" when the CPUs agree and none changed
   bool noisy = false;
   std::string reason;  // why noisy, "" otherwise
 };

@@ -34,6 +34,7 @@ struct EngineOptions {
                                 // string, LMDB "map_size=N,flags=..." (docs/engines.md)
   int max_sessions = 64;        // upper bound on concurrently open sessions (LMDB readers)
   uint64_t expected_bytes = 0;  // hint: key+value bytes the run will write (LMDB map sizing)
+  uint64_t expected_keys = 0;   // hint: keys the run will write (the memory engine's arena)
   // --memory_budget: bytes the adapter splits between its memory settings (its plan_memory in
   // kv/registry.h) instead of using cache_size; 0 = none, cache_size and the engine's defaults.
   uint64_t memory_budget = 0;

@@ -64,12 +64,21 @@ std::string FormatItem(const Metric& m, std::string_view title) {
   return item;
 }
 
-// Why a paced writer missed its target when the machine is the reason: it waited for a CPU for
-// at least 1% of its time (a wait longer than the pacer's 10 ms credit is writing time lost).
-std::string StarvedNote(const RoleResult& role) {
-  if (role.sustained || role.cpu_wait_seconds < 0.01 * role.seconds) return "";
-  return "; it waited " + FormatDouble(role.cpu_wait_seconds, 2) + " s of " +
-         FormatDouble(role.seconds, 2) + " s for a CPU: the machine was busy";
+// A paced writer's verdict, with what it rests on: the share of the bytes due since its first
+// write, and its slowest 1 s window (stats/delivery.h); when missed, why (result/pacing.h).
+std::string PacingVerdict(const RoleResult& role) {
+  const DeliveryVerdict& d = role.delivery;
+  std::string s = role.sustained ? "sustained" : "NOT sustained";
+  if (d.judged) {
+    s +=
+        "; " + FormatDouble(100 * d.delivered_share, 1) + "% of the bytes due from its first write";
+    if (d.windows > 1) {
+      s += ", the slowest of its " + std::to_string(d.windows) + " 1-s windows " +
+           FormatDouble(100 * d.slowest_window_share, 1) + "%";
+    }
+  }
+  if (!role.pacing_note.empty()) s += "; " + role.pacing_note;
+  return s;
 }
 
 // A frame's function without its parameter list and template arguments, as kvb's tables show it
@@ -132,6 +141,12 @@ void ConsoleReporter::Begin(const RunContext& c) {
   std::fprintf(out_, "Kernel:     %s; memory %s; clock %s\n", env.kernel.c_str(),
                FormatBytes(env.memory_bytes).c_str(), env.clock.c_str());
   std::fprintf(out_, "Host:       %s\n", env.audit.Summary().c_str());
+  if (!env.noise_start.cpu_speeds.empty()) {
+    const std::string finding = AssessCpuSpeeds(env.noise_start.cpu_speeds, {});
+    std::fprintf(out_, "CPU speed:  %s (reference loop, best of %d windows)%s%s\n",
+                 DescribeCpuSpeeds(env.noise_start.cpu_speeds).c_str(), kAuditWindows,
+                 finding.empty() ? "" : ": ", finding.c_str());
+  }
   for (const auto& l : env.libraries) {
     if (!l.version.empty() || !l.path.empty() || !l.origin.empty()) {
       std::fprintf(out_, "Library:    %-10s %-8s %s\n", l.name.c_str(), l.version.c_str(),
@@ -171,6 +186,10 @@ void ConsoleReporter::Begin(const RunContext& c) {
 bool ConsoleReporter::Finish() {
   if (noise_ == nullptr) return true;
   std::fprintf(out_, "Noise:      %s\n", DescribeNoise(*noise_).c_str());
+  if (noise_->measured && !noise_->cpu_speed_end.empty()) {
+    std::fprintf(out_, "CPU speed:  at the end %s\n",
+                 DescribeCpuSpeeds(noise_->cpu_speed_end).c_str());
+  }
   if (noise_->noisy) {
     std::fprintf(out_, "WARNING:    this run was noisy (%s): compare it with care\n",
                  noise_->reason.c_str());
@@ -285,8 +304,7 @@ void ConsoleReporter::AddRole(const BenchmarkResult& r, const RoleResult& role,
     msg = role.target_bytes_per_sec > 0
               ? " (target " + FormatDouble(role.target_bytes_per_sec / 1048576.0, 2) +
                     " MB/s, achieved " + FormatDouble(role.mb_per_sec(), 2) +
-                    " MB/s: " + (role.sustained ? "sustained" : "NOT sustained") +
-                    StarvedNote(role) + ")"
+                    " MB/s: " + PacingVerdict(role) + ")"
               : " (unpaced)";
   }
   std::fprintf(
@@ -346,17 +364,27 @@ void ConsoleReporter::AddBenchmarkLines(const BenchmarkResult& r) {
   for (const auto& w : r.warnings) std::fprintf(out_, "    WARNING: %s\n", w.c_str());
 }
 
+// The interval is the geometric mean's (stats/summary.h): a ratio either side of it, so it is
+// given as "-35%/+54%" and never reaches below zero.
 void ConsoleReporter::AddSummaries(const std::vector<RoleSummary>& summaries) {
   for (const auto& rs : summaries) {
     const SampleSummary& s = rs.ops_per_sec;
     std::string name = rs.benchmark + " [X" + std::to_string(s.n) + "]";
     if (summaries.size() > 1) name += " [" + rs.role + "]";
-    std::fprintf(out_,
-                 "%-21s: %9.0f ops/sec mean, 95%% CI %.0f..%.0f (+-%.1f%%), median %.0f, "
-                 "stddev %.0f, cv %.2f%%, min %.0f, max %.0f\n",
-                 name.c_str(), s.mean, s.ci95_low, s.ci95_high,
-                 s.mean > 0 ? 100.0 * (s.ci95_high - s.mean) / s.mean : 0.0, s.median, s.stddev,
-                 100.0 * s.cv, s.min, s.max);
+    const double centre = s.log_interval ? s.geomean : s.mean;
+    const auto percent = [centre](double v) {
+      return centre > 0 ? FormatDouble(100.0 * (v - centre) / centre, 1) : std::string("0.0");
+    };
+    std::string line = name;
+    line.resize(std::max<size_t>(line.size(), 21), ' ');
+    line += ": " + FormatDouble(centre, 0) + " ops/sec " + (s.log_interval ? "geomean" : "mean") +
+            ", 95% CI " + FormatDouble(s.ci95_low, 0) + ".." + FormatDouble(s.ci95_high, 0) + " (" +
+            percent(s.ci95_low) + "%/+" + percent(s.ci95_high) + "%)";
+    if (s.log_interval) line += ", mean " + FormatDouble(s.mean, 0);
+    line += ", median " + FormatDouble(s.median, 0) + ", stddev " + FormatDouble(s.stddev, 0) +
+            ", cv " + FormatDouble(100.0 * s.cv, 2) + "%, min " + FormatDouble(s.min, 0) +
+            ", max " + FormatDouble(s.max, 0);
+    std::fprintf(out_, "%s\n", line.c_str());
   }
   std::fflush(out_);
 }

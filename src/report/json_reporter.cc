@@ -1,6 +1,7 @@
 // The document is built by one small function per section, in the order docs/json.md lists them.
 #include "report/json_reporter.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,8 +126,60 @@ void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
   j.EndObject();
 }
 
+// The slower over the faster of the measured CPUs' best times; 0 with fewer than two.
+double SlowestOverFastest(const std::vector<CpuSpeed>& speeds) {
+  double fast = 0, slow = 0;
+  int n = 0;
+  for (const auto& c : speeds) {
+    if (!c.error.empty() || c.ns_per_loop <= 0) continue;
+    fast = n == 0 ? c.ns_per_loop : std::min(fast, c.ns_per_loop);
+    slow = std::max(slow, c.ns_per_loop);
+    ++n;
+  }
+  return n >= 2 ? slow / fast : 0;
+}
+
+// Each allowed CPU's speed at the start and, once the run has ended, at the end (env/cpu_speed.h).
+void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const NoiseReport* noise) {
+  const bool ended = noise != nullptr && noise->measured;
+  const std::vector<CpuSpeed> none;
+  const std::vector<CpuSpeed>& end = ended ? noise->cpu_speed_end : none;
+  j.BeginObject("cpu_speed");
+  j.Str("reference_loop", "a 64-bit multiply, add, shift and xor per loop, each on the last");
+  j.Int("windows", kAuditWindows).Int("loops_per_window", kAuditLoopsPerWindow);
+  j.Num("differs_threshold", kCpuSpeedShare);
+  j.BeginArray("cpus");
+  for (const auto& s : start) {
+    j.BeginObject().Int("cpu", static_cast<uint64_t>(s.cpu));
+    if (!s.error.empty()) {
+      j.Str("start_error", s.error);
+    } else {
+      j.Num("start_ns_per_loop", s.ns_per_loop)
+          .Num("start_median_ns_per_loop", s.median_ns_per_loop);
+    }
+    for (const auto& e : end) {
+      if (e.cpu != s.cpu) continue;
+      if (!e.error.empty()) {
+        j.Str("end_error", e.error);
+        continue;
+      }
+      j.Num("end_ns_per_loop", e.ns_per_loop).Num("end_median_ns_per_loop", e.median_ns_per_loop);
+      if (s.error.empty() && s.ns_per_loop > 0) {
+        j.Num("end_over_start", e.ns_per_loop / s.ns_per_loop);
+      }
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Num("slowest_over_fastest_start", SlowestOverFastest(start));
+  if (ended) j.Num("slowest_over_fastest_end", SlowestOverFastest(end));
+  j.Str("finding", ended ? noise->cpu_speed_finding : AssessCpuSpeeds(start, {}));
+  j.EndObject();
+}
+
 // The environment audit (env/host_audit.h) and, once the run has ended, its noise (env/noise.h).
-void WriteEnvironment(JsonWriter& j, const HostAudit& audit, const NoiseReport* noise) {
+void WriteEnvironment(JsonWriter& j, const Environment& env, const NoiseReport* noise) {
+  const HostAudit& audit = env.audit;
   j.BeginObject("environment");
   for (const auto& f : audit.facts) j.Str(f.name.c_str(), f.value);
   j.BeginObject("unknown");  // why each "unknown" fact is unknown
@@ -156,6 +209,7 @@ void WriteEnvironment(JsonWriter& j, const HostAudit& audit, const NoiseReport* 
   }
   j.EndObject();
   j.Bool("noisy", measured && noise->noisy).Str("noisy_reason", measured ? noise->reason : "");
+  WriteCpuSpeed(j, env.noise_start.cpu_speeds, noise);
   j.EndObject();
 }
 
@@ -168,7 +222,7 @@ void WriteContext(JsonWriter& j, const RunContext& c, const std::vector<Benchmar
   j.Str("clock", env.clock).Str("command_line", c.config->command_line);
   WriteBuild(j, env);
   WriteCrc32c(j, env.crc32c);
-  WriteEnvironment(j, env.audit, c.noise);
+  WriteEnvironment(j, env, c.noise);
   WriteLibraries(j, env.libraries);
   WriteWarnings(j, c.warnings, results);
   WriteEngine(j, c);
@@ -210,6 +264,16 @@ void WriteCounterNotes(JsonWriter& j, const PerfTotals& c) {
   if (!c.software_unavailable.empty()) j.Str("software_unavailable", c.software_unavailable);
 }
 
+// The paced writer's verdict and what it rests on (stats/delivery.h, result/pacing.h).
+void WritePacingVerdict(JsonWriter& j, const RoleResult& role) {
+  const DeliveryVerdict& d = role.delivery;
+  j.Num("run_seconds", d.run_seconds).Num("due_bytes", d.due_bytes);
+  j.Int("delivered_bytes", d.delivered_bytes);
+  j.Int("windows", static_cast<uint64_t>(d.windows)).Num("window_seconds", kDeliveryWindowSeconds);
+  j.Bool("sustained", role.sustained);
+  j.Str("held_back_by", role.held_back_by).Str("note", role.pacing_note);
+}
+
 // A role: its fixed fields and top-level metrics, then one object per metric group; the group's
 // non-metric fields (the interval series, the pacing target and verdict) sit in its object.
 void WriteRole(JsonWriter& j, const RoleResult& role) {
@@ -234,7 +298,7 @@ void WriteRole(JsonWriter& j, const RoleResult& role) {
       }
       j.EndArray();
     }
-    if (group == kPacingGroup) j.Bool("sustained", role.sustained);
+    if (group == kPacingGroup) WritePacingVerdict(j, role);
     if (group == kLatencyGroup) WriteBuckets(j, role.latency);
     if (group == kCountersGroup) WriteCounterNotes(j, role.counters);
     counters_written = counters_written || group == kCountersGroup;
@@ -296,7 +360,8 @@ void WriteSummaries(JsonWriter& j, const std::vector<RoleSummary>& summaries) {
     j.BeginObject().Str("benchmark", rs.benchmark).Str("role", rs.role).Int("repeats", s.n);
     j.BeginObject("ops_per_sec");
     j.Num("mean", s.mean).Num("median", s.median).Num("stddev", s.stddev).Num("cv", s.cv);
-    j.Num("ci95_low", s.ci95_low).Num("ci95_high", s.ci95_high);
+    j.Num("geomean", s.geomean).Num("ci95_low", s.ci95_low).Num("ci95_high", s.ci95_high);
+    j.Str("ci95_of", s.log_interval ? "geomean" : "mean");
     j.Num("min", s.min).Num("max", s.max);
     j.EndObject().EndObject();
   }
@@ -327,19 +392,33 @@ void WriteMetricCatalog(JsonWriter& j, const std::vector<BenchmarkResult>& resul
 }  // namespace
 
 JsonOutput AtomicFile(const std::string& path) {
-  return [path](const std::string& document) { return WriteOutputFile(path, document); };
+  return JsonOutput([path](const std::string& document) { return WriteOutputFile(path, document); },
+                    [path] { return CheckOutputWritable(path); });
 }
 
 bool JsonReporter::Start(const RunContext& context) {
   context_ = context;
-  if (!placeholder_) return true;
-  return Write(false, "the run did not finish (kvbench pid " + std::to_string(getpid()) +
-                          ", started " + context.env->date_utc +
-                          "): it is still running, or it was killed");
+  // An unwritable path is found now, before anything runs; nothing is written yet.
+  const Status s = output_.check ? output_.check() : Status::OK();
+  if (!s.ok()) std::fprintf(err_, "kvbench: error: %s\n", s.message().c_str());
+  return s.ok();
 }
 
 void JsonReporter::Add(const BenchmarkResult& result) {
-  if (!result.warmup) results_.push_back(result);
+  if (result.warmup) return;
+  results_.push_back(result);
+  if (!rewritable_) return;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const double now = static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  if (last_write_ >= 0 && now - last_write_ < kRewriteSeconds) return;
+  last_write_ = now;
+  Write(false, "the run did not finish (kvbench pid " + std::to_string(getpid()) + ", started " +
+                   context_.env->date_utc + "): it is still running, or it was killed");
+}
+
+void JsonReporter::Fail(const std::string& message) {
+  if (!results_.empty()) Write(false, message);
 }
 
 void JsonReporter::AddSummaries(const std::vector<RoleSummary>& summaries) {

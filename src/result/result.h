@@ -10,6 +10,7 @@
 
 #include "profile/profile.h"
 #include "result/metric.h"
+#include "stats/delivery.h"
 #include "stats/disk_stats.h"
 #include "stats/histogram.h"
 #include "stats/interval_series.h"
@@ -36,10 +37,14 @@ struct RoleResult {
   double cpu_wait_seconds = -1;     // its threads runnable but waiting for a CPU; -1 = unknown
   double target_bytes_per_sec = 0;  // paced writer: its target (0 = unpaced)
   StallSummary byte_stalls;         // paced writer: interval rates in bytes/s
-  bool sustained = false;           // paced writer: p99-exceeded interval rate >= 90% of target
-  PerfTotals counters;              // perf_event_open counters of this role's threads
-  std::vector<int> cpus;            // --cpu_affinity: each thread's CPU; empty = not pinned
-  MetricList metrics;               // what the reporters print, from the above (role_metrics.h)
+  DeliveryVerdict delivery;         // paced writer: what it delivered from its first write
+  bool sustained = false;           // paced writer: delivery.sustained (stats/delivery.h)
+  // Paced writer that did not sustain its target: what held it back, by the evidence
+  // (result/pacing.h): "cpu", "engine" or "" (no evidence says), and the sentence that says so.
+  std::string held_back_by, pacing_note;
+  PerfTotals counters;    // perf_event_open counters of this role's threads
+  std::vector<int> cpus;  // --cpu_affinity: each thread's CPU; empty = not pinned
+  MetricList metrics;     // what the reporters print, from the above (role_metrics.h)
 
   double thread_cpu_us_per_op() const { return ops ? thread_cpu_seconds * 1e6 / ops : 0; }
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }

@@ -48,9 +48,17 @@ void AddCost(const RoleResult& r, MetricList* m) {
   const auto add = [m](const char* name, const char* unit, double v, const char* label) {
     m->Add(kCostGroup, name, unit, B::kLower, v).Label(label);
   };
-  add("cpu_user_us_per_op", "us/op", c.cpu_user_us_per_op, "cpu user");
-  add("cpu_sys_us_per_op", "us/op", c.cpu_sys_us_per_op, "cpu sys");
-  add("thread_cpu_us_per_op", "us/op", r.thread_cpu_us_per_op(), "own threads");
+  if (r.background) {
+    // The paced writer's CPU is its own thread's: the process's (the readers' and the engine's
+    // threads, over the writer's few ops) comes after it, labelled as what it is.
+    add("thread_cpu_us_per_op", "us/op", r.thread_cpu_us_per_op(), "own thread");
+    add("cpu_user_us_per_op", "us/op", c.cpu_user_us_per_op, "process user");
+    add("cpu_sys_us_per_op", "us/op", c.cpu_sys_us_per_op, "process sys");
+  } else {
+    add("cpu_user_us_per_op", "us/op", c.cpu_user_us_per_op, "cpu user");
+    add("cpu_sys_us_per_op", "us/op", c.cpu_sys_us_per_op, "cpu sys");
+    add("thread_cpu_us_per_op", "us/op", r.thread_cpu_us_per_op(), "own threads");
+  }
   if (c.have_io) {  // /proc/self/io was readable
     add("storage_read_kb_per_op", "KB/op", c.storage_read_kb_per_op, "storage read");
     add("storage_write_kb_per_op", "KB/op", c.storage_write_kb_per_op, "storage written");
@@ -97,6 +105,12 @@ void AddPacing(const RoleResult& r, MetricList* m) {
       .Shown(Show::kNever);
   m->Add(g, "p99_exceeded_bytes_per_sec", "bytes/s", B::kHigher, r.byte_stalls.p99_exceeded)
       .Shown(Show::kNever);
+  // The verdict's figures (stats/delivery.h): from the writer's first write, in 1 s windows.
+  const DeliveryVerdict& d = r.delivery;
+  m->Add(g, "delivered_share", "share", B::kHigher, d.delivered_share).Shown(Show::kNever);
+  m->Add(g, "slowest_window_share", "share", B::kHigher, d.slowest_window_share)
+      .Shown(Show::kNever);
+  m->Add(g, "first_write_delay_seconds", "s", B::kLower, d.start_delay_seconds).Shown(Show::kNever);
   // Runnable but not running: a writer that misses its target while it waited for a CPU was
   // starved by the machine, not slowed by the engine.
   if (r.cpu_wait_seconds >= 0) {

@@ -221,9 +221,16 @@ Status BenchmarkThreads::MergeRole(const RoleThreads& r, double interval, uint64
   if (r.background) {
     rr->target_bytes_per_sec = writer_target_;
     rr->byte_stalls = rr->series.Summarize(interval, /*use_bytes=*/true);
-    const double achieved =
-        rr->byte_stalls.intervals > 0 ? rr->byte_stalls.p99_exceeded : rr->mb_per_sec() * 1048576.0;
-    rr->sustained = rr->target_bytes_per_sec > 0 && achieved >= 0.9 * rr->target_bytes_per_sec;
+    if (r.limiter != nullptr) {
+      // Judged on the pacer's clock, from the writer's first write to the benchmark's end.
+      const uint64_t end_ns = start_ns_ + Clock::ToNanos(end - start_ticks_);
+      const uint64_t write_bytes =
+          rr->ops > 0 ? rr->bytes / rr->ops
+                      : static_cast<uint64_t>(options_.key_size + options_.value_size);
+      rr->delivery =
+          JudgeDelivery(r.limiter->delivered(), start_ns_, end_ns, writer_target_, write_bytes);
+    }
+    rr->sustained = rr->target_bytes_per_sec > 0 && rr->delivery.sustained;
   }
   return first_error;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_affinity.h"
 #include "common/file_output.h"
 #include "common/limits.h"
 #include "common/random.h"
@@ -20,6 +21,7 @@
 #include "kv/database_dir.h"
 #include "kv/registry.h"
 #include "result/engine_cost.h"
+#include "result/pacing.h"
 #include "result/role_metrics.h"
 #include "runner/benchmark_threads.h"
 #include "runner/signal_watcher.h"
@@ -188,6 +190,7 @@ Status Runner::OpenEngine(bool create) {
   eo.max_sessions = config_.workload.threads + 1;
   eo.expected_bytes = config_.workload.num * static_cast<uint64_t>(config_.workload.key_size +
                                                                    config_.workload.value_size);
+  eo.expected_keys = config_.workload.num;
   Status s = create ? PrepareNewDatabase(eo.path, config_.engine)
                     : CheckExistingDatabase(eo.path, config_.engine);
   if (!s.ok()) return s;
@@ -260,6 +263,7 @@ Status Runner::RunOne(const BenchmarkSpec& spec, int index, BenchmarkResult* res
   if (!shared.empty()) result->warnings.push_back(shared);
   AddEngineKbPerOp(metrics_after, result);
   for (auto& w : EngineWarnings(*result)) result->warnings.push_back(std::move(w));
+  ExplainPacing(engine_->Name(), result);
   return s;
 }
 
@@ -297,7 +301,9 @@ int Runner::Run() {
   // Writes past RLIMIT_FSIZE must come back as errors to report, not kill the process.
   signal(SIGXFSZ, SIG_IGN);
 
-  const Environment env = Environment::Collect(&EngineLibrary, config_.engine_options.path);
+  Environment env = Environment::Collect(&EngineLibrary, config_.engine_options.path);
+  // Each allowed CPU's speed now and at the end (env/cpu_speed.h): a slow vCPU is named.
+  env.noise_start.cpu_speeds = MeasureCpuSpeeds(AllowedCpus());
   RunContext context;
   context.noise = &noise_;  // filled in by Conclude, before the reporters finish
   context.config = &config_;
@@ -305,8 +311,9 @@ int Runner::Run() {
   noise_start_ = env.noise_start;
   context.engine = config_.engine;
   context.warnings = env.warnings;
-  // An unwritable --json is found now, not after the run; and until the run ends, the document
-  // at --json says it did not finish, so no older result there passes for this run's.
+  // An unwritable --json is found now, not after the run. Nothing is written to it before this
+  // run has a result (report/json_reporter.h): a run refused before its first benchmark leaves
+  // an older document there as it was.
   if (!reporter_.Start(context)) return 1;
   return Conclude(OpenAndRunAll(&context));
 }
@@ -429,8 +436,9 @@ int Runner::Conclude(int rc) {
   }
   lock_.reset();
   if (rc != 0) return rc;
-  noise_ = AssessNoise(noise_start_, TakeNoiseSnapshot(),
-                       static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
+  NoiseSnapshot end = TakeNoiseSnapshot();
+  end.cpu_speeds = MeasureCpuSpeeds(AllowedCpus());
+  noise_ = AssessNoise(noise_start_, end, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)),
                        static_cast<double>(sysconf(_SC_CLK_TCK)));
   return reporter_.Finish() ? 0 : 1;
 }

@@ -30,22 +30,38 @@ SampleSummary Summarize(std::vector<double> x) {
   s.n = static_cast<int>(x.size());
   if (x.empty()) return s;
   std::sort(x.begin(), x.end());
-  double sum = 0;
-  for (double v : x) sum += v;
+  double sum = 0, log_sum = 0;
+  for (double v : x) {
+    sum += v;
+    if (v > 0) log_sum += std::log(v);
+  }
   s.mean = sum / s.n;
   s.median = QuantileSorted(x, 0.5);
   s.min = x.front();
   s.max = x.back();
-  if (s.n >= 2) {
-    double ss = 0;
-    for (double v : x) ss += (v - s.mean) * (v - s.mean);
-    s.stddev = std::sqrt(ss / (s.n - 1));
-    s.cv = s.mean != 0 ? s.stddev / s.mean : 0;
-    const double half = TCritical95(s.n - 1) * s.stddev / std::sqrt(static_cast<double>(s.n));
-    s.ci95_low = s.mean - half;
-    s.ci95_high = s.mean + half;
+  s.log_interval = s.min > 0;
+  const double log_mean = log_sum / s.n;
+  if (s.log_interval) s.geomean = std::exp(log_mean);
+  if (s.n < 2) {
+    if (s.log_interval) s.geomean = x[0];  // exactly, not exp(log(x))
+    s.ci95_low = s.ci95_high = x[0];
+    return s;
+  }
+  double ss = 0, log_ss = 0;
+  for (double v : x) {
+    ss += (v - s.mean) * (v - s.mean);
+    if (s.log_interval) log_ss += (std::log(v) - log_mean) * (std::log(v) - log_mean);
+  }
+  s.stddev = std::sqrt(ss / (s.n - 1));
+  s.cv = s.mean != 0 ? s.stddev / s.mean : 0;
+  const double t = TCritical95(s.n - 1) / std::sqrt(static_cast<double>(s.n));
+  if (s.log_interval) {
+    const double half = t * std::sqrt(log_ss / (s.n - 1));
+    s.ci95_low = std::exp(log_mean - half);
+    s.ci95_high = std::exp(log_mean + half);
   } else {
-    s.ci95_low = s.ci95_high = s.mean;
+    s.ci95_low = std::max(0.0, s.mean - t * s.stddev);
+    s.ci95_high = s.mean + t * s.stddev;
   }
   return s;
 }

@@ -194,7 +194,9 @@ void IbPacedInsert(Worker& w) {
   while (!w.Stopped()) {
     if (w.limiter != nullptr && !w.limiter->Acquire(op_bytes)) return;
     if (w.Stopped()) return;
-    if (!InsertAndDelete(w, w.step->next.fetch_add(1), &batch, &value)) return;
+    const bool go_on = InsertAndDelete(w, w.step->next.fetch_add(1), &batch, &value);
+    if (w.limiter != nullptr && w.error.ok()) w.limiter->Delivered(op_bytes);
+    if (!go_on) return;
   }
 }
 

@@ -51,7 +51,10 @@ RateLimiter::RateLimiter(double bytes_per_sec, PacerClock* clock, uint64_t max_c
 
 bool RateLimiter::Acquire(uint64_t bytes) {
   const double now = static_cast<double>(clock_->NowNanos());
-  if (next_ns_ < 0) next_ns_ = now;
+  if (next_ns_ < 0) {
+    next_ns_ = now;
+    log_.Begin(static_cast<uint64_t>(now));
+  }
   next_ns_ = std::max(next_ns_, now - static_cast<double>(max_credit_ns_));
   if (next_ns_ > now) {
     if (deadline_ns_ != 0 && next_ns_ > static_cast<double>(deadline_ns_)) return false;

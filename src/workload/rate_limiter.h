@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "stats/delivery.h"
+
 namespace kvbench {
 
 // Time source for the limiter; tests substitute a manual clock.
@@ -40,7 +42,12 @@ class RateLimiter {
   // false, without writing being due, when the stop flag is set or the bytes would only be due
   // after the deadline (then it does not wait at all).
   bool Acquire(uint64_t bytes);
+  // A write of `bytes` that Acquire let through has completed: recorded, at the clock's time, in
+  // delivered(). The first Acquire's time is when the writer's run began.
+  void Delivered(uint64_t bytes) { log_.Add(clock_->NowNanos(), bytes); }
   double bytes_per_sec() const { return bytes_per_sec_; }
+  // REQUIRES: the writer has stopped.
+  const DeliveryLog& delivered() const { return log_; }
 
  private:
   double bytes_per_sec_;
@@ -49,6 +56,7 @@ class RateLimiter {
   const std::atomic<bool>* stop_ = nullptr;
   uint64_t deadline_ns_ = 0;
   double next_ns_ = -1;  // when the next bytes are due
+  DeliveryLog log_;
 };
 
 }  // namespace kvbench

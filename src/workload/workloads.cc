@@ -211,7 +211,9 @@ void PacedWriter(Worker& w) {
     // False: the run stops (or its deadline passes) before the next write is due.
     if (w.limiter != nullptr && !w.limiter->Acquire(op_bytes)) return;
     if (w.Stopped()) return;
-    if (!PutKey(w, rnd.Uniform(w.options.num), key)) return;
+    const bool go_on = PutKey(w, rnd.Uniform(w.options.num), key);
+    if (w.limiter != nullptr && w.error.ok()) w.limiter->Delivered(op_bytes);
+    if (!go_on) return;
   }
 }
 

@@ -250,15 +250,19 @@ class PlanRequest:
 
 # ---- kvb history, trend, export: which series of the store --------------------------------------
 
-def add_selection_arguments(p: argparse.ArgumentParser) -> None:
+PRIMARY_METRIC = "each row's primary metric, ops_per_sec or bytes_per_second"
+
+
+def add_selection_arguments(p: argparse.ArgumentParser, metric_default: str = PRIMARY_METRIC
+                            ) -> None:
     add_store_arguments(p)
     p.add_argument("--filter", action="append", metavar="NAME=VALUE",
                    help="only series and runs with this value (repeat: all must match), e.g. "
                         "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
     p.add_argument("--metric", action="append",
                    help="only these metrics (repeat), a path or its last parts as kvb compare "
-                        "takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
-                        "default: each row's primary metric, ops_per_sec or bytes_per_second")
+                        f"takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
+                        f"default: {metric_default}")
     p.add_argument("--by", action="append", metavar="NAME",
                    help="split series further by this attribute (repeat), e.g. "
                         "lib.rocksdb.version or kernel")

@@ -42,23 +42,24 @@ import json
 import math
 import os
 import sys
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kvbtools.commands import arguments, command
 from kvbtools.core import host, manifest, output, results, store
-from kvbtools.measure import bisect_witness, callgrind, placement, runner
+from kvbtools.core.stats import Judgement
+from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
+from kvbtools.measure import rounds, runner
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.measure.bisect_search import Ending, Refused, Search, iv_text, record_samples, step_line
+from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step, iv_text
+from kvbtools.measure.bisect_search import Ending, Refused, Search, step_line
+from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, Mode, Settings, State
 from kvbtools.measure.bisect_trees import git
 from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.measure.runner import Plan
 from kvbtools.core.table import fmt_value
 
-# The options --resume takes from state.json instead.
-SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
-                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
-                  "layouts")
 DEFAULT_LAYOUTS = 3
 
 
@@ -122,7 +123,52 @@ def register(sub: Any) -> None:
     arguments.add_store_arguments(p, auto=True)
 
 
-# ---- the command line -> the state of a search -----------------------------------------------
+# ---- the command line -> a request -> the state of a search ---------------------------------
+
+# The options --resume takes from state.json instead.
+SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
+                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
+                  "layouts")
+
+
+@dataclass(frozen=True)
+class BisectRequest:
+    """kvb bisect's command line, parsed (each field is the option of its name); the search
+    is built from it, never from the argparse Namespace."""
+    repo: str | None
+    old: str | None
+    new: str | None
+    find: str
+    metric: str | None
+    threshold: float
+    alpha: float
+    repeats: int
+    layouts: int | None
+    max_rounds: int | None        # as given; None: the default
+    max_time: float | None        # seconds, as given
+    bench: str | None
+    dep: str | None
+    preset: str | None
+    micro: str | None
+    instructions: bool | None
+    engine: str | None
+    num: int
+    min_time: float
+    build_cmd: str | None
+    measure_cmd: str | None
+    results_dir: str | None
+    resume: str | None
+    skip_identical: bool          # not --no-skip-identical
+    budget: rounds.Budget         # --repeats, --max-rounds, --max-time as one budget
+
+    @staticmethod
+    def from_args(args: argparse.Namespace) -> "BisectRequest":
+        same = {f.name: getattr(args, f.name) for f in fields(BisectRequest)
+                if f.name not in ("skip_identical", "budget")}
+        return BisectRequest(**same, skip_identical=not args.no_skip_identical,
+                             budget=arguments.budget(args.repeats, args.max_rounds,
+                                                     args.max_time))
+
 
 def _resolve(repo: str, ref: str, what: str) -> str:
     p = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -131,124 +177,123 @@ def _resolve(repo: str, ref: str, what: str) -> str:
     return p.stdout.strip()
 
 
-def _mode(args: argparse.Namespace, state: dict[str, Any]) -> None:
-    generic = bool(args.build_cmd or args.measure_cmd)
-    if generic and not (args.build_cmd and args.measure_cmd):
+def _mode(req: BisectRequest) -> tuple[Mode, str | None]:
+    """How a commit is built and measured, and the metric to watch (None: the default)."""
+    generic = bool(req.build_cmd or req.measure_cmd)
+    if generic and not (req.build_cmd and req.measure_cmd):
         raise UsageError("generic mode needs both --build-cmd and --measure-cmd")
-    if generic and args.dep:
+    if generic and req.dep:
         raise UsageError("--dep (kvbench mode) and --build-cmd/--measure-cmd (generic mode) "
                          "exclude each other")
-    if not generic and not args.dep:
+    if not generic and not req.dep:
         raise UsageError("give --dep DEP (kvbench mode) or --build-cmd and --measure-cmd")
-    if generic:
-        state.update(mode="generic", build_cmd=args.build_cmd, measure_cmd=args.measure_cmd,
-                     bench_key=args.bench)
-        return
-    lib = manifest.check_buildable(args.dep)
-    preset = args.preset or host.native_preset()
+    if req.build_cmd and req.measure_cmd:
+        return GenericMode(req.build_cmd, req.measure_cmd, req.bench), req.metric
+    assert req.dep is not None
+    lib = manifest.check_buildable(req.dep)
+    preset = req.preset or host.native_preset()
     _, skipped = select_presets([preset])
     if skipped:
         raise UsageError(f"preset {preset} cannot be built here: {skipped[0][1]}")
-    micro = args.micro is not None
-    if not micro and not args.bench:
+    micro = req.micro is not None
+    if not micro and not req.bench:
         raise UsageError("kvbench mode needs --bench WORKLOAD or --micro NAME")
-    engine = args.engine or (lib.name if lib.engine else manifest.default_engine())
-    if args.instructions:
+    engine = req.engine or (lib.name if lib.engine else manifest.default_engine())
+    metric = req.metric
+    if req.instructions:
         if not micro:
             raise UsageError("--instructions counts a kvbench_micro benchmark (--micro NAME)")
         callgrind.require_valgrind()
         callgrind.check_presets([(preset, load_presets()[preset].cache)])
-        state["metric"] = state["metric"] or "instructions_per_byte"
-    plan = Plan(micro=micro, micro_filter=f"^{args.micro}$" if micro else "",
-                min_time=args.min_time, engines=[engine], workloads=args.bench or "",
-                num=args.num, instructions=bool(args.instructions))
-    state.update(mode="kvbench", dep=lib.name, preset=preset, engine="" if micro else engine,
-                 plan=plan.__dict__, bench_key=args.micro if micro else f"{engine} {args.bench}")
+        metric = metric or "instructions_per_byte"
+    plan = Plan(micro=micro, micro_filter=f"^{req.micro}$" if micro else "",
+                min_time=req.min_time, engines=[engine], workloads=req.bench or "",
+                num=req.num, instructions=bool(req.instructions))
+    return KvbenchMode(lib.name, preset, "" if micro else engine, plan,
+                       req.micro if req.micro is not None else f"{engine} {req.bench}"), metric
 
 
-def new_state(args: argparse.Namespace) -> dict[str, Any]:
+def new_state(req: BisectRequest) -> State:
     """The search's settings from the command line; UsageError for anything wrong, before any
     directory is made."""
     for name in ("repo", "old", "new"):
-        if not getattr(args, name):
+        if not getattr(req, name):
             raise UsageError(f"--{name} is required (or --resume DIR)")
-    if args.repeats < 4:
+    if req.repeats < 4:
         raise UsageError("--repeats must be at least 4: a 95% interval needs 4 rounds")
-    budget = arguments.budget(args.repeats, args.max_rounds, args.max_time)
-    repo = os.path.abspath(args.repo)
+    assert req.repo and req.old and req.new
+    repo = os.path.abspath(req.repo)
     if not os.path.isdir(repo) or git(repo, "rev-parse", "--git-dir", check=False).returncode:
-        raise UsageError(f"{args.repo} is not a git repository")
-    old = _resolve(repo, args.old, "--old")
-    new = _resolve(repo, args.new, "--new")
+        raise UsageError(f"{req.repo} is not a git repository")
+    old = _resolve(repo, req.old, "--old")
+    new = _resolve(repo, req.new, "--new")
     if old == new:
         raise UsageError("--old and --new are the same commit")
     if git(repo, "merge-base", "--is-ancestor", old, new, check=False).returncode != 0:
         if git(repo, "merge-base", "--is-ancestor", new, old, check=False).returncode == 0:
-            raise UsageError(f"--old {args.old} is newer than --new {args.new}: swap them "
+            raise UsageError(f"--old {req.old} is newer than --new {req.new}: swap them "
                              "(--find faster looks for a speed-up from old to new)")
-        raise UsageError(f"--old {args.old} is not an ancestor of --new {args.new}")
-    state: dict[str, Any] = {
-        "schema": "kvb-bisect-state", "schema_version": 1, "repo": repo, "old": old, "new": new,
-        "find": args.find, "threshold": args.threshold, "alpha": args.alpha,
-        "repeats": args.repeats, "max_rounds": budget.max_rounds,
-        "max_seconds": budget.max_seconds, "skip_identical": not args.no_skip_identical,
-        "metric": args.metric, "unit": None, "better": None, "kind": "", "compiled": None,
-        "compiled_note": "", "totals": {}}
-    _mode(args, state)
-    state["layouts"] = args.layouts or (1 if args.instructions else DEFAULT_LAYOUTS)
-    if args.instructions and state["layouts"] > 1:
+        raise UsageError(f"--old {req.old} is not an ancestor of --new {req.new}")
+    mode, metric = _mode(req)
+    layouts = req.layouts or (1 if req.instructions else DEFAULT_LAYOUTS)
+    if req.instructions and layouts > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
-    return state
+    b = req.budget
+    return State(Settings(repo, old, new, req.find, Judgement(req.threshold, req.alpha),
+                          bisect_state.budget(req.repeats, b.max_rounds, b.max_seconds),
+                          layouts, req.skip_identical, metric), mode)
 
 
-def load_resume(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    given = [n for n in SEARCH_OPTIONS if getattr(args, n, None) is not None]
+def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
+    """The state and the finished series of the results directory --resume names."""
+    given = [n for n in SEARCH_OPTIONS if getattr(req, n) is not None]
     if given:
         raise UsageError(f"--resume continues with the options the bisect started with; "
                          f"leave out --{given[0].replace('_', '-')}")
-    d = os.path.abspath(args.resume)
+    assert req.resume is not None
+    d = os.path.abspath(req.resume)
     try:
         with open(os.path.join(d, "state.json"), encoding="utf-8") as f:
-            state = json.load(f)
-        records = []
+            doc = json.load(f)
+        lines = []
         with open(os.path.join(d, "steps.jsonl"), encoding="utf-8") as f:
             for line in f:
                 try:
-                    records.append(json.loads(line))
+                    lines.append(json.loads(line))
                 except json.JSONDecodeError:
                     break  # a line cut short by the interruption: that series runs again
     except FileNotFoundError:
-        raise UsageError(f"{args.resume} is not the results directory of a kvb bisect that "
+        raise UsageError(f"{req.resume} is not the results directory of a kvb bisect that "
                          "started measuring (no state.json or steps.jsonl)") from None
     except (OSError, json.JSONDecodeError) as e:
-        raise UsageError(f"{args.resume}: cannot read the bisect's state: {e}") from None
-    if state.get("schema") != "kvb-bisect-state":
-        raise UsageError(f"{args.resume}/state.json is not a kvb bisect state")
-    state["dir"] = d
-    return state, records
+        raise UsageError(f"{req.resume}: cannot read the bisect's state: {e}") from None
+    state = bisect_state.from_json(doc, f"{req.resume}/state.json")
+    state.dir = d
+    return state, [bisect_records.from_json(r, f"{req.resume}/steps.jsonl line {i}")
+                   for i, r in enumerate(lines, 1)]
 
 
 # ---- running ---------------------------------------------------------------------------------
 
 def run(args: argparse.Namespace) -> int:
-    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
-    if args.resume:
-        state, records = load_resume(args)
+    req = BisectRequest.from_args(args)
+    output.check_directory(req.results_dir, "--results-dir")  # exit 2 before any work
+    if req.resume:
+        state, records = load_resume(req)
     else:
-        state, records = new_state(args), []
-        repo = state["repo"]
-        state["dir"] = runner.new_results_dir(
-            "bisect", f"{os.path.basename(repo)}-{state['old'][:8]}..{state['new'][:8]}",
-            args.results_dir)
-        results.write_json(os.path.join(state["dir"], "state.json"), state)
-        output.write_text(os.path.join(state["dir"], "steps.jsonl"), "")
-    outdir = state["dir"]
+        state, records = new_state(req), []
+        s = state.settings
+        state.dir = runner.new_results_dir(
+            "bisect", f"{os.path.basename(s.repo)}-{s.old[:8]}..{s.new[:8]}", req.results_dir)
+        results.write_json(os.path.join(state.dir, "state.json"), state.to_json())
+        output.write_text(os.path.join(state.dir, "steps.jsonl"), "")
+    outdir = state.dir
     search = Search(state, records)
     try:
         return _search(search, args)
     except KeyboardInterrupt:
-        n = len(search.recorded("step"))
+        n = len(search.recorded(Step))
         runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
                                      f"in steps.jsonl; continue with: kvb bisect --resume "
                                      f"{outdir}")
@@ -264,17 +309,19 @@ def run(args: argparse.Namespace) -> int:
         search.ws.cleanup()
 
 
-def _store_runs(state: dict[str, Any], args: argparse.Namespace) -> None:
+def _store_runs(state: State, args: argparse.Namespace) -> None:
     """The results store's hook (kvbtools.store): every run so far, in kvbench mode with the
     library commit it measured (runs/<series>.<commit>.r<round>.json)."""
-    runs = sorted(glob.glob(os.path.join(state["dir"], "runs", "*.json")))
-    attrs = {r: {f"lib.{state['dep']}.commit": os.path.basename(r).split(".")[1]}
-             for r in runs} if state["mode"] == "kvbench" else None
+    runs = sorted(glob.glob(os.path.join(state.dir, "runs", "*.json")))
+    mode = state.mode
+    attrs = {r: {f"lib.{mode.dep}.commit": os.path.basename(r).split(".")[1]}
+             for r in runs} if isinstance(mode, KvbenchMode) else None
     if not args.no_store:
         store.auto_store(runs, args.store, attrs)
 
 
-def _search(search: Search, args: argparse.Namespace) -> int:
+def _ending(search: Search) -> tuple[Ending, str, Confirm | None]:
+    """How the search ended, the first new commit ("" when none) and its confirmation."""
     ending = search.endpoints() or search.replay()
     blamed = ""
     if ending is None:
@@ -284,28 +331,35 @@ def _search(search: Search, args: argparse.Namespace) -> int:
         else:
             blamed = found
     conf = search.confirmation(blamed) if blamed else None
-    if conf is not None and conf.get("placement_effect"):
+    if conf is not None and conf.placement_effect:
         ending = Ending(EXIT_UNDECIDED, f"not confirmed: a code-placement effect: {blamed[:12]} "
                         "times differently from its parent but executes the same instructions")
     elif conf is not None:
-        ending = Ending(0 if not conf["reasons"] else EXIT_UNDECIDED,
-                        f"{'confirmed' if not conf['reasons'] else 'not confirmed'}: "
+        ending = Ending(0 if conf.confirmed else EXIT_UNDECIDED,
+                        f"{'confirmed' if conf.confirmed else 'not confirmed'}: "
                         f"{blamed[:12]} is the first new commit"
-                        + ("" if not conf["reasons"] else "; " + "; ".join(conf["reasons"])))
+                        + ("" if conf.confirmed else "; " + "; ".join(conf.reasons)))
     assert ending is not None
+    return ending, blamed, conf
+
+
+def _search(search: Search, args: argparse.Namespace) -> int:
+    ending, blamed, conf = _ending(search)
     text = report(search, ending, conf)
     print(text)
     outdir = search.dir
     output.write_text(os.path.join(outdir, "bisect.txt"), text + "\n")
-    st = search.st
+    st, s = search.state, search.s
     results.write_json(os.path.join(outdir, "bisect.json"), {
-        "schema": "kvb-bisect", "schema_version": 2, "repo": st["repo"], "old": st["old"],
-        "new": st["new"], "find": st["find"], "metric": st["metric"],
-        "benchmark": st["bench_key"], "threshold": st["threshold"], "alpha": st["alpha"],
-        "first_new": blamed or None, "confirmed": bool(conf and not conf["reasons"]),
-        "ending": ending.summary, "exit": ending.code, "totals": st["totals"],
-        "compiled": st.get("compiled"), "records": search.records,
-        "values_by_commit": values_by_commit(search.records, st["old"], st["new"])})
+        "schema": "kvb-bisect", "schema_version": 2, "repo": s.repo, "old": s.old,
+        "new": s.new, "find": s.find, "metric": st.metric_name,
+        "benchmark": st.bench_key, "threshold": s.judgement.threshold,
+        "alpha": s.judgement.alpha, "first_new": blamed or None,
+        "confirmed": bool(conf and conf.confirmed), "ending": ending.summary,
+        "exit": ending.code, "totals": st.to_json()["totals"],
+        "compiled": st.compiled.to_json() if st.compiled else None,
+        "records": [r.to_json() for r in search.records],
+        "values_by_commit": values_by_commit(search.records, s.old, s.new)})
     runner.write_summary(outdir, ending.summary)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     print(f"results: {runner.shown(outdir)}/")
@@ -315,16 +369,17 @@ def _search(search: Search, args: argparse.Namespace) -> int:
 
 # ---- the report ------------------------------------------------------------------------------
 
-def values_by_commit(records: list[dict[str, Any]], old: str, new: str
-                     ) -> dict[str, list[float]]:
+def values_by_commit(records: list[Record], old: str, new: str) -> dict[str, list[float]]:
     """Every value measured, by commit, over all series."""
     out: dict[str, list[float]] = {}
     for r in records:
-        who = {"old": old, "new": new, "this": r.get("commit"), "parent": r.get("parent"),
-               "blamed": r.get("blamed")}
+        m = r.measured
+        if m is None:
+            continue
+        who = r.roles(old, new)
         seen: set[str] = set()
-        for role, vals in (r.get("values") or {}).items():
-            sha = who[role] or role
+        for role, vals in m.values.items():
+            sha = who.get(role) or role
             if sha not in seen:  # the parent may be old itself, the blamed commit new
                 seen.add(sha)
                 out.setdefault(sha, []).extend(vals)
@@ -332,17 +387,18 @@ def values_by_commit(records: list[dict[str, Any]], old: str, new: str
 
 
 def _commit_facts(search: Search, sha: str, parent: str) -> list[str]:
-    repo = search.st["repo"]
+    repo = search.s.repo
     subject, date = (git(repo, "log", "-1", "--format=%s%n%aI", sha).stdout.split("\n") + [""])[:2]
     changed = git(repo, "diff-tree", "-r", "--name-only", "--no-commit-id", "-z", parent,
                   sha).stdout.split("\0")
     changed = [c for c in changed if c]
     lines = [f"  {subject}", f"  author date: {date}"]
-    if search.cset is None:
+    cset = search.state.compiled
+    if cset is None:
         lines.append(f"  files it changed (which of them the build compiles is unknown: "
-                     f"{search.st.get('compiled_note', '')}): {', '.join(changed) or 'none'}")
+                     f"{search.state.compiled_note}): {', '.join(changed) or 'none'}")
     else:
-        compiled = [c for c in changed if search.cset.covers(c)]
+        compiled = [c for c in changed if cset.covers(c)]
         lines.append(f"  files it changed that the build compiles: "
                      f"{', '.join(compiled) or 'none'}"
                      + (f" (and {len(changed) - len(compiled)} it does not)"
@@ -350,64 +406,63 @@ def _commit_facts(search: Search, sha: str, parent: str) -> list[str]:
     return lines
 
 
-def report(search: Search, ending: Ending, conf: dict[str, Any] | None) -> str:
-    st = search.st
-    m = search.metric() if st.get("unit") else None
-    lines = []
-    if conf is not None:
-        b, p = conf["blamed"], conf["parent"]
-        lines.append(f"first new commit: {b}")
-        lines += _commit_facts(search, b, p)
-        if "ratio" in conf:
-            n = min(len(v) for v in conf["values"].values())
-            word = _direction_word(search, conf["ratio"][0], conf["p"])
-            lines.append(f"confirmation: against its parent {p[:12]}, {conf['rounds']} "
-                         f"interleaved rounds with old and new (n={n}):")
-            test = ("Mann-Whitney U, two-sided" if search.layouts() < 2 else
-                    f"t test on {search.layouts()} placements' medians, two-sided")
-            lines.append(f"  this/parent {iv_text(conf['ratio'])}, p={conf['p']:.3g} "
-                         f"({test}): {word}")
-            ex = conf.get("explained")
-            lines.append(f"  new/old in the same rounds {iv_text(conf['change'])}; this commit "
-                         f"explains {ex * 100:.0f}% of it" if ex is not None else
-                         f"  new/old in the same rounds {iv_text(conf['change'])}")
-        if conf.get("instructions"):
-            lines.append(f"  {conf['instructions']['text']}")
-        elif conf.get("instructions_note"):
-            lines.append(f"  instructions not counted: {conf['instructions_note']}")
-        lines.append("confirmed" if not conf["reasons"] else
-                     "not confirmed: " + "; ".join(conf["reasons"]))
-    else:
-        lines.append(ending.summary)
+def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
+    b, p = conf.blamed, conf.parent
+    lines = [f"first new commit: {b}", *_commit_facts(search, b, p)]
+    cs = conf.series
+    if cs is not None:
+        word = _direction_word(search, cs.ratio[0], cs.p)
+        lines.append(f"confirmation: against its parent {p[:12]}, {cs.rounds} "
+                     f"interleaved rounds with old and new (n={cs.measured.n}):")
+        test = ("Mann-Whitney U, two-sided" if search.layouts() < 2 else
+                f"t test on {search.layouts()} placements' medians, two-sided")
+        lines.append(f"  this/parent {iv_text(cs.ratio)}, p={cs.p:.3g} ({test}): {word}")
+        ex = cs.explained
+        lines.append(f"  new/old in the same rounds {iv_text(cs.change)}; this commit "
+                     f"explains {ex * 100:.0f}% of it" if ex is not None else
+                     f"  new/old in the same rounds {iv_text(cs.change)}")
+    if conf.witness is not None:
+        lines.append(f"  {conf.witness.text()}")
+    elif conf.witness_note:
+        lines.append(f"  instructions not counted: {conf.witness_note}")
+    lines.append("confirmed" if conf.confirmed else
+                 "not confirmed: " + "; ".join(conf.reasons))
+    return lines
+
+
+def report(search: Search, ending: Ending, conf: Confirm | None) -> str:
+    st, s = search.state, search.s
+    m = st.metric() if st.watched and st.watched.unit else None
+    lines = _confirmation_lines(search, conf) if conf is not None else [ending.summary]
     hint = bisect_witness.instructions_hint(st) if ending.code != 0 else ""
     if hint:
         lines.append(hint)
     lines.append("")
     if m is not None:
-        lines.append(f"search: old {st['old'][:12]} .. new {st['new'][:12]}, --find "
-                     f"{st['find']}; {st['bench_key']} {m.path} [{m.shown_unit}], "
+        lines.append(f"search: old {s.old[:12]} .. new {s.new[:12]}, --find "
+                     f"{s.find}; {st.bench_key} {m.path} [{m.shown_unit}], "
                      f"{'higher' if m.higher_is_better else 'lower'} is better; threshold "
-                     f"{st['threshold'] * 100:g}%; 95% "
+                     f"{s.judgement.threshold * 100:g}%; 95% "
                      + ("Hodges-Lehmann intervals" if search.layouts() < 2 else
                         f"intervals over {search.layouts()} links a commit, placement a random "
                         "effect (docs/placement.md)"))
-    for r in search.recorded("endpoints"):
-        n = min(len(v) for v in r["values"].values())
-        med = {k: fmt_value(_median(v) * (m.scale if m else 1)) for k, v in r["values"].items()}
-        lines.append(f"old -> new: new/old {iv_text(r['change'])} (n={n}; medians old "
+    for r in search.recorded(Endpoints):
+        med = {k: fmt_value(_median(v) * (m.scale if m else 1))
+               for k, v in r.measured.values.items()}
+        lines.append(f"old -> new: new/old {iv_text(r.change)} (n={r.measured.n}; medians old "
                      f"{med['old']}, new {med['new']})")
     if search.layouts() > 1:
         lines.append(placement_line(search))
-    for r in search.recorded("step"):
-        lines.append(step_line(r))
-    if st.get("compiled_note"):
-        lines.append(f"note: {st['compiled_note']}")
-    t = st["totals"]
-    how = ("compiled once, relinked" if st["mode"] == "kvbench" else
+    for step in search.recorded(Step):
+        lines.append(step_line(step))
+    if st.compiled_note:
+        lines.append(f"note: {st.compiled_note}")
+    t = st.totals
+    how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
            "the build command ran once per KVB_LAYOUT_SEED")
     links = f" ({search.layouts()} links each: {how})" if search.layouts() > 1 else ""
-    lines.append(f"cost: {t.get('builds', 0)} build(s){links}, {t.get('rounds', 0)} round(s) of "
-                 f"{t.get('runs', 0)} run(s), {t.get('measure_seconds', 0.0):.1f} s measuring; "
+    lines.append(f"cost: {t.builds} build(s){links}, {t.rounds} round(s) of "
+                 f"{t.runs} run(s), {t.measure_seconds:.1f} s measuring; "
                  f"this invocation {search.elapsed()}")
     return "\n".join(lines)
 
@@ -417,7 +472,7 @@ def placement_line(search: Search) -> str:
     drift of old (its medians from series to series)."""
     samples, olds = [], []
     for r in search.records:
-        got = record_samples(r)
+        got = r.measured.samples() if r.measured else {}
         samples += got.values()
         if "old" in got:
             olds.append(_median(list(got["old"].values)))
@@ -432,8 +487,7 @@ def _median(v: list[float]) -> float:
 
 
 def _direction_word(search: Search, ratio: float, p: float) -> str:
-    m = search.metric()
-    if not math.isfinite(ratio) or p >= search.st["alpha"]:
+    j = search.state.judgement
+    if not math.isfinite(ratio) or p >= j.alpha:
         return "not significant"
-    better = (ratio > 1) == m.higher_is_better
-    return m.better_word if better else m.worse_word
+    return j.word((ratio > 1) == j.higher_is_better)

@@ -1,21 +1,56 @@
 """kvb: tools around kvbench results. Every command is a module with register(subparsers); its
-errors reach main() as UsageError (exit 2) or RunError (exit 1), printed once, here."""
+errors reach main() as UsageError (exit 2) or RunError (exit 1), printed once, here.
+
+Only the module of the command asked for is imported (every module at once made `kvb --version`
+557 ms against the interpreter's 138, bisect's alone 0.36 s: issue 38). COMMANDS names each
+module and its line in `kvb --help`; importlib imports the chosen one by that name, the one
+dynamic import of kvb's own modules (tests/kvbtools_layers_test.py holds the table's modules to
+the layers; tests/scripts_test.py holds each line equal to its module's docstring)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from typing import Any, Sequence
 
-from kvbtools.commands import (bisect, compare, crashtest, dbbench, export, history, matrix, micro,
-                               report, selfcheck, store, trend, validate, versions)
 from kvbtools.commands import command
 from kvbtools.core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_USAGE, \
     RunError, UsageError
-from kvbtools.core.host import ROOT, tool_version
+from kvbtools.core.version import ROOT, tool_version
 
-# In `kvb --help` order.
-COMMANDS = (report, validate, compare, matrix, versions, bisect, crashtest, micro, dbbench,
-            selfcheck, store, history, trend, export)
+# In `kvb --help` order: (command, its module, its line in `kvb --help`: command.help_line of the
+# module's docstring).
+COMMANDS = (
+    ("report", "kvbtools.commands.report",
+     "one summary table over kvbench runs: a line per engine, benchmark and role"),
+    ("validate", "kvbtools.commands.validate",
+     "check kvbench run documents against the whole schema of docs/json.md"),
+    ("compare", "kvbtools.commands.compare",
+     "values of two or more sides and their ratios to the first, with verdicts"),
+    ("matrix", "kvbtools.commands.matrix",
+     "the same benchmarks across presets, engines, thread counts or configurations"),
+    ("versions", "kvbtools.commands.versions",
+     "kvbench built against several versions of one library, interleaved, compared"),
+    ("bisect", "kvbtools.commands.bisect",
+     "the commit of a library that made a benchmark slower (or faster), noise and all"),
+    ("crashtest", "kvbtools.commands.crashtest",
+     "kill fills with SIGKILL and check that every acknowledged write survived"),
+    ("micro", "kvbtools.commands.micro",
+     "kvbench_micro on one block size with a short minimum time, GB/s per function"),
+    ("dbbench", "kvbtools.commands.dbbench",
+     "kvbench's rocksdb engine against RocksDB's db_bench on the same librocksdb"),
+    ("selfcheck", "kvbtools.commands.selfcheck",
+     "kvbench's own cost per op and its memory against --num, measured in one run"),
+    ("store", "kvbtools.commands.store",
+     "keep every kvbench and kvbench_micro result in one place (docs/history.md)"),
+    ("history", "kvbtools.commands.history",
+     "the series in the results store and their points (docs/history.md)"),
+    ("trend", "kvbtools.commands.trend",
+     "where each series in the results store changed, and what to bisect (docs/history.md)"),
+    ("export", "kvbtools.commands.export",
+     "the store's series for the tools people already run (docs/history.md)"),
+)
 
 DESCRIPTION = """kvb: tools around kvbench results.
 
@@ -32,20 +67,65 @@ Exit status, the same for every command (docs/cli.md, "kvb: exit status"):
   130  interrupted; 141 the reader of the output went away
 
 kvb runs under /usr/bin/python3 when that exists (Debian's packages, e.g. python3-matplotlib,
-live there): started by another python3, it re-executes itself once under /usr/bin/python3.
-KVB_PYTHON_CHOSEN=1 in the environment keeps the interpreter it was started with."""
+live there): started as a program, its first lines (sh) start /usr/bin/python3 directly;
+started by another python3, it re-executes itself once under /usr/bin/python3.
+KVB_PYTHON_CHOSEN=1 in the environment keeps the interpreter it was started with (as a
+program: python3 from PATH)."""
 
 
-def parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version, its text made when asked for (it runs git): not at every start."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default,
+                         help=help or "show kvb's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"kvb {tool_version()}: kvbench tools in {ROOT}, Python "
+              f"{sys.version.split()[0]} at {sys.executable}")
+        parser.exit()
+
+
+def chosen(argv: Sequence[str]) -> str | None:
+    """The command of a kvb command line: its first word that is not an option (kvb itself takes
+    no option with a value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def parser(name: str | None, every: bool = False) -> argparse.ArgumentParser:
+    """kvb's parser, with the full parser of command `name` (its module imported) and, for the
+    others, their line in `kvb --help` alone; every: each command in full (tests)."""
     p = command.Parser(prog="kvb", description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version",
-                   version=f"kvb {tool_version()}: kvbench tools in {ROOT}, Python "
-                           f"{sys.version.split()[0]} at {sys.executable}")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        module.register(sub)
+    for command_name, module, line in COMMANDS:
+        if every or command_name == name:
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(command_name, help=line)
     return p
+
+
+def innermost(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that args were parsed by: kvb store add's for
+    `kvb store add ...`, so an unknown argument is said with that command's usage."""
+    while True:
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen_name = getattr(args, subs[0].dest, None) if subs else None
+        if chosen_name is None or chosen_name not in subs[0].choices:
+            return p
+        p = subs[0].choices[chosen_name]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = parser(chosen(argv))
+    args, extra = p.parse_known_args(argv)
+    if extra:
+        innermost(p, args).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _error(e: Exception) -> None:
@@ -55,7 +135,7 @@ def _error(e: Exception) -> None:
 
 def main(argv: list[str]) -> int:
     try:
-        args = parser().parse_args(argv)
+        args = parse(argv)
         # A command may say that its failures exit otherwise (bisect --step: git bisect run reads
         # 1..127 as "this commit is bad", so a failure of kvb itself must exit 128).
         failure = getattr(args, "failure_exit", None)

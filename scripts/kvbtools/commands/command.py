@@ -30,14 +30,32 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"kvb: error: {command}{message}\n")
 
 
+class Once(argparse.Action):
+    """An option that may be given once: a second one is an error naming it (exit 2), where
+    argparse's own store would keep the last silently (kvb compare --base A --base B compared
+    B alone)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            shown = " ".join(values) if isinstance(values, list) else str(values)
+            parser.error(f"{option_string} given twice (again with {shown}): give it once; "
+                         f"{option_string} A B takes several values")
+        setattr(namespace, self.dest, values)
+
+
+def help_line(doc: str) -> str:
+    """A command's line in `kvb --help`: its docstring's first line after "kvb name: "."""
+    return doc.strip().splitlines()[0].split(": ", 1)[-1].rstrip(".;,:")
+
+
 def add(subparsers: Any, name: str, doc: str | None,
         func: Handler | None) -> argparse.ArgumentParser:
     """The parser of command `name`: its --help is the module docstring `doc`, whose first line
     ("kvb name: what it does") gives the one-line help of `kvb --help`. `func` runs it (None for a
     group of subcommands, each with its own)."""
     text = (doc or name).strip()
-    first = text.splitlines()[0]
-    p = subparsers.add_parser(name, help=first.split(": ", 1)[-1].rstrip("."), description=text,
+    p = subparsers.add_parser(name, help=help_line(text), description=text,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     if func is not None:
         p.set_defaults(func=func)

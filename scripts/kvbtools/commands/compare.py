@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.commands import arguments, command
-from kvbtools.core import (comparability, compare_by, comparison, fleet, output, profiles,
-                           results, stats)
+from kvbtools.core import (comparability, compare_by, compare_sides, comparison, fleet, output,
+                           profiles, results, stats)
 from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
@@ -52,8 +52,9 @@ def register(sub: Any) -> None:
     p = command.add(sub, "compare", __doc__, lambda args: run(CompareRequest.of(args)))
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="BASE OTHER [OTHER...]: one JSON file per side, the first is the base")
-    p.add_argument("--base", nargs="+", metavar="FILE",
-                   help="pool these files as the base side (e.g. several runs of one build)")
+    p.add_argument("--base", nargs="+", metavar="FILE", action=command.Once,
+                   help="pool these files as the base side (e.g. several runs of one build); "
+                        "given once (--base A B pools A and B)")
     p.add_argument("--other", nargs="+", action="append", metavar="FILE",
                    help="pool these files as one other side; repeat for more sides")
     p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
@@ -89,8 +90,9 @@ def register(sub: Any) -> None:
                         "(docs/report.md; needs python3-matplotlib)")
     p.add_argument("--store", metavar="PATH|URL",
                    help="take the sides from the results store: --base and --other are then "
-                        "NAME=VALUE selectors, e.g. --base host=A --other host=B "
-                        "(docs/history.md)")
+                        "NAME=VALUE selectors, as --filter and kvb store rm take them, e.g. "
+                        "--base host=A --other host=B, --base engine=rocksdb --other "
+                        "engine=lmdb (docs/history.md, \"Selectors\")")
 
 
 @dataclass(frozen=True)
@@ -151,10 +153,13 @@ def file_groups(req: CompareRequest) -> list[list[str]]:
             raise UsageError("give files either positionally or with --base/--other, not both")
         if not req.base or not req.others:
             raise UsageError("--base and --other go together")
-        return [list(req.base), *(list(o) for o in req.others)]
-    if len(req.files) < 2:
+        groups = [list(req.base), *(list(o) for o in req.others)]
+    elif len(req.files) < 2:
         raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
-    return [[f] for f in req.files]
+    else:
+        groups = [[f] for f in req.files]
+    compare_sides.check_files(groups)  # no run on two sides, none twice (exit 2)
+    return groups
 
 
 def compare(req: CompareRequest, groups: list[list[str]], given: list[str] | None,
@@ -164,6 +169,7 @@ def compare(req: CompareRequest, groups: list[list[str]], given: list[str] | Non
     labels = unique_labels(groups, given)
     # Every file checked before any is used: all their problems in one message.
     loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g))}
+    compare_sides.check_documents([[loaded[f] for f in g] for g in groups])
     sides = [side_of(label, [loaded[f] for f in g]) for label, g in zip(labels, groups)]
     if not given:
         presets = [{context_preset(ctx) for ctx in s.contexts} for s in sides]

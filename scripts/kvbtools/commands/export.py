@@ -12,7 +12,8 @@
                                latest, or the stored document HASH): {"benchmark": {"metric":
                                {"value": median, "lower_value": lo, "upper_value": hi}}},
                                the interval being kvb history's (omitted for n = 1). The
-                               benchmark is the series' row ("rocksdb fillseq[writer]"), with
+                               benchmark is the series' row ("rocksdb fillseq",
+                               "rocksdb readwhilewriting[writer]"), with
                                "[FIELD=value, ...]" of each --name-by key field: never the
                                fingerprint, so adding a configuration renames nothing. Two
                                configurations that would share a name are refused (exit 2):
@@ -211,7 +212,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("format", choices=("csv", "bencher", "hgrm", "folded"))
     p.add_argument("files", nargs="*", metavar="FILE.json",
                    help="hgrm, folded: kvbench result files, right after the format")
-    arguments.add_selection_arguments(p)
+    arguments.add_selection_arguments(p, metric_default="every stored metric ('all')")
     p.add_argument("--out", metavar="PATH", help="csv, hgrm: a directory; bencher: a file "
                                                  "(default: stdout; hgrm, folded: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "

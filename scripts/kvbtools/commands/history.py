@@ -7,9 +7,11 @@ interval and n, and its run (the stored document's hash: kvb store get prints it
 removes it). The columns after the interval show what changed at that point: the attributes
 (kvbench commit, library versions and origins, compiler version, kernel, ...) that differ from
 the point before. --by NAME splits series further by an attribute, --filter NAME=VALUE keeps
-the series and runs that match (series columns: kind, engine, benchmark, role, row, metric,
-fingerprint; or any stored field: host, preset, workload.num, lib.rocksdb.version, commit,
-context.<path>, ...).
+the series and runs that match, by the selectors kvb compare --store and kvb store rm take
+(docs/history.md, "Selectors"): the series' kind, engine, benchmark, role, row, metric; host,
+preset, commit (by its first characters), document, fingerprint; or any stored field:
+workload.num, lib.rocksdb.version, context.<path>, ... A field no stored run has is exit 2,
+naming the known ones.
 """
 from __future__ import annotations
 

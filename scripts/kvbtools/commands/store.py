@@ -5,8 +5,8 @@
   kvb store rm RUN|NAME=VALUE... [--dry-run]
                                remove runs: by id (the document hash kvb store add and kvb
                                history print, or its first 6+ characters) and/or by NAME=VALUE
-                               selectors, as kvb compare --store takes them (host=ci-3,
-                               commit=SHA, kind=gbench, fingerprint=HASH, ...); ids and
+                               selectors, as kvb compare --store and --filter take them
+                               (engine=memory, host=ci-3, commit=SHA, kind=gbench, ...); ids and
                                selectors together: the named runs that match every selector
   kvb store info               what the store holds (an SQLite file: after PRAGMA quick_check)
   kvb store check              PRAGMA integrity_check of an SQLite store: every problem found
@@ -36,10 +36,12 @@ from kvbtools.core.store import add_files, location, open_store, parse_pairs, sh
 RM_DESCRIPTION = """Removes stored runs in one transaction and prints each one after the commit.
 RUN: a run's id, its document hash or its first 6 or more characters (kvb store add, kvb history
 and kvb export csv print it), naming exactly one run. NAME=VALUE: a selector as kvb compare
---store takes them: any stored field (host, preset, commit, lib.rocksdb.version, workload.num,
-ci.job, ...), kind=kvbench|gbench, document=HASH, fingerprint=HASH; every selector must hold.
-Ids and selectors together remove the named runs that match every selector. Nothing matching
-is an error (exit 2). Series and fingerprints left without runs go too. An SQLite store passes
+--store and --filter take them (docs/history.md, "Selectors"): engine, benchmark, role, row,
+metric, kind (a run with such a series), host, preset, commit (by its first characters),
+document=HASH, fingerprint=HASH, or any stored field (lib.rocksdb.version, workload.num, ci.job,
+context.<path>, ...); every selector must hold. A field no stored run has is an error naming the
+known ones (exit 2). Ids and selectors together remove the named runs that match every
+selector. Nothing matching is an error (exit 2). Series and fingerprints left without runs go too. An SQLite store passes
 PRAGMA quick_check first (docs/history.md)."""
 
 

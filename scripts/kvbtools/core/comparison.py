@@ -142,7 +142,7 @@ def format_comparison(c: Comparison, control: str = "",
     side) -> text is appended to that ratio cell (e.g. the interval and 'unresolved at n=12' of
     kvb matrix --until-resolved)."""
     lines = _heading(c, control)
-    notes: set[str] = set()
+    notes: dict[str, list[Cell]] = {}
     by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
     for mkey, names in c.benches.items():
         lines.append("")
@@ -160,9 +160,27 @@ def format_comparison(c: Comparison, control: str = "",
         lines.append(f"undecided: {len(undecided)} of {len(c.cells)} row(s): the data can show "
                      "neither a change nor its absence (reasons below); a gate "
                      "(--fail-on-regression) exits 4 on them")
+    wide = len(c.sides) > 2
     for n in sorted(notes):
-        lines.append(f"note: {n}")
+        lines.append(f"note: {n} ({_rows_named(notes[n], wide)})")
     return "\n".join(lines)
+
+
+# A note names at most this many of its rows.
+NAMED_ROWS = 6
+
+
+def _rows_named(cells: list[Cell], wide: bool) -> str:
+    """The rows a note is about, by metric: 'ops_per_sec: memory fillseq, memory readrandom;
+    latency_ns.p99: memory fillseq' (with the side when there are several), at most NAMED_ROWS
+    of them."""
+    by_metric: dict[str, list[str]] = {}
+    for x in cells[:NAMED_ROWS]:
+        by_metric.setdefault(x.metric.path, []).append(
+            x.bench + (f" [{x.side}]" if wide else ""))
+    text = "; ".join(f"{m}: {', '.join(rows)}" for m, rows in by_metric.items())
+    more = len(cells) - NAMED_ROWS
+    return text + (f"; and {more} more row(s)" if more > 0 else "")
 
 
 def _heading(c: Comparison, control: str) -> list[str]:
@@ -233,9 +251,10 @@ def _ratio_cell(cell: Cell, wide: bool) -> str:
 
 def _relative_table(c: Comparison, mkey: str, names: list[str],
                     by_key: dict[tuple[str, str, str], Cell],
-                    extra: dict[tuple[str, str, str], str], notes: set[str]) -> list[str]:
+                    extra: dict[tuple[str, str, str], str],
+                    notes: dict[str, list[Cell]]) -> list[str]:
     """Each other side's ratio to the base per benchmark, then their geometric means; adds the
-    verdicts' notes to `notes`."""
+    verdicts' notes to `notes`, each with the rows it is about."""
     base = c.sides[0]
     wide = len(c.sides) > 2
     rows = [[""] + [s.label for s in c.sides]]
@@ -251,10 +270,9 @@ def _relative_table(c: Comparison, mkey: str, names: list[str],
             row.append(_ratio_cell(cell, wide) + extra.get((mkey, bench, s.label), ""))
             if math.isfinite(cell.verdict.ratio):
                 ratios[s.label].append(cell.verdict.ratio)
-            if cell.verdict.note and not cell.verdict.decided:
-                notes.add(f"undecided: {cell.verdict.note}")
-            elif cell.verdict.note:
-                notes.add(cell.verdict.note)
+            if cell.verdict.note:
+                notes.setdefault(("" if cell.verdict.decided else "undecided: ")
+                                 + cell.verdict.note, []).append(cell)
         rows.append(row)
     row = ["geometric mean", "1.00"]
     for s in c.sides[1:]:

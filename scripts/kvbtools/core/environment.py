@@ -87,22 +87,33 @@ def noise_notes(side: Side) -> list[str]:
         lines.append(f"noisy: {side.label}: not judged: instruction counts (--instructions) do "
                      "not depend on what else the machine does")
     elif side.kind != "kvbench":
-        loads = [x for x in (_load(ctx) for ctx in side.contexts) if x is not None]
-        ratio, bench = busy_ratio(side)
-        text = f"noisy: {side.label}: kvbench_micro measures no steal or foreign CPU time"
-        if ratio:
-            text += f"; wall/CPU time up to {ratio:.2f}x"
-        if loads:
-            text += f"; load average at the start up to {max(loads):.1f}"
-        lines.append(text)
-        if ratio > BUSY_RATIO:
-            lines.append(f"WARNING: {side.label}: wall time {ratio:.2f}x CPU time ({bench}): the "
-                         "machine was busy; the rates below are per CPU second and do not show "
-                         "it")
+        lines += _micro_notes(side)
     else:
         lines.append(f"noisy: {side.label}: not recorded (files from before the environment "
                      "audit)")
     return lines
+
+
+def _micro_notes(side: Side) -> list[str]:
+    """kvbench_micro's 'noisy:' line: its verdict by wall time against CPU time (busy above
+    BUSY_RATIO), then the figure (a ratio near 1.00 is said as "not busy", not as a bound "up
+    to 1.00x" that read like a finding), and a WARNING when busy."""
+    loads = [x for x in (_load(ctx) for ctx in side.contexts) if x is not None]
+    ratio, bench = busy_ratio(side)
+    if not ratio:
+        verdict = "not judged: no benchmark has both wall and CPU time"
+    elif ratio > BUSY_RATIO:
+        verdict = (f"busy: wall time up to {ratio:.2f}x CPU time ({bench}), above "
+                   f"{BUSY_RATIO:g}x")
+    else:
+        verdict = (f"not busy by wall time: at most {ratio:.2f}x CPU time (busy above "
+                   f"{BUSY_RATIO:g}x)")
+    text = (f"noisy: {side.label}: {verdict}; kvbench_micro measures no steal or foreign CPU "
+            "time" + (f"; load average at the start up to {max(loads):.1f}" if loads else ""))
+    if ratio <= BUSY_RATIO:
+        return [text]
+    return [text, f"WARNING: {side.label}: wall time {ratio:.2f}x CPU time ({bench}): the "
+                  "machine was busy; the rates below are per CPU second and do not show it"]
 
 
 def notes(sides: list[Side]) -> list[str]:

@@ -1,8 +1,8 @@
 """`kvb compare --store URL --base host=A --other host=B`: the sides picked from the results store.
 
-Each side is the stored runs matching all of its NAME=VALUE selectors (any stored field: host,
-preset, engine, commit, lib.rocksdb.version, workload.num, document=HASH, fingerprint=HASH...;
-core/store_runs.py, which kvb store rm shares). The documents are written to a temporary
+Each side is the stored runs matching all of its NAME=VALUE selectors (engine, benchmark, host,
+preset, commit, lib.rocksdb.version, workload.num, document=HASH, ...: core/store_runs.py's one
+vocabulary, which kvb store rm and --filter share); a run picked by two sides is refused. The documents are written to a temporary
 directory as they were stored and handed to kvb compare's own loading, pooling and
 statistics, so the table is the one compare prints for files. The runs of both sides must
 share one workload (core/comparability.py), except in the fields the selectors name: those are
@@ -15,11 +15,12 @@ import os
 import tempfile
 from typing import Iterator
 
-from kvbtools.core import store as store_mod, store_runs
+from kvbtools.core import compare_sides, store as store_mod, store_runs
 from kvbtools.core.errors import UsageError
 
 
 def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int, str, str]]:
+    store_runs.check_names(st, selectors)
     where, params = store_runs.selector_where(selectors)
     if not where:
         raise UsageError("a side needs at least one NAME=VALUE selector, e.g. host=A")
@@ -39,11 +40,13 @@ def selected_files(location: str, sides: list[list[str]]
             tempfile.TemporaryDirectory(prefix="kvb-compare-store.") as tmp:
         picked = []
         for sel in sides:
-            docs = _documents(st, store_mod.parse_pairs(sel, "selector"))
+            docs = _documents(st, store_runs.parse_selectors(sel, "selector"))
             if not docs:
                 raise UsageError(f"no stored run matches {' '.join(sel)} in "
                                  f"{store_mod.shown(st.loc)}")
             picked.append(docs)
+        compare_sides.check_stored([[h for _, h, _ in docs] for docs in picked],
+                                   [" ".join(sel) for sel in sides])
         every = [d for docs in picked for d in docs]
         kinds = {k for _, _, k in every}
         if len(kinds) > 1:
@@ -59,5 +62,5 @@ def selected_files(location: str, sides: list[list[str]]
                     f.write(raw)
                 paths.append(path)
             groups.append(paths)
-        named = {k for sel in sides for k in store_mod.parse_pairs(sel, "selector")}
+        named = {k for sel in sides for k in store_runs.parse_selectors(sel, "selector")}
         yield groups, [" ".join(sel) for sel in sides], named

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import os
 import platform
-import re
-import subprocess
 
 from kvbtools.core.errors import UsageError
+from kvbtools.core.version import ROOT  # the repository: host.ROOT to its users
 
-# scripts/kvbtools/core/host.py -> the repository
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 3))
 KVB = os.path.join(ROOT, "scripts", "kvb")
 # Where each binary sits in a build tree.
 BINARIES = {"kvbench": os.path.join("src", "kvbench"),
@@ -42,21 +39,3 @@ def binary(name: str, given: str | None, flag: str) -> str:
     return path
 
 
-def tool_version() -> str:
-    """kvbench's version and this checkout's commit, as `kvbench --version` prints them:
-    '0.1.0 (git 2d1af44750b4)'. The version is the project() line of CMakeLists.txt (one
-    fact, one place); the commit is 'unknown' outside a git checkout."""
-    version = "unknown"
-    try:
-        with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
-            m = re.search(r"project\(\s*kvbench\s+VERSION\s+([0-9.]+)", f.read())
-        version = m.group(1) if m else version
-    except OSError:
-        pass
-    try:
-        p = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
-                           capture_output=True, text=True, timeout=10)
-        commit = p.stdout.strip() if p.returncode == 0 and p.stdout.strip() else "unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        commit = "unknown"
-    return f"{version} (git {commit})"

@@ -5,6 +5,10 @@ Benchmark the benchmark name. A sample is every measured value of that row in th
 side: kvbench's per-repeat results (--repeats, [X5]) and Google Benchmark's per-repetition
 "iteration" rows (aggregates such as _mean/_median are ignored: they are not measurements).
 The metrics are those the documents describe (metrics.py).
+
+Every value also says where it was measured (core/levels.Where): its file is its process, the
+link (placement) is the build's preset and layout seed as the file's context records them, and a
+caller that ran the files in rounds (kvb matrix, versions) gives each file's round and link.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools.core import metrics, results, schema
+from kvbtools.core import levels, metrics, results, schema
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import Metric
 
@@ -28,6 +32,8 @@ class Side:
     contexts: list[dict[str, Any]] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> error message
     metrics: dict[str, Metric] = field(default_factory=dict)
+    where: dict[tuple[str, str], list[levels.Where]] = field(default_factory=dict)
+    at: levels.Where = levels.Where()    # where the values being added were measured
 
     def add(self, bench: str, metric: str, value: float | None) -> None:
         if value is None or not math.isfinite(value):
@@ -35,8 +41,14 @@ class Side:
         key = (bench, metric)
         if key not in self.values:
             self.values[key] = []
+            self.where[key] = []
             self.order.append(key)
         self.values[key].append(value)
+        self.where[key].append(self.at)
+
+    def sample(self, key: tuple[str, str]) -> levels.Sample:
+        """The row's values with where each was measured (core/levels.py)."""
+        return levels.Sample(tuple(self.values[key]), tuple(self.where[key]))
 
 
 def _add_kvbench(side: Side, d: results.Document) -> None:
@@ -76,20 +88,33 @@ def _merge_metrics(side: Side, described: dict[str, Metric], path: str) -> None:
                              f"file of side {side.label} says {known.unit}, {known.better}")
 
 
-def load_side(label: str, paths: list[str]) -> Side:
+def load_side(label: str, paths: list[str],
+              rounds: dict[str, levels.Where] | None = None) -> Side:
     """Pools the files of one side. Raises UsageError for files that are unusable or of a kind
-    different from the others."""
-    return side_of(label, results.load_all(paths))
+    different from the others. `rounds`: path -> where the caller ran it (its link and round)."""
+    return side_of(label, results.load_all(paths), rounds)
 
 
-def side_of(label: str, docs: list[results.Document]) -> Side:
-    """Pools loaded documents into one side."""
+def link_of(ctx: dict[str, Any]) -> str:
+    """The placement a file's binary had: its preset and its layout as the context records
+    them (files of one side with one layout are one link)."""
+    if isinstance(ctx.get("build"), dict):
+        return f"{ctx['build'].get('preset', '')} {ctx['build'].get('layout', '')}".strip()
+    return f"{ctx.get('kvbench_preset', '')} {ctx.get('kvbench_layout', '')}".strip()
+
+
+def side_of(label: str, docs: list[results.Document],
+            rounds: dict[str, levels.Where] | None = None) -> Side:
+    """Pools loaded documents into one side; each document is one process."""
     side = Side(label, [d.path for d in docs])
     for d in docs:
         if side.kind and d.kind != side.kind:
             raise UsageError(f"{d.path}: a {d.kind} file pooled with {side.kind} files")
         side.kind = d.kind
         results.warn_incomplete(d)
+        given = (rounds or {}).get(d.path)
+        side.at = levels.Where(given.link if given else link_of(d.context), d.path,
+                               given.block if given else None)
         (_add_kvbench if d.kind == results.KVBENCH else _add_gbench)(side, d)
         side.contexts.append(d.context)
     return side

@@ -95,19 +95,11 @@ def changed(prev: Point | None, p: Point) -> dict[str, tuple[str, str]]:
     return {k: (a.get(k, ""), b.get(k, "")) for k in sorted(set(a) | set(b))
             if a.get(k, "") != b.get(k, "")}
 
-def _where(filters: list[tuple[str, str]]) -> tuple[str, list[Any]]:
-    """The series columns (engine, benchmark, metric, ...) on s; any other NAME=VALUE as kvb
-    compare --store and kvb store rm take it (store_runs.selector_where)."""
-    sql, params = ["d.complete = 1"], []
-    for k, v in filters:
-        if k in SERIES_COLUMNS:
-            sql.append(f"{SERIES_COLUMNS[k]} = ?")
-            params.append(v)
-        else:
-            more, values = store_runs.selector_where({k: v})
-            sql += more
-            params += values
-    return " AND ".join(sql), params
+def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
+    """The selectors of kvb compare --store and kvb store rm (store_runs.selector_where), the
+    series fields (engine, benchmark, metric, ...) on the series s itself."""
+    more, params = store_runs.selector_where(filters, series=True)
+    return " AND ".join(["d.complete = 1", *more]), params
 
 
 def _attributes(st: store_mod.Store, docs: list[int]) -> dict[int, dict[str, str]]:
@@ -120,11 +112,13 @@ def _attributes(st: store_mod.Store, docs: list[int]) -> dict[int, dict[str, str
             out[int(d)][name] = value
     return out
 
-def load(st: store_mod.Store, *, filters: list[tuple[str, str]] | None = None,
+def load(st: store_mod.Store, *, filters: dict[str, str] | None = None,
          metrics: list[str] | None = None, by: list[str] | None = None) -> list[Series]:
-    """The series matching the filters, each with its points in time order. metrics: None for
-    each row's primary metric, ["all"] for every stored one."""
-    where, params = _where(filters or [])
+    """The series matching the filters (NAME=VALUE selectors: store_runs.parse_selectors), each
+    with its points in time order. metrics: None for each row's primary metric, ["all"] for
+    every stored one."""
+    store_runs.check_names(st, filters or {})
+    where, params = _where(filters or {})
     rows = st.q("SELECT s.id, s.kind, s.row_name, s.metric, s.unit, s.better, f.hash, f.fields, "
                 "d.id, d.hash, d.run_utc, m.value FROM measurements m "
                 "JOIN series s ON s.id = m.series_id JOIN documents d ON d.id = m.document_id "
@@ -191,10 +185,11 @@ def select(location: str | None, filters: list[str], metrics: list[str],
     """Opens the store at `location` (None: the default one) and loads the series kvb history,
     trend and export select: the NAME=VALUE `filters` (--filter), the `metrics` (metric_names;
     [] for each row's primary one) and split `by` attributes. The caller closes the store."""
-    pairs = list(store_mod.parse_pairs(filters or None, "--filter").items())
+    selectors = store_runs.parse_selectors(filters or None, "--filter")
     st = store_mod.open_store(location)
     try:
-        series = load(st, filters=pairs, metrics=metric_names(st, metrics or None), by=by or None)
+        series = load(st, filters=selectors, metrics=metric_names(st, metrics or None),
+                      by=by or None)
     except BaseException:
         st.close()
         raise

@@ -221,6 +221,8 @@ class Verdict:
     test: UTest | None
     note: str = ""      # why undecided; or a remark on a decided one
     interval: Interval | None = None  # of other / base at 1 - alpha (None: no test)
+    unit: str = ""      # what it rested on (core/levels.Units.text): "8 link pairs paired by round"
+    p_adjusted: float | None = None   # the test's p adjusted over the comparison's family
 
     @property
     def regression(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 import urllib.parse
 from typing import Sequence
 
@@ -23,6 +24,8 @@ HEADER = 100
 CORRUPT, NOTADB, READONLY_ROLLBACK = 11, 26, 776
 # Seconds a reader waits for a writer's lock, as the store's own connection does.
 BUSY_TIMEOUT = 120
+# Seconds an empty file is watched for a kvb that is creating the store in it (below).
+EMPTY_WAIT = 1.0
 
 
 def damaged(path: str, finding: str, *, listed: bool = False,
@@ -43,6 +46,26 @@ def not_sqlite(path: str) -> UsageError:
 def not_a_store(path: str, hint: str = "") -> UsageError:
     return UsageError(f"{path} is not a kvbench store (an SQLite database without kvbench's "
                       f"tables): left as it was{hint}")
+
+
+def empty_file(path: str) -> UsageError:
+    return UsageError(f"{path} is not a kvbench store (an empty file): left as it was; a store "
+                      "cut to nothing is lost (restore it from a copy), else remove the file "
+                      "and kvb store add creates the store there")
+
+
+def _stays_empty(path: str) -> bool:
+    """True when the file is empty and stays so. A kvb creating a store makes the file empty,
+    then fills it in one transaction (its PATH-journal beside it until the commit): an empty
+    file is watched for EMPTY_WAIT seconds, and as long as such a journal is there."""
+    start = time.monotonic()
+    while os.path.getsize(path) == 0:
+        waited = time.monotonic() - start
+        if waited > BUSY_TIMEOUT or (waited > EMPTY_WAIT
+                                     and not os.path.exists(path + "-journal")):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def _starts_with_magic(path: str) -> bool:
@@ -149,10 +172,12 @@ def _roll_back_hot_journal(path: str) -> None:
 def examine(path: str, *, full: bool, listed: bool = False) -> None:
     """Raises UsageError when the existing file at path is not an SQLite database, or is
     damaged: shorter than its header says, or (full: before a write) failing quick_check.
-    An empty file is SQLite's empty database, and passes. listed: the message is for kvb store
-    check, which lists the problems itself."""
-    if os.path.getsize(path) == 0:
-        return
+    An empty file is not a store either (SQLite would take it for an empty database, and kvb
+    store add would make a new store of what may be a store cut to nothing), unless a kvb is
+    creating the store in it. listed: the message is for kvb store check, which lists the
+    problems itself."""
+    if _stays_empty(path):
+        raise empty_file(path)
     for attempt in (1, 2):
         try:
             _look(path, full, listed)

@@ -38,26 +38,108 @@ class Run:
                 + ("" if self.complete else ", an INCOMPLETE run") + f"; from {self.source})")
 
 
-def selector_where(selectors: dict[str, str]) -> tuple[list[str], list[Any]]:
-    """SQL conditions on documents d (joined to fingerprints f) for NAME=VALUE selectors, all of
-    which must hold: document=HASH and fingerprint=HASH (or their first characters),
-    kind=kvbench|gbench, or any stored key field or attribute (host, preset, commit,
-    lib.rocksdb.version, workload.num, ci.job, ...)."""
+# ---- selectors: one vocabulary for kvb compare --store, store rm, history, trend and export ---
+
+# What a run's series are (core/store_schema.py's series columns): a run matches when one of its
+# series has the value; with --filter a series matches when it has it.
+SERIES_FIELDS = {"kind": "s.kind", "engine": "s.engine", "benchmark": "s.benchmark",
+                 "role": "s.role", "row": "s.row_name", "metric": "s.metric"}
+# Hashes, matched by their first characters (as kvb history prints 12 of them).
+HASH_FIELDS = {"document": "d.hash", "fingerprint": "f.hash"}
+# Stored fields under short names (core/fingerprint.py): host, preset, commit. A commit matches
+# by its first characters either way: commit=5d9499f and a full 40-digit SHA both match the 12
+# kvbench records.
+STORED_SHORT = ("host", "preset", "commit")
+SHORT_NAMES = (*SERIES_FIELDS, *HASH_FIELDS, *STORED_SHORT)
+
+
+def parse_selectors(items: list[str] | None, what: str) -> dict[str, str]:
+    """NAME=VALUE arguments (--filter, --base, --other, kvb store rm's): every one must hold, so
+    a name given twice with two values is refused (nothing could match)."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise UsageError(f"{what} {item!r}: expected NAME=VALUE (e.g. engine=rocksdb, "
+                             "host=ci-3, workload.num=1000000)")
+        if k in out and out[k] != v:
+            raise UsageError(f"{what}: {k} given twice ({out[k]!r} and {v!r}): every selector "
+                             "must hold, so nothing could match")
+        out[k] = v
+    return out
+
+
+def check_names(st: store_mod.Store, selectors: dict[str, str]) -> None:
+    """Refuses a field no stored run has (exit 2), naming the fields there are: a typo must not
+    read as "no stored run matches"."""
+    for name in selectors:
+        if name in SHORT_NAMES:
+            continue
+        if st.q("SELECT 1 FROM fields WHERE name = ? LIMIT 1", (name,)).fetchone() is None:
+            raise UsageError(f"unknown field {name!r}: no stored run has it in "
+                             f"{store_mod.shown(st.loc)}; known: {known_names(st)}")
+
+
+def known_names(st: store_mod.Store) -> str:
+    """The short names, then the stored fields, those of one library or one prefix together (the
+    context.<path> copies counted, not listed)."""
+    stored = [n for (n,) in st.q("SELECT DISTINCT name FROM fields ORDER BY name")]
+    context = [n for n in stored if n.startswith("context.")]
+    libs: dict[str, set[str]] = {}
+    groups: dict[str, list[str]] = {}
+    for n in stored:
+        parts = n.split(".")
+        if n in SHORT_NAMES or n.startswith("context."):
+            continue
+        if parts[0] == "lib" and len(parts) == 3:
+            libs.setdefault(parts[2], set()).add(parts[1])
+        else:
+            groups.setdefault(parts[0] if len(parts) > 1 else "", []).append(n)
+    shown = [*SHORT_NAMES, *groups.pop("", [])]
+    shown += [f"{p}.{{{','.join(n[len(p) + 1:] for n in names)}}}" if len(names) > 2 else
+              ", ".join(names) for p, names in groups.items()]
+    shown += [f"lib.<{'|'.join(sorted(names))}>.{what}" for what, names in sorted(libs.items())]
+    return (", ".join(shown)
+            + (f"; and {len(context)} context.<path> fields (e.g. {context[0]}; kvb store get "
+               "HASH prints a run's context)" if context else ""))
+
+
+def _stored(name: str, v: str) -> tuple[str, list[Any]]:
+    # (The % of a pattern is a parameter: psycopg's placeholders are %s.)
+    value = "(x.value LIKE ? OR ? LIKE x.value || ?)" if name == "commit" else "x.value = ?"
+    params: list[Any] = [v.lower() + "%", v.lower(), "%"] if name == "commit" else [v]
+    return (f"EXISTS (SELECT 1 FROM fields x WHERE x.document_id = d.id AND x.name = ? AND "
+            f"{value})", [name, *params])
+
+
+def selector_where(selectors: dict[str, str], series: bool = False
+                   ) -> tuple[list[str], list[Any]]:
+    """SQL conditions for NAME=VALUE selectors, all of which must hold, on documents d (joined
+    to fingerprints f) and, with series, on the series s of the query (kvb history's --filter):
+    the series fields (kind, engine, benchmark, role, row, metric), the hashes (document,
+    fingerprint: their first characters), or any stored key field or attribute (host, preset,
+    commit, lib.rocksdb.version, workload.num, ci.job, context.<path>, ...). Check the names
+    first (check_names)."""
     where, params = [], []
     for k, v in selectors.items():
-        if k == "document":
-            where.append("d.hash LIKE ?")
+        if k in HASH_FIELDS:
+            where.append(f"{HASH_FIELDS[k]} LIKE ?")
             params.append(v.lower() + "%")
-        elif k == "fingerprint":
-            where.append("f.hash LIKE ?")
-            params.append(v.lower() + "%")
+        elif k in SERIES_FIELDS and series:
+            where.append(f"{SERIES_FIELDS[k]} = ?")
+            params.append(v)
         elif k == "kind":
             where.append("d.kind = ?")
             params.append(v)
+        elif k in SERIES_FIELDS:
+            where.append("EXISTS (SELECT 1 FROM measurements xm JOIN series xs ON xs.id = "
+                         f"xm.series_id WHERE xm.document_id = d.id AND "
+                         f"{SERIES_FIELDS[k].replace('s.', 'xs.')} = ?)")
+            params.append(v)
         else:
-            where.append("EXISTS (SELECT 1 FROM fields x WHERE x.document_id = d.id AND "
-                         "x.name = ? AND x.value = ?)")
-            params += [k, v]
+            sql, values = _stored(k, v)
+            where.append(sql)
+            params += values
     return where, params
 
 
@@ -71,7 +153,7 @@ def split_arguments(items: list[str]) -> tuple[list[str], dict[str, str]]:
         if len(i) < MIN_ID:
             raise UsageError(f"run id {i!r}: give at least {MIN_ID} characters of the document "
                              "hash (kvb history prints 12)")
-    return ids, store_mod.parse_pairs([i for i in items if "=" in i], "selector")
+    return ids, parse_selectors([i for i in items if "=" in i], "selector")
 
 
 def _one(st: store_mod.Store, prefix: str) -> int:
@@ -97,6 +179,7 @@ def pick(st: store_mod.Store, ids: list[str], selectors: dict[str, str]) -> list
     if not ids and not selectors:
         raise UsageError("name the runs: their ids (document hashes, as kvb history and kvb "
                          "store add print them) or NAME=VALUE selectors, e.g. host=ci-3")
+    check_names(st, selectors)
     where, params = selector_where(selectors)
     if ids:
         named = sorted({_one(st, i) for i in ids})

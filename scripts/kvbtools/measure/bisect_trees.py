@@ -15,9 +15,9 @@ that ignores it measures one placement K times; docs/placement.md has recipes).
 What the build compiles: the builds of old and new run under strace, which records every file a
 process of the build opens (git's own reads excluded). The files of the repository among them,
 plus every source file in a directory the build listed (a CMake glob of lib/*.c picks up a file
-added later), make the compiled set; a commit's fingerprint is the hash of those paths' blob ids
-in its tree (git ls-tree: no checkout, no build). Without strace there is no compiled set and no
-commit is skipped for it.
+added later), make the compiled set (bisect_state.CompiledSet, kept in the state); a commit's
+fingerprint is the hash of those paths' blob ids in its tree (git ls-tree: no checkout, no
+build). Without strace there is no compiled set and no commit is skipped for it.
 """
 from __future__ import annotations
 
@@ -31,16 +31,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from kvbtools.measure import runner
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.runner import Build, BuildError, Plan
+from kvbtools.measure.bisect_state import CompiledSet, GenericMode, Mode
+from kvbtools.measure.runner import Build, BuildError
 
-# Files whose content is compiled when they sit in a directory the build listed (a glob).
-SOURCE_EXT = (".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl",
-              ".ipp", ".tcc", ".s", ".S", ".asm")
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
 
 
@@ -71,23 +68,6 @@ def interrupted(returncode: int) -> bool:
 
 
 # ---- what the build compiles -----------------------------------------------------------------
-
-@dataclass
-class CompiledSet:
-    files: set[str] = field(default_factory=set)    # repository paths the build read
-    dirs: set[str] = field(default_factory=set)     # repository directories the build listed
-
-    def covers(self, path: str) -> bool:
-        return path in self.files or (os.path.dirname(path) in self.dirs
-                                      and path.endswith(SOURCE_EXT))
-
-    def to_json(self) -> dict[str, list[str]]:
-        return {"files": sorted(self.files), "dirs": sorted(self.dirs)}
-
-    @staticmethod
-    def from_json(d: dict[str, list[str]] | None) -> "CompiledSet | None":
-        return None if d is None else CompiledSet(set(d["files"]), set(d["dirs"]))
-
 
 def tracer() -> str:
     """'' when strace can trace here, else why not."""
@@ -183,11 +163,14 @@ def command(cmd: str) -> list[str]:
 # ---- worktrees, builds and runs --------------------------------------------------------------
 
 class Workspace:
-    """The temporary directory of one kvb bisect invocation (see the module doc)."""
+    """The temporary directory of one kvb bisect invocation (see the module doc): `repo`'s
+    commits built and measured as `mode` says, `layouts` links each, build.log in `outdir`."""
 
-    def __init__(self, state: dict[str, Any]) -> None:
-        self.state = state
-        self.repo = state["repo"]
+    def __init__(self, repo: str, outdir: str, mode: Mode, layouts: int) -> None:
+        self.repo = repo
+        self.outdir = outdir
+        self.mode = mode
+        self.layouts = layouts
         self.tmp = tempfile.mkdtemp(prefix="kvb-bisect.")
         self.trees: dict[str, str] = {}
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
@@ -212,24 +195,23 @@ class Workspace:
             wrap = trace_wrap(log_trace)
         env = dict(os.environ, CCACHE_NOINODECACHE="1")  # ccache must open what it hashes
         self.builds += 1
-        st = self.state
-        log = os.path.join(st["dir"], "build.log")
-        layouts = int(st.get("layouts", 1))
-        if st["mode"] == "generic":
-            for seed in range(layouts):  # traced once: every seed compiles the same files
+        log = os.path.join(self.outdir, "build.log")
+        mode = self.mode
+        if isinstance(mode, GenericMode):
+            for seed in range(self.layouts):  # traced once: every seed compiles the same files
                 with open(log, "a", encoding="utf-8") as f:
                     f.write(f"\n==== {sha} (KVB_LAYOUT_SEED={seed}) ====\n")
-                self._check(runner.run_logged, ["sh", "-c", st["build_cmd"]], log, cwd=tree,
+                self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
                             wrap=wrap if seed == 0 else None,
                             env=dict(env, KVB_LAYOUT_SEED=str(seed)))
             self.built[sha] = tree
         else:
-            micro = Plan(**st["plan"]).micro
-            b = Build(f"{st['dep']} at {sha[:12]}", st["preset"],
-                      f"bisect-{st['preset']}-{st['dep']}",
-                      dict([runner.source_define(st["dep"], tree),
+            micro = mode.plan.micro
+            b = Build(f"{mode.dep} at {sha[:12]}", mode.preset,
+                      f"bisect-{mode.preset}-{mode.dep}",
+                      dict([runner.source_define(mode.dep, tree),
                             ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
-                      layouts=layouts)
+                      layouts=self.layouts)
             self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])
             os.makedirs(dest, exist_ok=True)
@@ -249,10 +231,10 @@ class Workspace:
     def run(self, sha: str, out: str, seed: int = 0) -> None:
         """One measurement of a built commit's link `seed`, its JSON written to `out`. Raises
         BuildError when it fails."""
-        st = self.state
-        if st["mode"] == "generic":
+        mode = self.mode
+        if isinstance(mode, GenericMode):
             with open(out, "w", encoding="utf-8") as f:
-                p = subprocess.run(command(st["measure_cmd"]), cwd=self.built[sha],
+                p = subprocess.run(command(mode.measure_cmd), cwd=self.built[sha],
                                    stdout=f, stderr=subprocess.PIPE, text=True,
                                    env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
             if interrupted(p.returncode):
@@ -263,8 +245,7 @@ class Workspace:
         else:
             try:
                 binary = self.binaries.get(sha, [self.built[sha]])
-                runner.run_once(binary[seed % len(binary)], Plan(**st["plan"]), out,
-                                st["engine"])
+                runner.run_once(binary[seed % len(binary)], mode.plan, out, mode.engine)
             except BuildError as e:
                 if re.search(r"failed \((-2|130)\)", str(e)):
                     raise KeyboardInterrupt from None

@@ -11,15 +11,16 @@ Used by bisect_search's confirmation; imports no command module.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Any
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
+from kvbtools.measure.bisect_state import KvbenchMode, Mode, State
 from kvbtools.measure.presets import load_presets
-from kvbtools.measure.runner import Build, BuildError, Plan
+from kvbtools.measure.runner import Build, BuildError
 from kvbtools.core.samples import load_side
 
 # Counts within this fraction of each other are "the same instructions": callgrind's counts are
@@ -51,14 +52,13 @@ class Witness:
                 f"this {self.blamed:.4g}: the same")
 
 
-def witness_preset(st: dict[str, Any]) -> str | None:
-    """The preset the counts are made with: the bisect's own when valgrind can run it, else
-    this host's portable one; None when there is none or no valgrind."""
+def witness_preset(preset: str) -> str | None:
+    """The preset the counts are made with: the bisect's own (`preset`) when valgrind can run
+    it, else this host's portable one; None when there is none or no valgrind."""
     try:
         callgrind.require_valgrind()
     except UsageError:
         return None
-    preset = st["preset"]
     try:
         callgrind.check_presets([(preset, load_presets()[preset].cache)])
         return preset
@@ -68,52 +68,61 @@ def witness_preset(st: dict[str, Any]) -> str | None:
     return (portable or callgrind.portable_presets() or [None])[0]
 
 
-def count(st: dict[str, Any], tree: str, sha: str, preset: str, out_dir: str) -> float:
-    """Instructions per byte of st's micro benchmark in the commit whose worktree is `tree`."""
-    b = Build(f"{st['dep']} at {sha[:12]} (instructions)", preset,
-              f"bisect-{preset}-{st['dep']}-instructions",
-              dict([runner.source_define(st["dep"], tree)]))
+def count(mode: KvbenchMode, tree: str, sha: str, preset: str, out_dir: str) -> float:
+    """Instructions per byte of the mode's micro benchmark in the commit whose worktree is
+    `tree`."""
+    b = Build(f"{mode.dep} at {sha[:12]} (instructions)", preset,
+              f"bisect-{preset}-{mode.dep}-instructions",
+              dict([runner.source_define(mode.dep, tree)]))
     runner.do_build(b, True, "")
-    plan = Plan(**dict(st["plan"], instructions=True))
+    plan = dataclasses.replace(mode.plan, instructions=True)
     out = os.path.join(out_dir, f"instructions.{sha[:12]}.json")
     runner.run_once(b.binary(True), plan, out)
     side = load_side(sha[:12], [out])
-    key = (st["bench_key"], METRIC)
+    key = (mode.bench_key, METRIC)
     if key not in side.values:
-        raise RunError(f"{out} has no {METRIC} for {st['bench_key']}")
+        raise RunError(f"{out} has no {METRIC} for {mode.bench_key}")
     return side.values[key][0]
 
 
-def witness(st: dict[str, Any], trees: dict[str, str], parent: str, blamed: str
+def counted(mode: Mode) -> KvbenchMode | None:
+    """The mode when instructions can witness it: a kvbench_micro benchmark that is timed (not
+    one whose search counts instructions itself); else None."""
+    if isinstance(mode, KvbenchMode) and mode.plan.micro and not mode.plan.instructions:
+        return mode
+    return None
+
+
+def witness(state: State, trees: dict[str, str], parent: str, blamed: str
             ) -> tuple[Witness | None, str]:
     """The counts of parent and blamed, or None and why not ("" where counts do not apply:
     generic mode, kvbench workloads, a search that counted instructions itself)."""
-    if st.get("mode") != "kvbench" or not Plan(**st["plan"]).micro or \
-            Plan(**st["plan"]).instructions:
+    mode = counted(state.mode)
+    if mode is None:
         return None, ""
-    preset = witness_preset(st)
+    preset = witness_preset(mode.preset)
     if preset is None:
         return None, "no valgrind, or no portable preset valgrind can run here"
     try:
-        counts = [count(st, trees[s], s, preset, st["dir"]) for s in (parent, blamed)]
+        counts = [count(mode, trees[s], s, preset, state.dir) for s in (parent, blamed)]
     except (BuildError, RunError, UsageError) as e:
         return None, f"counting instructions failed: {e}"
     return Witness(counts[0], counts[1], preset), ""
 
 
-def instructions_command(st: dict[str, Any]) -> str:
+def instructions_command(state: State) -> str:
     """The kvb bisect command that decides by instruction counts (deterministic)."""
-    if st.get("mode") != "kvbench" or not Plan(**st["plan"]).micro:
+    mode, s = state.mode, state.settings
+    if not isinstance(mode, KvbenchMode) or not mode.plan.micro:
         return ""
-    preset = witness_preset(st) or "x86-gcc-portable"
+    preset = witness_preset(mode.preset) or "x86-gcc-portable"
     return " ".join(shlex.quote(a) for a in [
-        "scripts/kvb", "bisect", "--repo", st["repo"], "--old", st["old"][:12], "--new",
-        st["new"][:12], "--dep", st["dep"], "--micro", st["bench_key"], "--find", st["find"],
-        "--preset", preset, "--instructions"])
+        "scripts/kvb", "bisect", "--repo", s.repo, "--old", s.old[:12], "--new", s.new[:12],
+        "--dep", mode.dep, "--micro", mode.bench_key, "--find", s.find, "--preset", preset,
+        "--instructions"])
 
 
-def instructions_hint(st: dict[str, Any]) -> str:
-    cmd = instructions_command(st)
+def instructions_hint(state: State) -> str:
+    cmd = instructions_command(state)
     return (f"instruction counts can decide (deterministic, blind to placement): {cmd}"
             if cmd else "")
-

@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 
 from kvbtools.core import results
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import RunError, UsageError, failure_reason
 
 
 def run_micro(binary: str, block_size: int, min_time: float,
@@ -19,10 +19,14 @@ def run_micro(binary: str, block_size: int, min_time: float,
                f"--benchmark_min_time={min_time}", f"--block_sizes={block_size}",
                f"--benchmark_out={out}", "--benchmark_out_format=json", *extra]
         proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        why = failure_reason(proc.stderr, "kvbench_micro")
         if proc.returncode == 2:  # kvbench_micro's usage error: a flag given after --
-            raise UsageError(f"kvbench_micro refused its flags: {proc.stderr.strip()}")
-        if proc.returncode != 0:
-            raise RunError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.strip()}")
+            raise UsageError(f"kvbench_micro refused its flags: {why}")
+        if proc.returncode != 0:  # the reason first, then what ran
+            rest = proc.stderr.strip()
+            raise RunError(f"kvbench_micro failed (exit {proc.returncode}): {why}\n"
+                           f"  ran: {' '.join(cmd)}"
+                           + (f"\n  its stderr:\n{rest}" if "\n" in rest else ""))
         try:
             return results.load(out, [results.GBENCH])
         except UsageError as e:  # what it wrote, not what the user gave

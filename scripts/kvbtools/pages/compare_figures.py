@@ -78,9 +78,10 @@ def log_scaled(cells: list[Cell]) -> bool:
     return max(xs) / min(xs) > LOG_SPAN
 
 
-def ratio_figure(c: Comparison, mkey: str, colours: Colours) -> Figure:
+def ratio_figure(c: Comparison, mkey: str, colours: Colours, measured: bool = False) -> Figure:
     """One metric: a row per benchmark, a point per side at its ratio to the base with its 95%
-    interval, the medians on the right, the control's interval as a grey band behind."""
+    interval, the medians on the right, the control's interval as a grey band behind. measured:
+    kvb matrix or versions measured the sides (and could have measured a control)."""
     metric = c.metrics[mkey]
     names = c.benches[mkey]
     others = [s.label for s in c.sides[1:] if s.label != CONTROL]
@@ -101,13 +102,14 @@ def ratio_figure(c: Comparison, mkey: str, colours: Colours) -> Figure:
                 cell = cells.get((bench, side))
                 if cell is not None:
                     yy = y + (len(others) - 1) / 2 * step - j * step
-                    _point(ax, cell, yy, colours[side], (lo, hi))
+                    _point(ax, cell, yy, colours[side], (lo, hi), log)
                     _medians(ax, cell, yy, metric.scale)
         _ratio_axes(ax, c, mkey, names, log, (lo, hi))
         _ratio_legend(ax, [(s, colours[s]) for s in others], list(cells.values()), has_control)
         return fig
 
-    return Figure(f"ratio-{figures.safe_name(mkey)}", _ratio_caption(c, mkey, has_control, log),
+    return Figure(f"ratio-{figures.safe_name(mkey)}",
+                  _ratio_caption(c, mkey, has_control, log, measured),
                   draw, warnings=_noisy_sides(c), notes=_undecided_notes(list(cells.values())))
 
 
@@ -179,7 +181,8 @@ def _ratio_legend(ax: Any, sides: list[tuple[str, str]], cells: list[Cell],
               ncol=min(len(labels), 5), borderaxespad=0.3, fontsize=7)
 
 
-def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool) -> str:
+def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool,
+                   measured: bool = False) -> str:
     metric = c.metrics[mkey]
     base = c.sides[0].label
     return (f"Each point is a side's median {metric.path} divided by {base}'s, with the "
@@ -187,13 +190,13 @@ def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool) -> str:
             "few runs give no finite one); on the right, both medians in "
             f"{metric.shown_unit}. A filled point is a significant change ({c.test} and the "
             "threshold), a hollow one is no change (its interval within the threshold), a grey "
-            "diamond is undecided (its word beside it, its reason below). A ratio of 0 or over a base of 0 is drawn at the axis's end "
-            "with its words. "
+            "diamond is undecided (its word beside it, its reason below). A ratio of 0 or over "
+            "a base of 0 is drawn at the axis's end with its words. "
             + ("The axis is logarithmic: the ratios span more than 10x. " if log else "")
             + ("The grey band is the control (the base measured again): a point inside it "
                "is within the noise." if control else
-               "Without a control series there is no band: rerun kvb matrix without "
-               "--no-control for the noise floor."))
+               "Without a control series there is no band: rerun without --no-control for the "
+               "noise floor." if measured else ""))
 
 
 def _noisy_sides(c: Comparison) -> list[str]:
@@ -221,9 +224,36 @@ def _control(ax: Any, cell: Cell, y: float) -> None:
         ax.plot([cell.verdict.ratio] * 2, [y - 0.42, y + 0.42], color=MUTED, lw=1, zorder=1)
 
 
-def _point(ax: Any, cell: Cell, y: float, colour: str, lims: tuple[float, float]) -> None:
+# Where a label's words may reach: the axes' width in points (a 10-inch figure less the names
+# on the left and the medians' column on the right, at least), and a character's width in
+# points at the labels' 7 pt.
+AXES_POINTS = 480.0
+CHAR_POINTS = 4.0
+
+
+def _fraction(x: float, lims: tuple[float, float], log: bool) -> float:
+    """Where x is across the axes, 0 (left) to 1 (right)."""
+    lo, hi = lims
+    if log:
+        return (math.log(x) - math.log(lo)) / (math.log(hi) - math.log(lo)) if x > 0 else 0.0
+    return (x - lo) / (hi - lo) if hi > lo else 0.0
+
+
+def _label_side(text: str, left: float, right: float, lims: tuple[float, float],
+                log: bool) -> tuple[float, int, str]:
+    """Where a point's words go: after its interval (x, offset, alignment), or before it when
+    they would run past the axes into the medians' column and fit there."""
+    need = (5 + CHAR_POINTS * len(text)) / AXES_POINTS
+    if _fraction(right, lims, log) + need <= 1.0 or _fraction(left, lims, log) - need < 0.0:
+        return right, 5, "left"
+    return left, -5, "right"
+
+
+def _point(ax: Any, cell: Cell, y: float, colour: str, lims: tuple[float, float],
+           log: bool = False) -> None:
     """The side's ratio with its interval and its words; 0 and a ratio over a base of 0 at the
-    ends of the axis, pointing out of it."""
+    ends of the axis, pointing out of it. The words stay inside the axes (before the point when
+    after it they would run into the medians), on a white ground so no line strikes them."""
     r = cell.verdict.ratio
     at, marker = r, "D" if decided(cell) == "other" else "o"
     if not math.isfinite(r):  # over a base of 0
@@ -240,11 +270,17 @@ def _point(ax: Any, cell: Cell, y: float, colour: str, lims: tuple[float, float]
             clip_on=marker in "oD")
     word = "" if kind == "none" else cell.verdict.word
     colour_text = ALERT if cell.verdict.regression else "#333333" if kind == "change" else MUTED
-    x = min(iv[1], lims[1]) if iv and marker in "oD" else at
-    ax.annotate(f"{ratio_text(cell)} {word}".strip(), (x, y), xytext=(5, 0) if marker != ">"
-                else (-7, 0), textcoords="offset points", va="center", fontsize=7,
-                ha="left" if marker != ">" else "right", color=colour_text,
-                style="italic" if kind == "other" else "normal")
+    text = f"{ratio_text(cell)} {word}".strip()
+    if marker == ">":
+        x, dx, ha = at, -7, "right"
+    else:
+        right = min(iv[1], lims[1]) if iv and marker in "oD" else at
+        left = max(iv[0], lims[0]) if iv and marker in "oD" else at
+        x, dx, ha = _label_side(text, left, right, lims, log)
+    ax.annotate(text, (x, y), xytext=(dx, 0), textcoords="offset points", va="center",
+                fontsize=7, ha=ha, color=colour_text, style="italic" if kind == "other"
+                else "normal", zorder=4, bbox=dict(boxstyle="square,pad=0.1", fc="white",
+                                                   ec="none", alpha=0.85))
 
 
 def _medians(ax: Any, cell: Cell, y: float, scale: float) -> None:

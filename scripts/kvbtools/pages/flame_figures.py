@@ -21,6 +21,9 @@ from kvbtools.pages.htmlpage import Page, esc
 WIDTH, ROW, FONT, CHAR = 1200.0, 16, 11, 6.4  # px; CHAR: a character's width at FONT
 MIN_PX = 0.4          # narrower frames are left out (their samples stay in their parent)
 MAX_DEPTH = 96
+# Below this many samples a graph says so: a frame of n samples is known to about ±1/√n
+# (docs/profile.md, "Accuracy"), so at 200 a 10% frame is ±22% of itself.
+FEW_SAMPLES = 200
 
 Tree = dict[tuple[str, ...], int]  # path from the root -> samples in it and below
 
@@ -131,8 +134,18 @@ def differential(a: RoleProfile, b: RoleProfile, title: str) -> str:
     return svg(tb, total_b, title, lambda p: diff_colour(delta(p), scale), note)
 
 
-def _figure(svg_text: str, caption: str) -> str:
-    return f'<figure>{svg_text}<figcaption>{esc(caption)}</figcaption></figure>'
+def few(samples: int) -> str:
+    """What a graph of few samples says under it; '' when it has enough."""
+    if samples >= FEW_SAMPLES:
+        return ""
+    return (f"Few samples: {samples} (fewer than {FEW_SAMPLES}): a frame of n samples is known "
+            "to about ±1/√n, so its width here is rough and a frame under ~10 samples is noise; "
+            "run longer (--duration), repeat (--repeats) or raise --profile_hz (docs/profile.md).")
+
+
+def _figure(svg_text: str, caption: str, warning: str = "") -> str:
+    warn = f'<span class="warn">{esc(warning)}</span>' if warning else ""
+    return f'<figure>{svg_text}<figcaption>{esc(caption)}{warn}</figcaption></figure>'
 
 
 def add_profile_sections(page: Page, docs: list[Document]) -> None:
@@ -145,14 +158,22 @@ def add_profile_sections(page: Page, docs: list[Document]) -> None:
               "docs/profile.md). Hover a frame for its full name, samples and ns per operation.",
               "muted")
     for d, profs in shown:
+        idle = []
         for (bench, role), rp in profs.items():
             if not rp.samples:  # an idle role: the signal thread, an engine with no threads
+                idle.append(f"{bench} [{role}]")
                 continue
+            title = f"{bench} [{role}]" + (f": only {rp.samples} samples"
+                                           if rp.samples < FEW_SAMPLES else "")
             page.heading(3, f"{d.path}: {bench} [{role}]")
-            page.html(_figure(flame(rp, f"{bench} [{role}]"),
+            page.html(_figure(flame(rp, title),
                               f"{rp.samples} samples of {rp.period_ns / 1e6:g} ms CPU over "
                               f"{rp.threads} thread(s); {rp.lost} lost; "
-                              f"{rp.ns_per_op(rp.samples):.1f} ns/op in all"))
+                              f"{rp.ns_per_op(rp.samples):.1f} ns/op in all", few(rp.samples)))
+        if idle:
+            page.para(f"{d.path}: no samples, so no flame graph, of {', '.join(idle)}: the role "
+                      "took no CPU time while it was profiled (kvbench's signal thread as "
+                      "background, an engine without threads of its own)", "muted")
         for why in profiles.unavailable(d.doc):
             page.para(f"{d.path}: not profiled: {why}", "muted")
 
@@ -164,14 +185,23 @@ def add_diff_sections(page: Page, sides: list[dict[tuple[str, str], RoleProfile]
     base = sides[0]
     pairs = [(label, key, base[key], other[key]) for label, other in zip(labels[1:], sides[1:])
              for key in other if key in base and other[key].samples]
-    if not pairs:
+    idle = [f"{bench} [{role}] of {label}" for label, other in zip(labels[1:], sides[1:])
+            for (bench, role), rp in other.items() if (bench, role) in base and not rp.samples]
+    if not pairs and not idle:
         return
     page.heading(2, "Where the CPU time moved", "profiles")
     page.para(f"Each side's flame graph coloured by the change of every frame's CPU per "
               f"operation (itself and what it calls) against {labels[0]}: red more, blue less.",
               "muted")
     for label, (bench, role), a, b in pairs:
+        least = min(a.samples, b.samples)
         page.heading(3, f"{bench} [{role}]: {label} against {labels[0]}")
-        page.html(_figure(differential(a, b, f"{bench} [{role}]: {label} vs {labels[0]}"),
-                          f"{labels[0]} {a.ns_per_op(a.samples):.1f} ns/op, {label} "
-                          f"{b.ns_per_op(b.samples):.1f} ns/op sampled"))
+        page.html(_figure(differential(a, b, f"{bench} [{role}]: {label} vs {labels[0]}"
+                                       + (f": only {least} samples" if least < FEW_SAMPLES
+                                          else "")),
+                          f"{labels[0]} {a.ns_per_op(a.samples):.1f} ns/op ({a.samples} "
+                          f"samples), {label} {b.ns_per_op(b.samples):.1f} ns/op ({b.samples} "
+                          "samples) sampled", few(least)))
+    if idle:
+        page.para(f"No samples, so no differential flame graph: {', '.join(idle)} (the role "
+                  "took no CPU time while it was profiled)", "muted")

@@ -24,8 +24,9 @@ border-bottom:1px solid var(--rule);padding-bottom:.2em}h3{font-size:1.02em;marg
 p{margin:.4em 0}.muted{color:var(--muted);font-size:.9em}
 nav{font-size:.9em;margin:.6em 0 1em}nav a{margin-right:1em;white-space:nowrap}
 a{color:#1a56b0;text-decoration:none}
-table{border-collapse:collapse;font-size:.85em;margin:.4em 0 .8em}
-th,td{padding:.22em .7em;text-align:left;vertical-align:top;border-bottom:1px solid var(--rule)}
+table{border-collapse:collapse;font-size:.85em;margin:.4em 0 .8em;max-width:100%}
+th,td{padding:.22em .55em;text-align:left;vertical-align:top;border-bottom:1px solid var(--rule)}
+td{overflow-wrap:break-word}
 th{background:#eef0f3;font-weight:600}tr:nth-child(even) td{background:var(--zebra)}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.kv{width:100%;table-layout:fixed}table.kv td{overflow-wrap:anywhere}
@@ -40,11 +41,11 @@ svg.flame{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:var(--muted);margin-top:.2em;max-width:60em}
 figcaption .warn{display:block;color:#b3261e;font-weight:600}
 figcaption .note{display:block;color:var(--fg)}
-td.undecided{color:var(--muted);font-style:italic;
-background:repeating-linear-gradient(135deg,#eee 0 4px,#fff 4px 8px)}
+tr td.undecided{color:var(--muted);font-style:italic;
+background:repeating-linear-gradient(135deg,#e4e4e4 0 4px,#fff 4px 8px)}
 td.worse{color:#b3261e;font-weight:600}td.better{font-weight:600}
-pre{background:var(--zebra);padding:.6em .8em;font-size:.78em;overflow-x:auto;
-border:1px solid var(--rule)}
+pre{background:var(--zebra);padding:.6em .8em;font-size:.78em;white-space:pre-wrap;
+overflow-wrap:anywhere;border:1px solid var(--rule)}
 code{font-size:.9em}
 """
 
@@ -66,7 +67,8 @@ def _td(cell: object, numeric: bool) -> str:
     cls = " ".join(x for x in ("n" if numeric else "", c.cls) if x)
     attrs = (f' class="{esc(cls)}"' if cls else "") + (f' title="{esc(c.title)}"' if c.title
                                                        else "")
-    return f"<td{attrs}>{esc(c.text)}</td>"
+    # A benchmark's role may go to the next line (fwdrangewhilewriting[reader]): wide tables fit.
+    return f"<td{attrs}>{esc(c.text).replace('[', '<wbr>[')}</td>"
 
 
 def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None, *,

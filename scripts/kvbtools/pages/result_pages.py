@@ -23,7 +23,9 @@ from kvbtools.pages.study_figures import study_page
 KINDS = ("matrix", "versions", "bisect", "study")
 
 
-def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
+def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool = False) -> Page:
+    """The page of a comparison; measured: kvb matrix or versions measured its sides (so a
+    missing control series can be advised)."""
     page = Page(title)
     if intro:
         page.para(intro, "muted")
@@ -54,7 +56,7 @@ def comparison_page(c: Comparison, title: str, intro: str = "") -> Page:
             page.para(f"{c.metrics[mkey].path}: no benchmark in both the base and another side: "
                       "no ratio to draw", "muted")
             continue
-        page.figure(compare_figures.ratio_figure(c, mkey, colours))
+        page.figure(compare_figures.ratio_figure(c, mkey, colours, measured))
         page.html(verdict_table(c, mkey))
     if c.sides[0].kind == results.GBENCH:
         page.heading(2, "GB/s by block size", "gbps")
@@ -143,7 +145,7 @@ def page_for_dir(directory: str) -> Page:
     what = {"matrix": f"presets {', '.join(doc.get('presets', []))}",
             "versions": f"{doc.get('dep', '')} {', '.join(doc.get('versions', []))}"}[kind]
     page = comparison_page(c, f"kvb {kind}: {what}", f"results directory {directory}; "
-                           f"{doc.get('repeats', '?')} rounds, interleaved")
+                           f"{doc.get('repeats', '?')} rounds, interleaved", measured=True)
     notes = [f"build of {b} failed: not measured" for b in doc.get("failed_builds", [])]
     notes += doc.get("library_version_mismatches", [])
     if notes:

@@ -362,10 +362,14 @@ def cost(g: Group, colours: Colours) -> tuple[Figure, list[str]]:
                      "readable): those bars are n/a")
 
     def draw(plt: Any) -> Any:
-        fig, axes = figures.new(plt, 2.9, ncols=len(COST_PANELS))
-        for ax, (title, parts, scale) in zip(axes, COST_PANELS):
-            _cost_panel(ax, g, runs, colours, parts, scale)
-            ax.set_title(title, fontsize=9)
+        # One axes, a group of bars per panel, each on its own scale (its bars carry their
+        # values: no y axis): six axes were most of the time a page of bar figures took.
+        fig, ax = figures.new(plt, 2.9)
+        x, ticks = 0, []
+        for title, parts, scale in COST_PANELS:
+            ticks += [(x + i, r.label) for i, r in enumerate(runs)]
+            x = _bar_group(ax, x, runs, colours, _cost_stacks(g, runs, parts, scale), title)
+        _groups_axes(ax, ticks, x)
         fig.suptitle(f"{g.label}: cost per operation", x=0.01, ha="left", fontsize=10)
         _stack_legend(plt, fig)
         return fig
@@ -389,39 +393,70 @@ def _stack_legend(plt: Any, fig: Any) -> None:
                loc="upper right", ncol=2, fontsize=7.5, borderaxespad=0.1)
 
 
-def _cost_panel(ax: Any, g: Group, runs: list[Run], colours: Colours,
-                parts: list[tuple[str, str]], scale: float) -> None:
-    top = 0.0
-    for i, r in enumerate(runs):
+# A cost group's highest bar, in the axes' units (each group on its own scale); its title above.
+GROUP_HIGHEST = 1.0
+GROUP_TOP = 1.2
+
+
+def _cost_stacks(g: Group, runs: list[Run], parts: list[tuple[str, str]],
+                 scale: float) -> list[list[float | None]]:
+    """Each run's parts of one cost panel (medians over repeats, scaled; None when absent)."""
+    out = []
+    for r in runs:
         mine = [e for e in g.entries if e.run is r]
+        values = [median_of(mine, lambda e: _value(e, path)) for path, _ in parts]
+        out.append([None if v is None else v * scale for v in values])
+    return out
+
+
+def _bar_group(ax: Any, x0: int, runs: list[Run], colours: Colours,
+               stacks: list[list[float | None]], title: str, fontsize: float = 9) -> int:
+    """A panel as a group of bars at x0, x0 + 1, ...: a bar per run, stacked by parts (the
+    second hatched), scaled so that the group's highest is GROUP_HIGHEST, each labelled with its
+    value (n/a when it has none), the title above. Returns where the next group starts."""
+    top = max((sum(v for v in st if v is not None) for st in stacks), default=0.0)
+    unit = GROUP_HIGHEST / top if top > 0 else 1.0
+    for i, (r, st) in enumerate(zip(runs, stacks)):
         bottom = 0.0
-        any_value = False
-        for k, (path, _stack) in enumerate(parts):
-            v = median_of(mine, lambda e: _value(e, path))
+        for k, v in enumerate(st):
             if v is None:
                 continue
-            any_value = True
-            ax.bar(i, v * scale, bottom=bottom, color=colours[r.label], width=0.7,
+            ax.bar(x0 + i, v * unit, bottom=bottom, color=colours[r.label], width=0.7,
                    hatch="////" if k else None, edgecolor="white" if k else colours[r.label],
                    linewidth=0.5)
-            bottom += v * scale
-        if any_value:
-            ax.text(i, bottom, short(bottom), ha="center", va="bottom", fontsize=6.5)
+            bottom += v * unit
+        if any(v is not None for v in st):
+            ax.text(x0 + i, bottom, short(bottom / unit), ha="center", va="bottom", fontsize=6.5)
         else:
-            ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#666666")
-        top = max(top, bottom)
-    ax.set_xticks(range(len(runs)))
-    ax.set_xticklabels([r.label for r in runs], rotation=30, ha="right", fontsize=7)
-    ax.set_ylim(0, top * 1.18 if top > 0 else 1)
-    ax.yaxis.set_major_formatter(_formatter(short))
-    ax.tick_params(axis="y", labelsize=7)
-    ax.grid(axis="x", visible=False)
+            ax.text(x0 + i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#666666")
+    ax.plot([x0 - 0.45, x0 + len(runs) - 0.55], [0, 0], color="#333333", lw=0.8)
+    ax.text(x0 - 0.45, GROUP_TOP, title, ha="left", va="bottom", fontsize=fontsize)
+    return x0 + len(runs) + 1
+
+
+def _groups_axes(ax: Any, ticks: list[tuple[int, str]], end: int) -> None:
+    """The axes of bar groups: a run's name under each bar, no y axis, no frame."""
+    ax.set_xticks([x for x, _ in ticks])
+    ax.set_xticklabels([label for _, label in ticks], rotation=30, ha="right", fontsize=7)
+    ax.set_xlim(-0.7, end - 1.3)
+    ax.set_ylim(0, GROUP_TOP + 0.12)
+    ax.spines["bottom"].set_visible(False)
+    ax.tick_params(axis="x", length=0)
+    _values_on_bars(ax)
+
+
+def _values_on_bars(ax: Any) -> None:
+    """No y axis on a panel whose bars carry their values: it said them again, and its ticks
+    and labels were a third of the drawing time of a page's bar figures."""
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    ax.grid(visible=False)
 
 
 # ---- overview --------------------------------------------------------------------------------
 
 def overview(gs: list[Group], colours: Colours) -> Figure | None:
-    """Ops/s of every benchmark and role, one panel each (own scale), a bar per run."""
+    """Ops/s of every benchmark and role, one group of bars each (own scale), a bar per run."""
     gs = [g for g in gs if any(e.role["ops"] > 0 for e in g.entries)]
     if not gs:
         return None
@@ -429,25 +464,17 @@ def overview(gs: list[Group], colours: Colours) -> Figure | None:
     nrows = math.ceil(len(gs) / per_row)
 
     def draw(plt: Any) -> Any:
-        fig, axes = figures.new(plt, 2.3 * nrows + 0.3, ncols=per_row, nrows=nrows,
-                                squeeze=False)
-        flat = [ax for row in axes for ax in row]
-        for ax, g in zip(flat, gs):
-            runs = g.runs()
-            for i, r in enumerate(runs):
-                mine = [e for e in g.entries if e.run is r]
-                v = median_of(mine, lambda e: float(e.role["ops_per_sec"])) or 0.0
-                ax.bar(i, v, color=colours[r.label], width=0.7)
-                ax.text(i, v, short(v), ha="center", va="bottom", fontsize=7)
-            ax.set_xticks(range(len(runs)))
-            ax.set_xticklabels([r.label for r in runs], rotation=30, ha="right", fontsize=7)
-            ax.set_title(g.label.replace(" [", "\n["), fontsize=8.5)
-            ax.yaxis.set_major_formatter(_formatter(short))
-            ax.tick_params(axis="y", labelsize=7)
-            ax.margins(y=0.18)
-            ax.grid(axis="x", visible=False)
-        for ax in flat[len(gs):]:
-            ax.set_visible(False)
+        # A row of groups per axes, each group on its own scale (see cost()).
+        fig, axes = figures.new(plt, 2.3 * nrows + 0.3, nrows=nrows, squeeze=False)
+        for row, ax in enumerate(axes[:, 0]):
+            x, ticks = 0, []
+            for g in gs[row * per_row:(row + 1) * per_row]:
+                runs = g.runs()
+                ops = [[median_of([e for e in g.entries if e.run is r],
+                                  lambda e: float(e.role["ops_per_sec"])) or 0.0] for r in runs]
+                ticks += [(x + i, r.label) for i, r in enumerate(runs)]
+                x = _bar_group(ax, x, runs, colours, ops, g.label.replace(" [", "\n["), 8.5)
+            _groups_axes(ax, ticks, max(x, per_row * 4))
         fig.suptitle("ops/s per benchmark (median of repeats); higher is better", x=0.01,
                      ha="left", fontsize=10)
         return fig

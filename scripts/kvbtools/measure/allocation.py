@@ -1,0 +1,60 @@
+"""Where the next seconds of measuring go: one more round on every link, or one more link.
+
+A comparison of builds measures in rounds: each round runs every series once, back to back, on
+one link (layout seed) of their builds, the links taking turns. Its verdicts rest on link pairs
+(core/levels.py), so the interval of a row narrows two ways: more rounds on each link shrink the
+within-link part of a link pair's variance, more links shrink everything and add degrees of
+freedom. Which is cheaper depends on where the variance is and on what each costs: a round is a
+few processes (seconds), a link is a relink of every build (seconds too, from objects already
+compiled; a whole build command per link in bisect's generic mode).
+
+So, as Kalibera & Jones ("Rigorous benchmarking in reasonable time", ISMM 2013) choose the
+repetitions of each level from its variance and cost, after every step the unresolved row whose
+interval is widest is looked at: its variance components (core/levels.components) predict the
+interval's width after one more round on every link and after one more link measured as often as
+the others; the step that narrows it most per second of measuring is taken. Nothing here looks
+at where an interval lies or at a p-value, only at widths: stopping when every width is under the
+threshold does not make differences appear (docs/compare.md).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from kvbtools.core.levels import Components
+
+ROUND, LINK = "round", "link"
+
+
+@dataclass(frozen=True)
+class Costs:
+    round_seconds: float       # one round: every series once
+    link_seconds: float        # one more link of every build (math.inf: links cannot be added)
+
+
+@dataclass(frozen=True)
+class Choice:
+    step: str                  # ROUND (one more round on every link) or LINK
+    why: str                   # for the progress line
+
+
+def choose(rows: Sequence[Components], links: int, rounds_per_link: float,
+           costs: Costs) -> Choice:
+    """The step that narrows the widest of `rows` most per second. Without an estimate of the
+    components (rows empty), rounds until links can be split from rounds."""
+    if not rows:
+        return Choice(ROUND, "no variance estimate yet")
+    c = max(rows, key=lambda x: x.width(links, rounds_per_link))
+    now = c.width(links, rounds_per_link)
+    r = max(1, round(rounds_per_link))
+    per_round = (now - c.width(links, rounds_per_link + 1)) / (links * costs.round_seconds)
+    link_cost = costs.link_seconds + r * costs.round_seconds
+    per_link = (now - c.width(links + 1, rounds_per_link)) / link_cost \
+        if math.isfinite(link_cost) else 0.0
+    share = c.between / (c.between + c.within) if c.between + c.within > 0 else 0.0
+    why = (f"{share:.0%} of a round's variance is between links; a round costs "
+           f"{costs.round_seconds:.1f} s, a link {costs.link_seconds:.1f} s")
+    if per_link > per_round:
+        return Choice(LINK, why)
+    return Choice(ROUND, why)

@@ -1,0 +1,230 @@
+"""kvb bisect's state: what it searches, how it builds and measures a commit, the metric it
+watches, what its builds compile and what it has spent, as one record.
+
+The record is written to state.json (SCHEMA, schema_version VERSION) whenever it changes and is
+read back by --resume; a state.json written by the previous release (schema_version 1, a flat
+dict) is converted, and one of any other version is refused (UsageError, exit 2). The series the
+search finished are not here but in steps.jsonl (bisect_records). docs/compare.md describes both
+files.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from kvbtools.core import metrics
+from kvbtools.core.errors import UsageError
+from kvbtools.core.stats import Judgement
+from kvbtools.measure.rounds import Budget
+from kvbtools.measure.runner import Plan
+
+SCHEMA = "kvb-bisect-state"
+VERSION = 2
+READS = (1, 2)    # the schema versions --resume reads
+
+# Files whose content is compiled when they sit in a directory the build listed (a glob).
+SOURCE_EXT = (".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inc", ".inl",
+              ".ipp", ".tcc", ".s", ".S", ".asm")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the bisect looks for, fixed when it starts."""
+    repo: str                 # the repository, an absolute path
+    old: str                  # full commit ids; old is an ancestor of new
+    new: str
+    find: str                 # "slower" or "faster", in the metric's better direction
+    judgement: Judgement      # threshold and alpha (the direction: State.judgement)
+    budget: Budget            # of each series: first = --repeats (before whole layout cycles)
+    layouts: int              # links a commit (placement seeds 0..layouts-1)
+    skip_identical: bool      # a commit compiling a judged commit's sources takes its verdict
+    metric: str | None        # as asked (--metric); None: the document kind's default
+
+
+@dataclass(frozen=True)
+class KvbenchMode:
+    """The library built from the commit's worktree into kvbench (or kvbench_micro)."""
+    dep: str
+    preset: str
+    engine: str               # "" for a micro benchmark
+    plan: Plan
+    bench_key: str            # the micro benchmark, or "ENGINE WORKLOAD"
+
+    @property
+    def bench(self) -> str | None:
+        return self.bench_key
+
+
+@dataclass(frozen=True)
+class GenericMode:
+    """Shell commands run in the commit's worktree; the measure command prints benchmark
+    JSON."""
+    build_cmd: str
+    measure_cmd: str
+    bench: str | None         # --bench; None: the JSON's only benchmark
+
+
+Mode = Union[KvbenchMode, GenericMode]
+
+
+@dataclass(frozen=True)
+class Watched:
+    """The metric and benchmark the first run named; every later value is theirs."""
+    metric: str               # the metric's path in the document
+    unit: str
+    better: str               # "higher" or "lower"
+    kind: str                 # the document kind (core/results: kvbench or gbench)
+    benchmark: str
+
+    def as_metric(self) -> metrics.Metric:
+        return metrics.Metric(self.metric, self.unit, self.better)
+
+
+@dataclass
+class CompiledSet:
+    """What the builds of old and new read of the repository (bisect_trees.learn)."""
+    files: set[str] = field(default_factory=set)    # repository paths the build read
+    dirs: set[str] = field(default_factory=set)     # repository directories the build listed
+
+    def covers(self, path: str) -> bool:
+        return path in self.files or (os.path.dirname(path) in self.dirs
+                                      and path.endswith(SOURCE_EXT))
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"files": sorted(self.files), "dirs": sorted(self.dirs)}
+
+    @staticmethod
+    def from_json(d: dict[str, list[str]] | None) -> "CompiledSet | None":
+        return None if d is None else CompiledSet(set(d["files"]), set(d["dirs"]))
+
+
+@dataclass
+class Totals:
+    """What the bisect has spent, over every invocation (a --resume adds to it)."""
+    builds: int = 0
+    measure_seconds: float = 0.0
+    runs: int = 0
+    rounds: int = 0
+
+
+@dataclass
+class State:
+    settings: Settings
+    mode: Mode
+    watched: Watched | None = None        # None until the first run named the metric
+    compiled: CompiledSet | None = None   # None: not learnt (yet), or it could not be
+    compiled_note: str = ""               # why no commit is skipped for identical sources
+    totals: Totals = field(default_factory=Totals)
+    dir: str = ""                         # the results directory (not written: it holds it)
+
+    @property
+    def bench_key(self) -> str | None:
+        """The benchmark watched; before the first run, the one named on the command line."""
+        return self.watched.benchmark if self.watched else self.mode.bench
+
+    @property
+    def metric_name(self) -> str | None:
+        """The metric watched; before the first run, the one asked for."""
+        return self.watched.metric if self.watched else self.settings.metric
+
+    def metric(self) -> metrics.Metric:
+        """REQUIRES: the first run named the metric (watched)."""
+        assert self.watched is not None, "no run has named the metric yet"
+        return self.watched.as_metric()
+
+    @property
+    def judgement(self) -> Judgement:
+        """The settings' threshold and alpha, with the watched metric's direction and words."""
+        j = self.settings.judgement
+        return j.for_metric(self.watched.as_metric()) if self.watched else j
+
+    # ---- state.json ---------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """state.json (schema_version 2). metric, unit and better keep their schema-1 places
+        and meaning at the top, where kvb report reads them while a bisect runs: metric is the
+        watched one, or until the first run names it, the one asked for (asked_metric)."""
+        s, w = self.settings, self.watched
+        return {
+            "schema": SCHEMA, "schema_version": VERSION, "repo": s.repo, "old": s.old,
+            "new": s.new, "find": s.find, "judgement": dataclasses.asdict(self.judgement),
+            "budget": {"repeats": s.budget.first, "max_rounds": s.budget.max_rounds,
+                       "max_seconds": s.budget.max_seconds},
+            "layouts": s.layouts, "skip_identical": s.skip_identical,
+            "mode": _mode_json(self.mode), "asked_metric": s.metric,
+            "metric": self.metric_name, "unit": w.unit if w else None,
+            "better": w.better if w else None, "kind": w.kind if w else None,
+            "benchmark": w.benchmark if w else None,
+            "compiled": self.compiled.to_json() if self.compiled else None,
+            "compiled_note": self.compiled_note, "totals": dataclasses.asdict(self.totals)}
+
+
+def budget(repeats: int, max_rounds: int, max_seconds: float | None) -> Budget:
+    """The settings' budget: --repeats rounds first, at most max_rounds (never below
+    --repeats), max_seconds of measuring a series."""
+    return Budget(repeats, max(max_rounds, repeats), max_seconds)
+
+
+def _mode_json(mode: Mode) -> dict[str, Any]:
+    if isinstance(mode, GenericMode):
+        return {"name": "generic", "build_cmd": mode.build_cmd, "measure_cmd": mode.measure_cmd,
+                "bench": mode.bench}
+    return {"name": "kvbench", "dep": mode.dep, "preset": mode.preset, "engine": mode.engine,
+            "bench": mode.bench_key, "plan": dataclasses.asdict(mode.plan)}
+
+
+def from_json(doc: Any, where: str) -> State:
+    """The record of a state.json (`where` names it in messages): schema_version 2 as written,
+    1 converted; any other version, or not a bisect's state, is a UsageError."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise UsageError(f"{where} is not a kvb bisect state")
+    version = doc.get("schema_version")
+    if version not in READS:
+        raise UsageError(f"{where} is a kvb bisect state of schema_version {version}; this kvb "
+                         f"reads versions {' and '.join(map(str, READS))}: resume it with the "
+                         "kvb that started it")
+    try:
+        return _from_v2(doc) if version == 2 else _from_v1(doc)
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{where}: cannot read the bisect's state (schema_version {version}): "
+                         f"{type(e).__name__} {e}") from None
+
+
+def _watched(doc: dict[str, Any], benchmark: str | None) -> Watched | None:
+    if doc.get("unit") is None:
+        return None
+    return Watched(doc["metric"], doc["unit"], doc["better"], doc["kind"], str(benchmark))
+
+
+def _from_v2(doc: dict[str, Any]) -> State:
+    j, b, m = doc["judgement"], doc["budget"], doc["mode"]
+    settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
+                        Judgement(float(j["threshold"]), float(j["alpha"])),
+                        budget(int(b["repeats"]), int(b["max_rounds"]), b["max_seconds"]),
+                        int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"])
+    mode: Mode = (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"])
+                  if m["name"] == "generic" else
+                  KvbenchMode(m["dep"], m["preset"], m["engine"], Plan(**m["plan"]), m["bench"]))
+    return State(settings, mode, _watched(doc, doc.get("benchmark")),
+                 CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note", ""),
+                 Totals(**doc.get("totals", {})))
+
+
+def _from_v1(doc: dict[str, Any]) -> State:
+    """schema_version 1: one flat dict; "metric" was the asked metric until the first run
+    replaced it with the watched one (then "unit" was set), "bench_key" likewise."""
+    settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
+                        Judgement(float(doc["threshold"]), float(doc["alpha"])),
+                        budget(int(doc["repeats"]), int(doc["max_rounds"]), doc["max_seconds"]),
+                        int(doc.get("layouts", 1)), bool(doc["skip_identical"]), doc["metric"])
+    mode: Mode = (GenericMode(doc["build_cmd"], doc["measure_cmd"], doc["bench_key"])
+                  if doc["mode"] == "generic" else
+                  KvbenchMode(doc["dep"], doc["preset"], doc["engine"], Plan(**doc["plan"]),
+                              doc["bench_key"]))
+    totals = doc.get("totals") or {}
+    return State(settings, mode, _watched(doc, doc["bench_key"]),
+                 CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note") or "",
+                 Totals(**{f.name: totals.get(f.name, 0)
+                           for f in dataclasses.fields(Totals)}))
