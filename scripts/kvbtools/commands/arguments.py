@@ -14,13 +14,11 @@ import shutil
 from dataclasses import dataclass
 
 from kvbtools.commands import command
-from kvbtools.core import host, manifest, output, stats
+from kvbtools.core import host, output, stats
 from kvbtools.core.errors import UsageError
-from kvbtools.core.store import ENV
-from kvbtools.measure import callgrind, rounds, runner
+from kvbtools.core.store_schema import ENV
+from kvbtools.measure import rounds
 from kvbtools.measure.dbbench_args import BENCHMARKS
-from kvbtools.measure.dbbench_runs import Tools
-from kvbtools.measure.runner import Plan
 
 
 # ---- a judgement: --threshold, --alpha ---------------------------------------------------------
@@ -203,49 +201,9 @@ class PlanRequest:
             dry_run=args.dry_run, layouts=args.layouts, results_dir=args.results_dir,
             store=args.store, no_store=args.no_store)
 
-    def plan(self, micro: bool, micro_filter: str) -> Plan:
-        """What every series runs: kvbench_micro (`micro`, with `micro_filter` unless --filter
-        is given) or kvbench's workloads on the engines. UsageError for bad values, an engine
-        no kvbench here knows, or --instructions without valgrind."""
-        if self.repeats < 1:
-            raise UsageError("--repeats must be at least 1")
-        if self.num < 1 or self.min_time <= 0:
-            raise UsageError("--num and --min-time must be positive")
-        if self.filter:
-            try:
-                re.compile(self.filter)
-            except re.error as e:
-                raise UsageError(f"--filter: bad regular expression: {e}") from None
-        if self.instructions and not micro:
-            raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); "
-                             "for kvbench's engines, kvb dbbench instructions counts rocksdb "
-                             "per op")
-        if self.instructions and self.layouts > 1:
-            raise UsageError("--instructions counts instructions, which do not depend on where "
-                             "the linker puts the code: leave out --layouts")
-        if self.profile and micro:
-            raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no "
-                             "profiler of its own (perf record -e cpu-clock -g on kvbench_micro "
-                             "does it)")
-        if self.instructions:
-            callgrind.require_valgrind()
-        plan = Plan(micro=micro, micro_filter=self.filter or micro_filter if micro else "",
-                    instructions=self.instructions, min_time=self.min_time,
-                    engines=[e for e in (self.engines or manifest.default_engine()).split(",")
-                             if e],
-                    workloads=self.workloads, num=self.num,
-                    extra=[] if micro else list(self.kvbench_args)
-                    + (["--profile"] if self.profile else []))
-        runner.check_engines_early(plan)  # and check_plan once each kvbench is there
-        return plan
-
     def budget(self) -> rounds.Budget:
         """--repeats rounds, and with --until-resolved up to --max-rounds/--max-time."""
         return budget(self.repeats, self.max_rounds, self.max_time, self.until_resolved)
-
-    def metric_keys(self, plan: Plan) -> tuple[str, ...]:
-        """--metric; instructions per byte when --instructions counts them."""
-        return self.metrics or (("instructions_per_byte",) if plan.instructions else ())
 
 
 # ---- kvb history, trend, export: which series of the store --------------------------------------
@@ -329,8 +287,3 @@ class DbbenchRequest:
                 raise UsageError(f"{tool} not found (apt-get install rocksdb-tools valgrind)")
         return DbbenchRequest(self.num, self.cache_size, self.benchmarks, kvbench,
                               self.db_bench, self.workdir)
-
-    def tools(self) -> Tools:
-        """The tools and workload the runs take (after `checked`: kvbench resolved)."""
-        assert self.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
-        return Tools(self.kvbench, self.db_bench, self.num, self.cache_size, self.benchmarks)

@@ -68,12 +68,19 @@ def parse_counts(req: InstructionsRequest) -> tuple[list[int], list[int]]:
     return ops, seeds
 
 
+def runs_of(tools: DbbenchRequest) -> dbbench_runs.Tools:
+    """The checked request (kvbench resolved) as what measure/dbbench_runs.py runs."""
+    assert tools.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
+    return dbbench_runs.Tools(tools.kvbench, tools.db_bench, tools.num, tools.cache_size,
+                              tools.benchmarks)
+
+
 def run(req: InstructionsRequest) -> int:
     tools = req.tools.checked("valgrind")
     benchmarks = list(tools.benchmarks)
     ops, seeds = parse_counts(req)
     with dbbench_args.workdir(tools.workdir, "kvbench-instructions-") as work:
-        got = dbbench_runs.counted(tools.tools(), ops, seeds, req.jobs, work)
+        got = dbbench_runs.counted(runs_of(tools), ops, seeds, req.jobs, work)
     rows = []
     for b in benchmarks:
         cost = {tool: [dbbench_runs.per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])],

@@ -63,6 +63,13 @@ def verdict(row: dict[str, float], target: float) -> str:
     return "unresolved"
 
 
+def runs_of(tools: DbbenchRequest) -> dbbench_runs.Tools:
+    """The checked request (kvbench resolved) as what measure/dbbench_runs.py runs."""
+    assert tools.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
+    return dbbench_runs.Tools(tools.kvbench, tools.db_bench, tools.num, tools.cache_size,
+                              tools.benchmarks)
+
+
 def run(req: ParityRequest) -> int:
     tools = req.tools.checked(*(["taskset"] if req.cpus else []))
     benchmarks = list(tools.benchmarks)
@@ -80,7 +87,7 @@ def run(req: ParityRequest) -> int:
         if req.cpus:
             print(f"both pinned: taskset -c {req.cpus} (every thread of each process)")
         load_start = os.getloadavg()
-        got = dbbench_runs.timed_rounds(tools.tools(), req.runs, req.cpus, work)
+        got = dbbench_runs.timed_rounds(runs_of(tools), req.runs, req.cpus, work)
         load_end = os.getloadavg()
     rows = []
     worst = float("inf")

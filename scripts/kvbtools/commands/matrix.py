@@ -141,13 +141,13 @@ def run(req: MatrixRequest) -> int:
             raise UsageError("--fail-on-regression judges builds (--presets, kvb versions); a "
                              "study's tables show its configurations side by side, without "
                              "verdicts")
-        plan = req.plan.plan(False, "")
+        plan = series_report.make_plan(req.plan, False, "")
         builds = study_builds(req)
         if builds[0][1].prebuilt:
             runner.check_plan(builds[0][1].prebuilt, plan)
         return run_study(req, builds, plan)
     presets, skipped, builds, suffix, versions = preset_builds(req)
-    plan = req.plan.plan(req.micro, "/4096$")
+    plan = series_report.make_plan(req.plan, req.micro, "/4096$")
     series = [Series(b.label, b) for b in builds]
     meta = {"command": "matrix", "presets": [n for n in (req.presets or "").split(",") if n],
             "skipped": dict(skipped), "from_source": req.from_source,

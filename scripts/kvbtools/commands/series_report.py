@@ -1,22 +1,66 @@
-"""What kvb matrix (--presets) and kvb versions share once their series are known: the dry run,
-the results directory, the operation (measure/series_run.py), then its table (printed and in
-table.txt), <kind>.json, report.html, summary.txt, the results store and the gate.
+"""What kvb matrix and kvb versions share: the runner's Plan from the request (make_plan: a
+study's too); and once the series are known, the dry run, the results directory, the operation
+(measure/series_run.py), then its table (printed and in table.txt), <kind>.json, report.html,
+summary.txt, the results store and the gate.
 
 Not a command: cli.py registers none of it; matrix and versions call run_series.
 """
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from kvbtools.commands.arguments import PlanRequest
-from kvbtools.core import comparison, output, profiles, results, store
+from kvbtools.core import comparison, manifest, output, profiles, results, store
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind, rounds, runner, series_run
 from kvbtools.measure.presets import load_presets
 from kvbtools.measure.runner import Build, Plan, Series
 from kvbtools.measure.series_run import Judging, Key, SeriesOutcome
 from kvbtools.pages import result_pages
+
+
+def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Plan:
+    """What every series runs: kvbench_micro (`micro`, with `micro_filter` unless --filter
+    is given) or kvbench's workloads on the engines. UsageError for bad values, an engine
+    no kvbench here knows, or --instructions without valgrind."""
+    if req.repeats < 1:
+        raise UsageError("--repeats must be at least 1")
+    if req.num < 1 or req.min_time <= 0:
+        raise UsageError("--num and --min-time must be positive")
+    if req.filter:
+        try:
+            re.compile(req.filter)
+        except re.error as e:
+            raise UsageError(f"--filter: bad regular expression: {e}") from None
+    if req.instructions and not micro:
+        raise UsageError("--instructions counts kvbench_micro's measured loops (--micro); "
+                         "for kvbench's engines, kvb dbbench instructions counts rocksdb "
+                         "per op")
+    if req.instructions and req.layouts > 1:
+        raise UsageError("--instructions counts instructions, which do not depend on where "
+                         "the linker puts the code: leave out --layouts")
+    if req.profile and micro:
+        raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no "
+                         "profiler of its own (perf record -e cpu-clock -g on kvbench_micro "
+                         "does it)")
+    if req.instructions:
+        callgrind.require_valgrind()
+    plan = Plan(micro=micro, micro_filter=req.filter or micro_filter if micro else "",
+                instructions=req.instructions, min_time=req.min_time,
+                engines=[e for e in (req.engines or manifest.default_engine()).split(",")
+                         if e],
+                workloads=req.workloads, num=req.num,
+                extra=[] if micro else list(req.kvbench_args)
+                + (["--profile"] if req.profile else []))
+    runner.check_engines_early(plan)  # and check_plan once each kvbench is there
+    return plan
+
+
+def metric_keys(req: PlanRequest, plan: Plan) -> tuple[str, ...]:
+    """--metric; instructions per byte when --instructions counts them."""
+    return req.metrics or (("instructions_per_byte",) if plan.instructions else ())
 
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: PlanRequest,
@@ -37,7 +81,7 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: Plan
     if req.dry_run:
         dry_run(series, plan, req, budget)
         return 0
-    judging = Judging(req.judgement, req.metric_keys(plan), req.filter, req.layouts,
+    judging = Judging(req.judgement, metric_keys(req, plan), req.filter, req.layouts,
                       req.until_resolved)
     outdir = runner.new_results_dir(kind, what, req.results_dir)
     try:

@@ -85,7 +85,7 @@ def run(req: VersionsRequest) -> int:
         req.plan, engines=req.plan.engines if req.plan.engines is not None else
         dep if lib.engine else manifest.default_engine(),
         workloads=req.bench or req.plan.workloads)
-    plan = wanted.plan(micro, req.micro or lib.micro_filter or "/4096$")
+    plan = series_report.make_plan(wanted, micro, req.micro or lib.micro_filter or "/4096$")
     found = [(d, is_prefix, sources.detect(dep, d, prefix=is_prefix)) for d, is_prefix in dirs]
     names = sources.tree_names([d for d, _, v in found], [v for _, _, v in found])
     series: list[Series] = []

@@ -21,9 +21,9 @@ from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.io_util import import_debian
 from kvbtools.core.fingerprint import Extracted, Measurement, canonical, extract
 from kvbtools.core.host import ROOT
+from kvbtools.core.store_schema import ENV
 
 DEFAULT_PATH = os.path.join(ROOT, "results", "kvbench.sqlite")
-ENV = "KVBENCH_STORE"
 PG_PREFIXES = ("postgresql://", "postgres://")
 # Serialises schema creation and migration among PostgreSQL clients (any constant will do).
 PG_MIGRATION_LOCK = 0x6B766273
