@@ -28,6 +28,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
+from kvbtools.commands import arguments  # noqa: E402
 from kvbtools.core import fingerprint, host, results, stats  # noqa: E402
 from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
@@ -136,52 +137,48 @@ class StatsTest(unittest.TestCase):
     def test_verdict_rules(self) -> None:
         base = [100.0, 101.0, 99.0, 100.5, 99.5]
         slower = [x * 0.9 for x in base]
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, "slower")
         self.assertTrue(v.regression)
         # Lower is better (latency): the same numbers are an improvement.
-        v = stats.verdict(base, slower, higher_is_better=False, threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "faster")
         self.assertFalse(v.regression)
         # Significant, but the whole interval is within a 15% threshold: no change.
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.15, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.15, 0.05, True))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(v.decided)
         self.assertIn("within the 15% threshold", v.note)
         # Significant, 10% under a 10.5% threshold, but the interval reaches past it: undecided.
-        v = stats.verdict(base, slower, higher_is_better=True, threshold=0.105, alpha=0.05)
+        v = stats.verdict(base, slower, stats.Judgement(0.105, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("reaches beyond it", v.note)
         # One value a side: no noise estimate, no verdict.
-        v = stats.verdict([100.0], [50.0], higher_is_better=True, threshold=0.05, alpha=0.05)
+        v = stats.verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
                       "needed", v.note)
         self.assertFalse(v.regression)
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
-        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.
         wide = [100.0, 130.0, 70.0, 110.0, 90.0]
-        v = stats.verdict(wide, [x * 0.95 for x in wide], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(wide, [x * 0.95 for x in wide], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("spans both no change and a change of 5% or more", v.note)
         # The same noise, five a side, no change: the interval is within 5%, decided.
-        v = stats.verdict(base, [x * 1.001 for x in reversed(base)], higher_is_better=True,
-                          threshold=0.05, alpha=0.05)
+        v = stats.verdict(base, [x * 1.001 for x in reversed(base)],
+                          stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(stats.within(v.interval, 0.05))
         # Constant sides (sizes, counts): no noise, decided either way.
-        v = stats.verdict([0.0] * 3, [0.0] * 3, higher_is_better=False, threshold=0.05,
-                          alpha=0.05)
+        v = stats.verdict([0.0] * 3, [0.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, stats.NO_CHANGE)
-        v = stats.verdict([4.0] * 3, [5.0] * 3, higher_is_better=False, threshold=0.05,
-                          alpha=0.05)
+        v = stats.verdict([4.0] * 3, [5.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "slower")
 
 
@@ -235,7 +232,7 @@ class RoundsTest(unittest.TestCase):
             b.append(ratio * rng.lognormvariate(0, sigma))
 
         def decision() -> rounds.Decision:
-            return rounds.decide(a, b, higher_is_better=True, threshold=0.05, alpha=0.05)
+            return rounds.decide(a, b, stats.Judgement(0.05, 0.05))
 
         out = rounds.run(rounds.Budget(5, max_rounds, None), one_round,
                          lambda r: decision().resolved)
@@ -274,10 +271,10 @@ class RoundsTest(unittest.TestCase):
     def test_durations(self) -> None:
         for text, seconds in (("90s", 90), ("20m", 1200), ("1h30m", 5400), ("1.5h", 5400),
                               ("45", 45)):
-            self.assertEqual(rounds.parse_duration(text), seconds)
+            self.assertEqual(arguments.parse_duration(text), seconds)
         for bad in ("soon", "-5m", "0", "", "5 minutes"):
             with self.assertRaises(argparse.ArgumentTypeError):
-                rounds.parse_duration(bad)
+                arguments.parse_duration(bad)
 
     def test_bad_budgets_exit_2(self) -> None:
         base = ["matrix", "--presets", f"{HOST}-gcc-native", "--micro", "--dry-run"]
@@ -737,7 +734,6 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertNotIn("0 change point(s)", page)
 
     def test_the_gate_does_not_count_the_control(self) -> None:
-        from kvbtools.commands import compare as compare_cmd
         from kvbtools.core import comparison, metrics as metrics_mod
         m = metrics_mod.Metric("ops_per_sec", "ops/s", "higher")
         def cell(side: str, word: str) -> comparison.Cell:
@@ -745,14 +741,14 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
             v = stats.Verdict(1.0, better, word, None)
             return comparison.Cell(m, "memory fillseq", side, [1.0], [1.0], v)
         c = comparison.Comparison([], {}, {}, [cell("control", "slower"), cell("b", "no change")],
-                                  0.05, 0.05)
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 0)
-        self.assertEqual(compare_cmd.gate(c, True), 3)
-        self.assertEqual(compare_cmd.gate(c, False), 0)
+                                  stats.Judgement(0.05, 0.05))
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 0)
+        self.assertEqual(comparison.gate(c, True), 3)
+        self.assertEqual(comparison.gate(c, False), 0)
         c.cells.append(cell("b", stats.UNDECIDED))
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 4)
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 4)
         c.cells.append(cell("b", "slower"))
-        self.assertEqual(compare_cmd.gate(c, True, ignore=("control",)), 3)
+        self.assertEqual(comparison.gate(c, True, ignore=("control",)), 3)
 
     def test_report_rows_say_their_file_and_repeat(self) -> None:
         # Six rows that all read "memory fillseq" said nothing of which run each was.
@@ -911,14 +907,14 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
-        from kvbtools.commands import matrix
+        from kvbtools.measure import series_run
         from kvbtools.core.samples import Side
         micro = Side("lz4 1.10.0", contexts=[{"lz4_library_version": "1.9.4"}])
         kv = Side("rocksdb 9.10.0", contexts=[{"libraries": [
             {"name": "rocksdb", "version": ""}], "engine": {"name": "rocksdb",
                                                            "version": "9.10.0"}}])
         expect = {"lz4 1.10.0": [["lz4", "1.10.0"]], "rocksdb 9.10.0": [["rocksdb", "9.10.0"]]}
-        self.assertEqual(matrix.check_library_versions([micro, kv], expect),
+        self.assertEqual(series_run.check_library_versions([micro, kv], expect),
                          ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
                           "use that tree"])
 

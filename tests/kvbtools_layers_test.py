@@ -9,7 +9,12 @@ must say why in a comment on its line, and no function is longer than 70 lines.
 Two modules import by name (importlib.import_module), and none other may: commands/cli.py, the
 modules of its COMMANDS table (only the command asked for is imported: kvb's start), which count
 here as cli's imports; and core/io_util.py, Debian's optional modules (import_debian: psycopg,
-matplotlib)."""
+matplotlib).
+
+The command line stops at commands/: a module of core/, measure/ or pages/ that imports argparse,
+has a parameter annotated Namespace or reads `args.<name>` fails; so does a command module (one
+that commands/cli.py registers) importing another command module: what commands share lives in
+a helper module of commands/ (arguments.py, series_report.py) or in a lower layer."""
 from __future__ import annotations
 
 import ast
@@ -97,6 +102,55 @@ def command_table(path: str) -> list[str]:
     return []
 
 
+def argparse_uses(source: str, path: str) -> list[str]:
+    """Where a module touches the command line: an import of argparse, a parameter annotated
+    with a Namespace, an `args.<name>` attribute access."""
+    out = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Import):
+            out += [f"{path}:{node.lineno}: import {a.name}" for a in node.names
+                    if a.name.split(".")[0] == "argparse"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "argparse":
+            out.append(f"{path}:{node.lineno}: from {node.module} import ...")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+                if arg is not None and arg.annotation is not None \
+                        and "Namespace" in ast.unparse(arg.annotation):
+                    out.append(f"{path}:{arg.lineno}: parameter {arg.arg}: "
+                               f"{ast.unparse(arg.annotation)}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "args":
+            out.append(f"{path}:{node.lineno}: args.{node.attr}")
+    return out
+
+
+def command_modules(cli_source: str, sources: dict[str, str]) -> set[str]:
+    """The command modules: those commands/cli.py registers, i.e. the modules of commands/ with
+    a register() that cli.py names (an import, or a string of its lazy table). `sources`: the
+    source of every module, by name."""
+    named = set()
+    for node in ast.walk(ast.parse(cli_source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "kvbtools.commands":
+            named |= {f"kvbtools.commands.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            v = node.value
+            named.add(v if v.startswith("kvbtools.commands.") else f"kvbtools.commands.{v}")
+    out = set()
+    for m in named & set(sources):
+        tree = ast.parse(sources[m])
+        if any(isinstance(n, ast.FunctionDef) and n.name == "register" for n in tree.body):
+            out.add(m)
+    return out
+
+
+def command_imports(found: dict[str, list[Import]], commands: set[str]) -> list[str]:
+    """Every import of a command module by another command module."""
+    return [f"{m}:{i.line}: imports the command {i.target}"
+            for m in sorted(commands) for i in found.get(m, [])
+            if i.target in commands and i.target != m]
+
+
 def layer(module: str) -> int:
     """The layer of kvbtools.<layer>...; -1 for the package itself."""
     parts = module.split(".")
@@ -145,6 +199,10 @@ class LayersTest(unittest.TestCase):
         cli = "kvbtools.commands.cli"
         self.table = command_table(self.known[cli])
         self.imports[cli] += [Import(t, 0, False, "COMMANDS") for t in self.table]
+        self.sources = {}
+        for m, p in self.known.items():
+            with open(p, encoding="utf-8") as f:
+                self.sources[m] = f.read()
 
     def test_every_module_is_in_a_layer(self) -> None:
         loose = [m for m in self.known if m != "kvbtools" and layer(m) < 0]
@@ -204,6 +262,51 @@ class LayersTest(unittest.TestCase):
                     if n > MAX_FUNCTION_LINES:
                         bad.append(f"{path}:{node.lineno}: {node.name} is {n} lines")
         self.assertEqual(bad, [])
+
+    def test_the_command_line_stops_at_commands(self) -> None:
+        bad = []
+        for m, path in sorted(self.known.items()):
+            if 0 <= layer(m) < LAYERS.index("commands"):
+                with open(path, encoding="utf-8") as f:
+                    bad += argparse_uses(f.read(), path)
+        self.assertEqual(bad, [], "argparse below commands/: a request's values go down, not "
+                                  "the namespace (docs/kvbtools.md)")
+
+    def test_no_command_imports_another_command(self) -> None:
+        commands = command_modules(self.sources["kvbtools.commands.cli"], self.sources)
+        self.assertIn("kvbtools.commands.matrix", commands)
+        self.assertNotIn("kvbtools.commands.arguments", commands)
+        self.assertEqual(command_imports(self.imports, commands), [],
+                         "shared code goes to a helper of commands/ or a lower layer")
+
+    def test_the_new_checks_see_what_they_check(self) -> None:
+        # Each violation once, in a module that exists only here.
+        bad = ("import argparse\nfrom argparse import Namespace\n"
+               "def f(a: argparse.Namespace, *, b: 'Namespace') -> int:\n"
+               "    return args.store\n"
+               "def g(args: list[str]) -> None:\n    args.append('x')\n")
+        found = argparse_uses(bad, "x.py")
+        self.assertEqual(sorted(f.split(": ", 1)[1] for f in found),
+                         sorted(["import argparse", "from argparse import ...",
+                                 "parameter a: argparse.Namespace", "parameter b: 'Namespace'",
+                                 "args.store", "args.append"]), found)
+        self.assertEqual(argparse_uses("def f(cfg: Config) -> int:\n    return cfg.args\n",
+                                       "y.py"), [])
+        sources = {"kvbtools.commands.a": "def register(sub): pass\n",
+                   "kvbtools.commands.b": "def register(sub): pass\n",
+                   "kvbtools.commands.c": "def register(sub): pass\n",
+                   "kvbtools.commands.helper": "def shared(): pass\n"}
+        cli = ("from kvbtools.commands import a, helper\n"
+               "LAZY = {'b': 'kvbtools.commands.b'}\n")
+        commands = command_modules(cli, sources)
+        self.assertEqual(commands, {"kvbtools.commands.a", "kvbtools.commands.b"})
+        found_imports = {
+            "kvbtools.commands.a": [Import("kvbtools.commands.b", 3, False, ""),
+                                    Import("kvbtools.commands.helper", 4, False, ""),
+                                    Import("kvbtools.commands.c", 5, True, "")],
+            "kvbtools.commands.helper": [Import("kvbtools.commands.a", 1, False, "")]}
+        self.assertEqual(command_imports(found_imports, commands),
+                         ["kvbtools.commands.a:3: imports the command kvbtools.commands.b"])
 
     def test_the_checks_see_what_they_check(self) -> None:
         # An upward import, a circle and a late import, in modules that exist only here.

@@ -8,7 +8,6 @@ spread printed is the one generated, and one placement falls back to the rounds'
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import random
@@ -19,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 
-from kvbtools.commands import matrix  # noqa: E402
+from kvbtools.measure import series_run  # noqa: E402
 from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
@@ -173,13 +172,12 @@ class MatrixLayoutsTest(unittest.TestCase):
     def comparison(self, base: list[float], other: list[float]) -> compare.Comparison:
         m = metrics.Metric("bytes_per_second", "B/s", "higher")
         cell = compare.Cell(m, "lz4/compress/4096", "b", base, other,
-                            stats.verdict(base, other, higher_is_better=True, threshold=0.05,
-                                          alpha=0.05))
+                            stats.verdict(base, other, stats.Judgement(0.05, 0.05)))
         sides = [types.SimpleNamespace(label=label, values={("lz4/compress/4096", m.key): v})
                  for label, v in (("a", base), ("b", other))]
         return compare.Comparison(sides,  # type: ignore[arg-type]
                                   {m.key: m}, {m.key: ["lz4/compress/4096"]},
-                                  [cell], 0.05, 0.05)
+                                  [cell], stats.Judgement(0.05, 0.05))
 
     def test_a_placement_effect_is_no_verdict_with_layouts(self) -> None:
         # 4 links, 3 rounds each (round r on seed (r-1) % 4): the other build is 25% slower on
@@ -189,12 +187,11 @@ class MatrixLayoutsTest(unittest.TestCase):
         other = [(0.75 if i % 4 >= 2 else 1.0) + 0.005 * (i % 3) for i in range(12)]
         c = self.comparison(base, other)
         self.assertEqual(c.cells[0].verdict.word, "slower")
-        args = argparse.Namespace(threshold=0.05, alpha=0.05, layouts=4)
-        decisions = matrix.placement_judgements(c, args)
+        decisions = series_run.placement_judgements(c, 4)
         self.assertEqual(c.cells[0].verdict.word, stats.UNDECIDED)
         self.assertIn("over placements spans both", c.cells[0].verdict.note)
         self.assertFalse(next(iter(decisions.values())).resolved)
-        line = matrix.placement_lines(c, 4)[0]
+        line = series_run.placement_lines(c, 4)[0]
         self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
                                r"over 4 links$")
 

@@ -733,12 +733,12 @@ class ComparisonPagesTest(unittest.TestCase):
         warning = "not comparable, accepted with --allow-different: num 100000 vs 10000"
         p = subprocess.run([PYTHON, "-c", """if 1:
             import dataclasses, sys; sys.path.insert(0, sys.argv[1])
-            from kvbtools.core import comparison, samples
+            from kvbtools.core import comparison, samples, stats
             from kvbtools.pages import result_pages
             out, note, warning, *files = sys.argv[2:]
             sides = [samples.load_side(label, [f]) for label, f in
                      zip(("gcc", "clang", "control"), files)]
-            c = comparison.build(sides, threshold=0.05, alpha=0.05)
+            c = comparison.build(sides, stats.Judgement(0.05, 0.05))
             for x in c.cells:
                 if x.side == "clang" and x.bench.endswith("hw_3way/4096"):
                     x.verdict = dataclasses.replace(x.verdict, better=None, word="undecided",
@@ -763,7 +763,7 @@ class ComparisonPagesTest(unittest.TestCase):
         # A compare page told its reader to "rerun kvb matrix without --no-control"; a matrix
         # page without a control still says it. Undecided cells: the zebra stripe of every
         # other row covered their hatching.
-        from kvbtools.core import comparison, samples
+        from kvbtools.core import comparison, samples, stats
         from kvbtools.pages import compare_figures, figures, htmlpage
         files = self.micro_runs(tag="p")
         out = os.path.join(TMP, "plain.html")
@@ -773,7 +773,7 @@ class ComparisonPagesTest(unittest.TestCase):
         self.assertNotIn("kvb matrix", text)
         self.assertNotIn("--no-control", text)
         c = comparison.build([samples.load_side(n, [f]) for n, f in zip(("a", "b"), files)],
-                             threshold=0.05, alpha=0.05)
+                             stats.Judgement(0.05, 0.05))
         measured = compare_figures.ratio_figure(c, "bytes_per_second", figures.Colours(["b"]),
                                                 True)
         self.assertIn("rerun without --no-control", measured.caption)
@@ -805,7 +805,7 @@ class ComparisonPagesTest(unittest.TestCase):
                          (1.8, -5, "right"))
 
     def test_matrix_results_directory_gets_report_html(self) -> None:
-        from kvbtools.core import comparison, results, samples
+        from kvbtools.core import comparison, results, samples, stats
         files = self.micro_runs()
         d = os.path.join(TMP, "matrix-x")
         os.makedirs(d)
@@ -814,7 +814,7 @@ class ComparisonPagesTest(unittest.TestCase):
             dst = os.path.join(d, f"{label}.r1.json")
             shutil.copy(f, dst)
             sides.append(samples.load_side(label, [dst]))
-        c = comparison.build(sides, threshold=0.05, alpha=0.05)
+        c = comparison.build(sides, stats.Judgement(0.05, 0.05))
         doc = comparison.to_json(c)
         doc.update(command="matrix", presets=["x86-gcc-native", "x86-clang-native"],
                    repeats=1, build_seconds={"x86-gcc-native": 60.0}, failed_builds=[],

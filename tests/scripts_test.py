@@ -25,9 +25,10 @@ SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import command as kvb_command, manifest  # noqa: E402
-from kvbtools.commands import cli  # noqa: E402
-from kvbtools.commands import dbbench_instructions, dbbench_parity  # noqa: E402
+from kvbtools.core import manifest  # noqa: E402
+from kvbtools.commands import cli, command as kvb_command  # noqa: E402
+from kvbtools.commands import dbbench_parity  # noqa: E402
+from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
 from kvbtools.core import summary  # noqa: E402
@@ -152,7 +153,7 @@ class DbBenchParityTest(unittest.TestCase):
                "operations;   19.6 MB/s\n"
                "seekrandom   :      15.593 micros/op 64131 ops/sec 4.678 seconds 300000 "
                "operations;   70.9 MB/s (300000 of 300000 found)\n")
-        self.assertEqual(dbbench_parity.parse_db_bench(out),
+        self.assertEqual(dbbench_runs.parse_db_bench(out),
                          {"fillseq": 177331.0, "seekrandom": 64131.0})
 
     def test_kvbench_and_db_bench_get_the_same_sizes(self) -> None:
@@ -168,15 +169,15 @@ class DbBenchParityTest(unittest.TestCase):
     def test_cpus_pins_both_tools_alike(self) -> None:
         d = db_bench_args("db_bench", "/d", 1000, 1 << 20, ["fillseq"])
         k = kvbench_args("kvbench", "/k", 1000, 1 << 20, ["fillseq"], "o")
-        self.assertEqual(dbbench_parity.pinned(d, "1"), ["taskset", "-c", "1"] + d)
-        self.assertEqual(dbbench_parity.pinned(k, "1"), ["taskset", "-c", "1"] + k)
-        self.assertEqual(dbbench_parity.pinned(k, None), k)
+        self.assertEqual(dbbench_runs.pinned(d, "1"), ["taskset", "-c", "1"] + d)
+        self.assertEqual(dbbench_runs.pinned(k, "1"), ["taskset", "-c", "1"] + k)
+        self.assertEqual(dbbench_runs.pinned(k, None), k)
 
     def test_summary_ratio_of_medians_and_paired_ratios(self) -> None:
         # Round 3 is slow for both tools (drift): the paired ratio cancels it, the medians do not.
         db = [100.0, 110.0, 50.0, 105.0, 95.0]
         kv = [97.0, 110.0, 49.0, 100.0, 98.0]
-        row = dbbench_parity.summarize(db, kv)
+        row = dbbench_runs.summarize(db, kv)
         self.assertEqual(row["db_median"], 100.0)
         self.assertEqual(row["kv_median"], 98.0)
         self.assertAlmostEqual(row["ratio"], 0.98)
@@ -189,19 +190,19 @@ class DbBenchParityTest(unittest.TestCase):
 
     def test_verdict_needs_the_whole_interval_on_one_side(self) -> None:
         db = [100.0, 101.0, 99.0, 100.5, 99.5]
-        same = dbbench_parity.summarize(db, [x * 1.00 for x in db])
-        half = dbbench_parity.summarize(db, [x * 0.50 for x in db])
-        noisy = dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
+        same = dbbench_runs.summarize(db, [x * 1.00 for x in db])
+        half = dbbench_runs.summarize(db, [x * 0.50 for x in db])
+        noisy = dbbench_runs.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0])
         self.assertEqual(dbbench_parity.verdict(same, 0.97), "meets")
         self.assertEqual(dbbench_parity.verdict(half, 0.97), "below")
         self.assertEqual(dbbench_parity.verdict(noisy, 0.97), "unresolved")
         # Seeded: the same runs give the same interval.
-        self.assertEqual(dbbench_parity.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
+        self.assertEqual(dbbench_runs.summarize(db, [70.0, 130.0, 98.0, 110.0, 85.0]), noisy)
 
 
 class DbBenchInstructionsTest(unittest.TestCase):
     def flags(self, tool: str, benchmark: str) -> list[str]:
-        return dbbench_instructions.tool_args(tool, tool, "/db", 1000000, 1 << 20, benchmark,
+        return dbbench_runs.tool_args(tool, tool, "/db", 1000000, 1 << 20, benchmark,
                                               30000, 7, "/o.json")
 
     def test_reads_run_on_the_existing_database_with_the_same_seed_and_counts(self) -> None:
@@ -226,7 +227,7 @@ class DbBenchInstructionsTest(unittest.TestCase):
 
     def test_per_op_cost_is_the_difference_over_the_extra_ops(self) -> None:
         # 1,000,000 instructions of start-up plus 250 per op.
-        self.assertEqual(dbbench_instructions.per_op(1000000 + 250 * 10000,
+        self.assertEqual(dbbench_runs.per_op(1000000 + 250 * 10000,
                                                      1000000 + 250 * 30000, 10000, 30000), 250.0)
 
 
@@ -599,21 +600,24 @@ class TopLevelTest(unittest.TestCase):
         order = [listing.index(f" {name} ") for name in names]
         self.assertEqual(order, sorted(order))
         # Every module of commands/ with a register() is a command of the table, or a
-        # subcommand registered by one (dbbench's).
+        # subcommand registered by one (dbbench's); a helper module (arguments.py, command.py,
+        # whose docstring shows one indented) is neither.
         here = os.path.join(SCRIPTS, "kvbtools", "commands")
         registering = set()
         for f in os.listdir(here):
             if f.endswith(".py"):
                 with open(os.path.join(here, f), encoding="utf-8") as fh:
-                    if "def register(" in fh.read():
+                    if re.search(r"^def register\(", fh.read(), re.M):
                         registering.add(f[:-3])
         self.assertEqual(registering - set(names), {"dbbench_parity", "dbbench_instructions"})
-        # Each line in full (argparse wraps it) and only the chosen module imported.
+        # Each line in full (argparse wraps it) and only the chosen module imported (with
+        # commands/command.py, kvb's parser class, which cli itself needs).
         probe = ("import sys; sys.path.insert(0, sys.argv[1]); from kvbtools.commands import cli; "
                  "cli.parser(sys.argv[2] or None); print(' '.join(sorted(m for m in sys.modules "
                  "if m.startswith('kvbtools.commands.'))))")
-        for chosen, imported in (("", "kvbtools.commands.cli"),
-                                 ("report", "kvbtools.commands.cli kvbtools.commands.report")):
+        for chosen, imported in (("", "kvbtools.commands.cli kvbtools.commands.command"),
+                                 ("report", "kvbtools.commands.cli kvbtools.commands.command "
+                                            "kvbtools.commands.report")):
             p = subprocess.run([sys.executable, "-c", probe, SCRIPTS, chosen], capture_output=True,
                                text=True, timeout=60)
             self.assertEqual(p.stdout.strip(), imported, p.stderr)

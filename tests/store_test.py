@@ -705,11 +705,10 @@ class StoreTest(unittest.TestCase):
     def test_auto_store_hook(self) -> None:
         good = self.path("good.json")
         run_kvbench(good)
-        store.auto_store([good], argparse.Namespace(store=self.loc, no_store=True))
+        store.auto_store([], self.loc)  # nothing measured: no store is made
         if not self.loc.startswith("postgresql"):
             self.assertFalse(os.path.exists(self.loc))
-        store.auto_store([good], argparse.Namespace(store=self.loc, no_store=False),
-                         {good: {"lib.rocksdb.commit": "abc123"}})
+        store.auto_store([good], self.loc, {good: {"lib.rocksdb.commit": "abc123"}})
         with store.open_store(self.loc) as st:
             self.assertEqual(st.q("SELECT value FROM fields WHERE name = "
                                   "'lib.rocksdb.commit'").fetchone()[0], "abc123")

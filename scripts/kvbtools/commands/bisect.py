@@ -53,14 +53,14 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kvbtools.core import command, manifest, output, results, store
+from kvbtools.commands import arguments, command
+from kvbtools.core import manifest, output, results, store
 from kvbtools.core.stats import Judgement
 from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
 from kvbtools.measure import rounds, runner
 from kvbtools.measure.bisect_ranges import Found, Ranges, share_text
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.commands import compare
 from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step, iv_text
 from kvbtools.measure.bisect_search import Refused, Search, step_line
 from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, Mode, Settings, State
@@ -93,22 +93,22 @@ def register(sub: Any) -> None:
                                     "ops_per_sec (default), p99, ...; Google Benchmark "
                                     "bytes_per_second (default), items_per_second, cpu_time, "
                                     "real_time")
-    p.add_argument("--threshold", type=compare.parse_threshold,
-                   default=compare.parse_threshold("5%"),
+    p.add_argument("--threshold", type=arguments.parse_threshold,
+                   default=arguments.parse_threshold("5%"),
                    help="old -> new must differ by at least this much (default 5%%)")
-    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05,
+    p.add_argument("--alpha", type=arguments.parse_alpha, default=0.05,
                    help="significance level of the confirmation (default 0.05)")
     p.add_argument("--repeats", type=int, default=5,
                    help="rounds every series starts with (default 5; with --layouts K, whole "
                         "cycles of the K seeds and at least 2K)")
-    p.add_argument("--layouts", type=rounds.positive_int, metavar="K",
+    p.add_argument("--layouts", type=arguments.positive_int, metavar="K",
                    help=f"links every series starts with, each commit linked with different "
                         f"code placement (seeds 0..K-1; kvbench mode: lld --shuffle-sections, "
                         f"relinks only; generic mode: KVB_LAYOUT_SEED in the build's and the "
                         f"measure command's environment); more are added where the variance "
                         f"is (default {DEFAULT_LAYOUTS}; 1: one link, none added; 1 with "
                         f"--instructions; docs/placement.md)")
-    rounds.add_arguments(p, flag=False, scope=" of each series (old and new, a step)")
+    arguments.add_budget_arguments(p, flag=False, scope=" of each series (old and new, a step)")
     _bisect_budget_help(p)
     p.add_argument("--witness", choices=bisect_state.WITNESSES, default=None,
                    help="what decides a series: time; instructions (callgrind counts of a "
@@ -147,11 +147,11 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", metavar="DIR",
                    help="continue the interrupted bisect whose results directory is DIR "
                         "(no other options but --store/--no-store)")
-    store.add_store_arguments(p, auto=True)
+    arguments.add_store_arguments(p, auto=True)
 
 
 def _bisect_budget_help(p: argparse.ArgumentParser) -> None:
-    """--max-rounds and --max-time (rounds.add_arguments) as the bisect's budget means them."""
+    """--max-rounds and --max-time (arguments.add_budget_arguments) as the bisect's budget means them."""
     for a in p._actions:  # argparse keeps no public handle on an added option's help
         if "--max-rounds" in a.option_strings:
             a.help = (f"budget of each series: at most N rounds (default {DEFAULT_MAX_ROUNDS}: "
@@ -206,7 +206,8 @@ class BisectRequest:
         same = {f.name: getattr(args, f.name) for f in fields(BisectRequest)
                 if f.name not in ("skip_identical", "budget")}
         return BisectRequest(**same, skip_identical=not args.no_skip_identical,
-                             budget=rounds.Budget.from_args(args, args.repeats))
+                             budget=arguments.budget(args.repeats, args.max_rounds,
+                                                     args.max_time))
 
 
 def _resolve(repo: str, ref: str, what: str) -> str:
@@ -361,7 +362,8 @@ def _store_runs(state: State, args: argparse.Namespace) -> None:
     mode = state.mode
     attrs = {r: {f"lib.{mode.dep}.commit": os.path.basename(r).split(".")[1]}
              for r in runs} if isinstance(mode, KvbenchMode) else None
-    store.auto_store(runs, args, attrs)
+    if not args.no_store:
+        store.auto_store(runs, args.store, attrs)
 
 
 def _culprit_json(f: Found) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from kvbtools.core import command
+from kvbtools.commands import command
 from kvbtools.core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_USAGE, \
     RunError, UsageError
 from kvbtools.core.version import ROOT, tool_version

@@ -22,30 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import (command, comparability, compare_by, compare_sides, comparison, fleet,
-                           output, profiles, results)
-from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
+from kvbtools.commands import arguments, command
+from kvbtools.core import (comparability, compare_by, compare_sides, comparison, fleet, output,
+                           profiles, results, stats)
+from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import context_preset, side_of
 from kvbtools.pages import figures, flame_figures, result_pages
-
-
-def parse_threshold(text: str) -> float:
-    """'5%' -> 0.05; '0.05' -> 0.05; '5' -> 0.05 (a bare number of 1 or more is percent)."""
-    def fraction(t: str) -> float:
-        if t.endswith("%"):
-            return float(t[:-1]) / 100.0
-        v = float(t)
-        return v / 100.0 if v >= 1 else v
-    return command.checked(text.strip(), fraction, f"not a threshold: {text!r} (e.g. 5%)",
-                           lambda v: 0 <= v < 10, f"threshold out of range: {text!r}")
-
-
-def parse_alpha(text: str) -> float:
-    return command.checked(text, float, f"not a number: {text!r}", lambda v: 0 < v < 1,
-                           "alpha must be between 0 and 1")
 
 
 def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str]:
@@ -64,7 +49,7 @@ def unique_labels(groups: list[list[str]], labels: list[str] | None) -> list[str
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "compare", __doc__, run)
+    p = command.add(sub, "compare", __doc__, lambda args: run(CompareRequest.of(args)))
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="BASE OTHER [OTHER...]: one JSON file per side, the first is the base")
     p.add_argument("--base", nargs="+", metavar="FILE", action=command.Once,
@@ -73,9 +58,10 @@ def register(sub: Any) -> None:
     p.add_argument("--other", nargs="+", action="append", metavar="FILE",
                    help="pool these files as one other side; repeat for more sides")
     p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
-    p.add_argument("--threshold", type=parse_threshold, default=parse_threshold("5%"),
+    p.add_argument("--threshold", type=arguments.parse_threshold,
+                   default=arguments.parse_threshold(arguments.DEFAULT_THRESHOLD),
                    help="smallest change that counts, e.g. 5%% (default 5%%)")
-    p.add_argument("--alpha", type=parse_alpha, default=0.05,
+    p.add_argument("--alpha", type=arguments.parse_alpha, default=arguments.DEFAULT_ALPHA,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--metric", action="append",
                    help="only these metrics (repeat), by path or its last part: kvbench: those "
@@ -109,41 +95,74 @@ def register(sub: Any) -> None:
                         "engine=lmdb (docs/history.md, \"Selectors\")")
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any output (docs/cli.md)
-    output.check_writable(args.html, "--html")
-    if args.html:
+@dataclass(frozen=True)
+class CompareRequest:
+    """kvb compare's arguments as values."""
+    files: tuple[str, ...]
+    base: tuple[str, ...]                 # --base: files, or with --store NAME=VALUE selectors
+    others: tuple[tuple[str, ...], ...]   # each --other
+    labels: tuple[str, ...]
+    judgement: stats.Judgement
+    metrics: tuple[str, ...]              # () = the headline ones
+    bench_filter: str | None
+    by: str | None
+    allow_different: tuple[str, ...]
+    fail_on_regression: bool
+    json: str | None
+    html: str | None
+    store: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "CompareRequest":
+        return CompareRequest(
+            tuple(args.files), tuple(args.base or ()), tuple(tuple(o) for o in args.other or ()),
+            tuple(args.label or ()), arguments.judgement(args), tuple(args.metric or ()),
+            args.filter, args.by, tuple(args.allow_different or ()), args.fail_on_regression,
+            args.json, args.html, args.store)
+
+
+def run(req: CompareRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any output (docs/cli.md)
+    output.check_writable(req.html, "--html")
+    if req.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
-    if args.filter:
+    if req.bench_filter:
         try:
-            re.compile(args.filter)
+            re.compile(req.bench_filter)
         except re.error as e:
             raise UsageError(f"--filter: bad regular expression: {e}") from None
-    allowed = comparability.parse_allowed(args.allow_different)
-    if args.store:
+    allowed = comparability.parse_allowed(req.allow_different)
+    if req.store:
+        if req.files:
+            raise UsageError("with --store, give the sides as --base NAME=VALUE... --other "
+                             "NAME=VALUE..., not files")
+        if not req.base or not req.others:
+            raise UsageError("--store needs --base and --other selectors, e.g. --base host=A "
+                             "--other host=B")
         # The selectors' fields are the axis of the comparison (core/fleet.py).
-        with fleet.selected_files(args) as (groups, labels, named):
-            return compare(args, groups, args.label or labels, allowed, named)
-    return compare(args, file_groups(args), args.label, allowed, set())
+        sides = [list(req.base), *(list(o) for o in req.others)]
+        with fleet.selected_files(req.store, sides) as (groups, labels, named):
+            return compare(req, groups, list(req.labels) or labels, allowed, named)
+    return compare(req, file_groups(req), list(req.labels) or None, allowed, set())
 
 
-def file_groups(args: argparse.Namespace) -> list[list[str]]:
+def file_groups(req: CompareRequest) -> list[list[str]]:
     """The sides' files: BASE OTHER... or --base FILE... --other FILE... (repeatable)."""
-    if args.base or args.other:
-        if args.files:
+    if req.base or req.others:
+        if req.files:
             raise UsageError("give files either positionally or with --base/--other, not both")
-        if not args.base or not args.other:
+        if not req.base or not req.others:
             raise UsageError("--base and --other go together")
-        groups = [args.base, *args.other]
-    elif len(args.files) < 2:
+        groups = [list(req.base), *(list(o) for o in req.others)]
+    elif len(req.files) < 2:
         raise UsageError("need a base and at least one other file (kvb compare BASE OTHER)")
     else:
-        groups = [[f] for f in args.files]
+        groups = [[f] for f in req.files]
     compare_sides.check_files(groups)  # no run on two sides, none twice (exit 2)
     return groups
 
 
-def compare(args: argparse.Namespace, groups: list[list[str]], given: list[str] | None,
+def compare(req: CompareRequest, groups: list[list[str]], given: list[str] | None,
             allowed: set[str], axes: set[str]) -> int:
     """Loads the sides, checks that they measured the same work but for `allowed` and the
     `axes`, prints the comparison and writes what was asked; the gate's exit status."""
@@ -158,16 +177,16 @@ def compare(args: argparse.Namespace, groups: list[list[str]], given: list[str] 
         if len(names) == len(sides) and all(names) and len(set(names)) == len(names):
             for s, n in zip(sides, names):
                 s.label = n
-    by = args.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
+    by = req.by or (compare_by.auto_field(sides) if sides[0].kind == results.KVBENCH else "")
     if by:
         compare_by.rekey(sides, by, relabel=not given)
     warnings = comparability.check(sides, allowed, axes | {by} if by else axes)
-    c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
-                         metric_keys=args.metric, bench_filter=args.filter)
+    c = comparison.build(sides, req.judgement, metric_keys=list(req.metrics) or None,
+                         bench_filter=req.bench_filter)
     c.warnings = warnings
     if not c.cells:
         raise UsageError("nothing to compare: no benchmark and metric is in both the base and "
-                         "another side" + (" and matches --filter" if args.filter else "")
+                         "another side" + (" and matches --filter" if req.bench_filter else "")
                          + " (" + "; ".join(f"{s.label}: {len({b for b, _ in s.order})} "
                                             "benchmark(s)" for s in sides) + ")")
     print(comparison.format_comparison(c))
@@ -175,28 +194,11 @@ def compare(args: argparse.Namespace, groups: list[list[str]], given: list[str] 
     moved = profiles.compare_text(side_docs, [s.label for s in sides])  # kvbench --profile
     if moved:
         print(moved)
-    if args.json:
-        results.write_json(args.json, comparison.to_json(c))
-    if args.html:
-        n = result_pages.write_comparison(args.html, c, extra=lambda page: (
+    if req.json:
+        results.write_json(req.json, comparison.to_json(c))
+    if req.html:
+        n = result_pages.write_comparison(req.html, c, extra=lambda page: (
             flame_figures.add_diff_sections(page, [profiles.of_documents(d) for d in side_docs],
                                             [s.label for s in sides])))
-        print(f"report: {args.html} ({n} figures)")
-    return gate(c, args.fail_on_regression)
-
-
-def gate(c: comparison.Comparison, asked: bool, ignore: tuple[str, ...] = ()) -> int:
-    """The regressions and undecided rows counted on stderr; with --fail-on-regression exit 3
-    for a regression, else 4 when a row is undecided, else 0 (docs/cli.md). Sides labelled in
-    `ignore` (matrix's control: the base measured again) are not counted."""
-    regressions = [x for x in c.regressions() if x.side not in ignore]
-    undecided = [x for x in c.undecided() if x.side not in ignore]
-    if regressions:
-        print(f"\n{len(regressions)} significant regression(s) beyond "
-              f"{c.threshold * 100:g}%", file=sys.stderr)
-    if undecided:
-        print(f"{'' if regressions else chr(10)}{len(undecided)} row(s) undecided: more runs "
-              "would decide them (see the notes)", file=sys.stderr)
-    if not asked:
-        return EXIT_OK
-    return EXIT_CHANGED if regressions else EXIT_UNDECIDED if undecided else EXIT_OK
+        print(f"report: {req.html} ({n} figures)")
+    return comparison.gate(c, req.fail_on_regression)

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from kvbtools.core import command, manifest, output, results, table
+from kvbtools.commands import command
+from kvbtools.core import manifest, output, results, table
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.crash_trials import Tally, run_trials
+from kvbtools.measure.crash_trials import Tally, TrialConfig, run_trials
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "crashtest", __doc__, run)
+    p = command.add(sub, "crashtest", __doc__, lambda args: run(CrashRequest.of(args)))
     p.add_argument("--kvbench", required=True, help="the kvbench binary")
     p.add_argument("--engines",
                    help="comma-separated engines (default: every storage engine compiled into "
@@ -78,45 +79,71 @@ def tally_table(tallies: list[Tally], sync: bool) -> str:
     return "\n".join(table.render(rows, header=head, left=(0, -1), rule=True))
 
 
-def checked_flags(args: argparse.Namespace) -> tuple[list[str], float, float]:
+@dataclass(frozen=True)
+class CrashRequest:
+    """kvb crashtest's arguments as values."""
+    kvbench: str
+    engines: str | None          # comma-separated; None: every storage engine of --kvbench
+    trials: int
+    sync: bool
+    threads: int
+    num: int
+    benchmark: str
+    kill_after: str              # MIN,MAX seconds, as given
+    seed: int
+    json: str | None
+    dir: str | None
+    keep: bool
+    quiet: bool
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "CrashRequest":
+        return CrashRequest(args.kvbench, args.engines, args.trials, args.sync, args.threads,
+                            args.num, args.benchmark, args.kill_after, args.seed, args.json,
+                            args.dir, args.keep, args.quiet)
+
+
+def checked_flags(req: CrashRequest) -> tuple[list[str], float, float]:
     """The engines to test (--engines, or every storage engine of the binary) and the range of
     --kill-after; refuses bad flags before any trial."""
-    if args.trials < 1:
-        raise UsageError(f"--trials must be at least 1, got {args.trials}")
-    if args.threads < 1 or args.threads > 1024:
-        raise UsageError(f"--threads must be 1..1024, got {args.threads}")
-    if args.num < 1:
-        raise UsageError(f"--num must be positive, got {args.num}")
-    low, high = parse_kill_after(args.kill_after)
-    if not (os.path.isfile(args.kvbench) and os.access(args.kvbench, os.X_OK)):
-        raise UsageError(f"--kvbench {args.kvbench} is not an executable file")
-    available = manifest.engines_of(args.kvbench)
+    if req.trials < 1:
+        raise UsageError(f"--trials must be at least 1, got {req.trials}")
+    if req.threads < 1 or req.threads > 1024:
+        raise UsageError(f"--threads must be 1..1024, got {req.threads}")
+    if req.num < 1:
+        raise UsageError(f"--num must be positive, got {req.num}")
+    low, high = parse_kill_after(req.kill_after)
+    if not (os.path.isfile(req.kvbench) and os.access(req.kvbench, os.X_OK)):
+        raise UsageError(f"--kvbench {req.kvbench} is not an executable file")
+    available = manifest.engines_of(req.kvbench)
     storage = [e for e, kind in available.items() if kind == "storage"]
-    if args.engines is None and not storage:
-        raise UsageError(f"{args.kvbench} has no storage engine compiled in; name engines "
+    if req.engines is None and not storage:
+        raise UsageError(f"{req.kvbench} has no storage engine compiled in; name engines "
                          "with --engines")
-    engines = args.engines.split(",") if args.engines is not None else storage
+    engines = req.engines.split(",") if req.engines is not None else storage
     for e in engines:
         if e not in available:
-            raise UsageError(f"engine '{e}' is not compiled into {args.kvbench} "
+            raise UsageError(f"engine '{e}' is not compiled into {req.kvbench} "
                              f"(it has: {', '.join(available)})")
     if len(set(engines)) != len(engines):
-        raise UsageError(f"--engines '{args.engines}' names an engine twice")
-    if args.dir and os.path.isdir(args.dir) and os.listdir(args.dir):
-        raise UsageError(f"--dir {args.dir} is not empty; give a new or empty directory")
+        raise UsageError(f"--engines '{req.engines}' names an engine twice")
+    if req.dir and os.path.isdir(req.dir) and os.listdir(req.dir):
+        raise UsageError(f"--dir {req.dir} is not empty; give a new or empty directory")
     return engines, low, high
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any trial (docs/cli.md)
-    output.check_directory(args.dir, "--dir")
-    engines, low, high = checked_flags(args)
-    trials, tallies = run_trials(args, engines, low, high)
-    failed = any(a.failed(args.sync) for a in tallies)
-    print(f"crashtest: {args.benchmark}, {'--sync' if args.sync else 'no --sync'}, "
-          f"--threads={args.threads}, --num={args.num}, SIGKILL {low:g}..{high:g} s after the "
-          f"first acknowledged write, --seed={args.seed}")
-    print(tally_table(tallies, args.sync))
+def run(req: CrashRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any trial (docs/cli.md)
+    output.check_directory(req.dir, "--dir")
+    engines, low, high = checked_flags(req)
+    trials, tallies = run_trials(TrialConfig(
+        req.kvbench, req.benchmark, req.num, req.threads, req.sync, req.seed, req.trials,
+        (low, high), req.dir, req.keep, req.quiet), engines)
+    failed = any(a.failed(req.sync) for a in tallies)
+    print(f"crashtest: {req.benchmark}, {'--sync' if req.sync else 'no --sync'}, "
+          f"--threads={req.threads}, --num={req.num}, SIGKILL {low:g}..{high:g} s after the "
+          f"first acknowledged write, --seed={req.seed}")
+    print(tally_table(tallies, req.sync))
     for a in tallies:
         for m in a.messages:
             print(f"  {a.engine} {m}")
@@ -124,10 +151,10 @@ def run(args: argparse.Namespace) -> int:
         print("  note: some fills ended before their kill; raise --num so that every trial "
               "kills a running fill")
     rc = 1 if failed else 0
-    if args.json:
-        results.write_json(args.json, {
-            "schema": "kvbench-crashtest", "schema_version": 1, "kvbench": args.kvbench,
-            "benchmark": args.benchmark, "sync": args.sync, "threads": args.threads,
-            "num": args.num, "kill_after": [low, high], "seed": args.seed, "exit": rc,
+    if req.json:
+        results.write_json(req.json, {
+            "schema": "kvbench-crashtest", "schema_version": 1, "kvbench": req.kvbench,
+            "benchmark": req.benchmark, "sync": req.sync, "threads": req.threads,
+            "num": req.num, "kill_after": [low, high], "seed": req.seed, "exit": rc,
             "engines": [asdict(a) for a in tallies], "trials": [asdict(t) for t in trials]})
     return rc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvbtools.core import command
+from kvbtools.commands import command
 from kvbtools.commands import dbbench_instructions, dbbench_parity
 
 

@@ -21,128 +21,71 @@ exactly as `kvb dbbench parity` matches them (the same flag builders).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import os
-import shutil
 import statistics
-import subprocess
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, table
-from kvbtools.measure import callgrind, dbbench_args
-from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import DbbenchRequest
+from kvbtools.core import table
+from kvbtools.measure import dbbench_args, dbbench_runs
+from kvbtools.core.errors import UsageError
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "instructions", __doc__, run)
-    dbbench_args.add_arguments(p, 1000000)
+    p = command.add(sub, "instructions", __doc__, lambda args: run(InstructionsRequest.of(args)))
+    arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--ops", default="10000,30000", help="the two op counts, ascending")
     p.add_argument("--seeds", default="1,2,3", help="--seed values; per-op figures are averaged")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="callgrind runs at a time (default 2)")
 
 
-def without(args: list[str], names: tuple[str, ...]) -> list[str]:
-    """`args` minus every --name=... flag in `names`."""
-    return [a for a in args if not any(a.startswith(f"--{n}=") for n in names)]
+@dataclass(frozen=True)
+class InstructionsRequest:
+    """kvb dbbench instructions' arguments as values."""
+    tools: DbbenchRequest
+    ops: str             # the two op counts, as given
+    seeds: str
+    jobs: int
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "InstructionsRequest":
+        return InstructionsRequest(DbbenchRequest.of(args), args.ops, args.seeds, args.jobs)
 
 
-def tool_args(tool: str, binary: str, db: str, num: int, cache: int, benchmark: str, ops: int,
-              seed: int, json_path: str) -> list[str]:
-    """One benchmark of `ops` operations with `seed`, on an existing database except fillseq,
-    which starts empty with --num=ops."""
-    fill = benchmark == "fillseq"
-    key_space = ops if fill else num
-    if tool == "db_bench":
-        base = without(db_bench_args(binary, db, key_space, cache, [benchmark]),
-                       ("use_existing_db",))
-        name = BENCHMARKS[benchmark]
-    else:
-        base = kvbench_args(binary, db, key_space, cache, [benchmark], json_path)
-        name = benchmark
-    extra = [f"--benchmarks={name}", f"--seed={seed}"]
-    if not fill:
-        extra += ["--use_existing_db=true", f"--reads={ops}", f"--writes={ops}"]
-    elif tool == "db_bench":
-        extra += ["--use_existing_db=false"]
-    return without(base, ("benchmarks",)) + extra
-
-
-def per_op(total1: int, total2: int, ops1: int, ops2: int) -> float:
-    return (total2 - total1) / (ops2 - ops1)
-
-
-def run_one(job: dict[str, Any]) -> int:
-    """Copies the base database (unless fillseq), runs the tool under callgrind, returns the
-    instruction total."""
-    db = job["db"]
-    shutil.rmtree(db, ignore_errors=True)
-    if job["benchmark"] != "fillseq":
-        shutil.copytree(job["base"], db)
-        lock = os.path.join(db, "LOCK")
-        if os.path.exists(lock):
-            os.remove(lock)
-    out = db + ".callgrind"
+def parse_counts(req: InstructionsRequest) -> tuple[list[int], list[int]]:
     try:
-        callgrind.run(job["args"], out, f"{job['tool']} {job['benchmark']}")
-        return callgrind.totals(out)
-    finally:
-        shutil.rmtree(db, ignore_errors=True)
-        for f in (out, db + ".json"):
-            if os.path.exists(f):
-                os.remove(f)
-
-
-def parse_counts(args: argparse.Namespace) -> tuple[list[int], list[int]]:
-    try:
-        ops = [int(x) for x in args.ops.split(",")]
-        seeds = [int(x) for x in args.seeds.split(",")]
+        ops = [int(x) for x in req.ops.split(",")]
+        seeds = [int(x) for x in req.seeds.split(",")]
     except ValueError:
         raise UsageError("--ops and --seeds take comma-separated integers") from None
-    if len(ops) != 2 or not 0 < ops[0] < ops[1] or not seeds or args.num < ops[1] or args.jobs < 1:
+    if len(ops) != 2 or not 0 < ops[0] < ops[1] or not seeds or req.tools.num < ops[1] \
+            or req.jobs < 1:
         raise UsageError("--ops needs two counts 0 < a < b <= --num, --seeds at least one, "
                          "--jobs >= 1")
     return ops, seeds
 
 
-def make_base(args: argparse.Namespace, base: str, work: str) -> None:
-    """The --num-key database the read and overwrite runs copy: kvbench fillseq, settled."""
-    shutil.rmtree(base, ignore_errors=True)
-    fill = kvbench_args(args.kvbench, base, args.num, args.cache_size, ["fillseq"],
-                        os.path.join(work, "base.json"))
-    p = subprocess.run(without(fill, ("benchmarks",)) + ["--benchmarks=fillseq,settle"],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RunError(f"building the base database failed: {p.stderr.strip()[-400:]}")
+def runs_of(tools: DbbenchRequest) -> dbbench_runs.Tools:
+    """The checked request (kvbench resolved) as what measure/dbbench_runs.py runs."""
+    assert tools.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
+    return dbbench_runs.Tools(tools.kvbench, tools.db_bench, tools.num, tools.cache_size,
+                              tools.benchmarks)
 
 
-def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args, "valgrind")
-    ops, seeds = parse_counts(args)
-    with dbbench_args.workdir(args.workdir, "kvbench-instructions-") as work:
-        base = os.path.join(work, "base")
-        if any(b != "fillseq" for b in benchmarks):
-            make_base(args, base, work)
-        jobs = []
-        for b in benchmarks:
-            for tool, binary in (("db_bench", args.db_bench), ("kvbench", args.kvbench)):
-                for seed in seeds:
-                    for n in ops:
-                        db = os.path.join(work, f"{tool}-{b}-{seed}-{n}")
-                        jobs.append({"tool": tool, "benchmark": b, "seed": seed, "ops": n,
-                                     "db": db, "base": base,
-                                     "args": tool_args(tool, binary, db, args.num,
-                                                       args.cache_size, b, n, seed, db + ".json")})
-        print(f"kvb dbbench instructions: {len(jobs)} callgrind runs ({args.jobs} at a time), "
-              f"--num={args.num}, ops {ops[0]} and {ops[1]}, seeds {seeds}", flush=True)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            totals = list(pool.map(run_one, jobs))
-    got = {(j["tool"], j["benchmark"], j["seed"], j["ops"]): t for j, t in zip(jobs, totals)}
+def run(req: InstructionsRequest) -> int:
+    tools = req.tools.checked("valgrind")
+    benchmarks = list(tools.benchmarks)
+    ops, seeds = parse_counts(req)
+    with dbbench_args.workdir(tools.workdir, "kvbench-instructions-") as work:
+        got = dbbench_runs.counted(runs_of(tools), ops, seeds, req.jobs, work)
     rows = []
     for b in benchmarks:
-        cost = {tool: [per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])], ops[0],
-                              ops[1]) for s in seeds] for tool in ("db_bench", "kvbench")}
+        cost = {tool: [dbbench_runs.per_op(got[(tool, b, s, ops[0])], got[(tool, b, s, ops[1])],
+                                           ops[0], ops[1]) for s in seeds]
+                for tool in ("db_bench", "kvbench")}
         d, k = statistics.mean(cost["db_bench"]), statistics.mean(cost["kvbench"])
         rows.append([b, f"{d:,.0f}", f"{k:,.0f}", f"{k / d:.3f}",
                      " ".join(f"{kk / dd:.3f}" for dd, kk in zip(cost["db_bench"],

@@ -14,25 +14,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import resource
-import shutil
 import statistics
-import subprocess
-import time
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, results, stats, table
-from kvbtools.measure import dbbench_args
-from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import DbbenchRequest
+from kvbtools.core import stats, table
+from kvbtools.measure import dbbench_args, dbbench_runs
+from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args
+from kvbtools.measure.dbbench_runs import CPU, phase_cpu
 from kvbtools.core.errors import RunError, UsageError
 
-DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
-
-
 def register(sub: Any) -> None:
-    p = command.add(sub, "parity", __doc__, run)
-    dbbench_args.add_arguments(p, 1000000)
+    p = command.add(sub, "parity", __doc__, lambda args: run(ParityRequest.of(args)))
+    arguments.add_dbbench_arguments(p, 1000000)
     p.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
     p.add_argument("--target", type=float, default=0.97,
                    help="the ratio each verdict is judged against (default 0.97)")
@@ -43,74 +39,19 @@ def register(sub: Any) -> None:
                    "benchmark thread alone (default: unpinned)")
 
 
-def pinned(args: list[str], cpus: str | None) -> list[str]:
-    """A tool's command line, under taskset when --cpus is given: the same for both tools."""
-    return ["taskset", "-c", cpus] + args if cpus else args
+@dataclass(frozen=True)
+class ParityRequest:
+    """kvb dbbench parity's arguments as values."""
+    tools: DbbenchRequest
+    runs: int
+    target: float
+    min_ratio: float
+    cpus: str | None
 
-
-def parse_db_bench(out: str) -> dict[str, float]:
-    found = {}
-    for line in out.splitlines():
-        m = DB_BENCH_LINE.match(line)
-        if m:
-            found[m.group(1)] = float(m.group(3))
-    return found
-
-
-def run_db_bench(args: list[str], benchmarks: list[str]) -> dict[str, float]:
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RunError(f"db_bench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    by_name = parse_db_bench(p.stdout)
-    missing = [b for b in benchmarks if BENCHMARKS[b] not in by_name]
-    if missing:
-        raise RunError(f"db_bench printed no result for {', '.join(missing)}")
-    return {b: by_name[BENCHMARKS[b]] for b in benchmarks}
-
-
-def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[str, float]:
-    """ops/s per benchmark, and under phase_cpu(benchmark) the process CPU seconds of that phase
-    (from the JSON: RocksDB's flushes and compactions during it included)."""
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RunError(f"kvbench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    try:
-        doc = results.load(json_path, [results.KVBENCH]).doc
-    except UsageError as e:  # what kvbench wrote, not what the user gave
-        raise RunError(f"kvbench wrote no usable JSON: {e}") from None
-    got = {}
-    for r in doc["results"]:
-        if r["benchmark"] in benchmarks:
-            got[r["benchmark"]] = r["roles"][0]["ops_per_sec"]
-            got[phase_cpu(r["benchmark"])] = r["cpu_seconds"]
-    return got
-
-
-def phase_cpu(benchmark: str) -> str:
-    return benchmark + " cpu"
-
-
-CPU = "cpu seconds per run"
-
-
-def children_cpu_seconds() -> float:
-    """User + system CPU of the finished child processes so far: with wall time, how much of a
-    run was the tool's own work and how much waiting for a CPU others held."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def summarize(db: list[float], kv: list[float]) -> dict[str, float]:
-    """One benchmark's figures: each tool's median and CV, the ratio of the medians (the parity
-    criterion) with a bootstrap 95% interval, and the per-round paired ratios kv[i]/db[i] (runs
-    made back to back)."""
-    paired = [k / d for k, d in zip(kv, db)]
-    low, high = stats.bootstrap_ratio_ci(db, kv, seed=0, resamples=4000)
-    return {"db_median": statistics.median(db), "db_cv": stats.cv(db),
-            "kv_median": statistics.median(kv), "kv_cv": stats.cv(kv),
-            "ratio": statistics.median(kv) / statistics.median(db), "ci_low": low, "ci_high": high,
-            "paired_median": statistics.median(paired), "paired_min": min(paired),
-            "paired_max": max(paired)}
+    @staticmethod
+    def of(args: argparse.Namespace) -> "ParityRequest":
+        return ParityRequest(DbbenchRequest.of(args), args.runs, args.target, args.min_ratio,
+                             args.cpus)
 
 
 def verdict(row: dict[str, float], target: float) -> str:
@@ -122,73 +63,47 @@ def verdict(row: dict[str, float], target: float) -> str:
     return "unresolved"
 
 
-def measure(args: argparse.Namespace, benchmarks: list[str],
-            work: str) -> dict[str, dict[str, list[float]]]:
-    """--runs rounds of both tools, alternating which goes first; ops/s per tool and benchmark,
-    and under the key CPU each tool's process CPU seconds per run (the whole sequence)."""
-    got_all: dict[str, dict[str, list[float]]] = {t: {b: [] for b in benchmarks + [CPU]}
-                                                  for t in ("db_bench", "kvbench")}
-    for i in range(args.runs):
-        for tool in ["db_bench", "kvbench"] if i % 2 == 0 else ["kvbench", "db_bench"]:
-            db = os.path.join(work, tool)
-            shutil.rmtree(db, ignore_errors=True)
-            load = os.getloadavg()[0]
-            cpu0 = children_cpu_seconds()
-            start = time.monotonic()
-            if tool == "db_bench":
-                got = run_db_bench(pinned(db_bench_args(args.db_bench, db, args.num,
-                                                        args.cache_size, benchmarks), args.cpus),
-                                   benchmarks)
-            else:
-                out = os.path.join(work, f"kvbench-{i}.json")
-                got = run_kvbench(pinned(kvbench_args(args.kvbench, db, args.num, args.cache_size,
-                                                      benchmarks, out), args.cpus),
-                                  out, benchmarks)
-            for b in benchmarks:
-                got_all[tool][b].append(got[b])
-                if tool == "kvbench":
-                    got_all[tool].setdefault(phase_cpu(b), []).append(got[phase_cpu(b)])
-            wall = time.monotonic() - start
-            cpu = children_cpu_seconds() - cpu0
-            got_all[tool][CPU].append(cpu)
-            print(f"  run {i + 1} {tool:8s} ({wall:5.1f}s, cpu {cpu:5.1f}s, load {load:4.1f}): " +
-                  "  ".join(f"{b} {got[b]:,.0f}" for b in benchmarks), flush=True)
-            shutil.rmtree(db, ignore_errors=True)
-    return got_all
+def runs_of(tools: DbbenchRequest) -> dbbench_runs.Tools:
+    """The checked request (kvbench resolved) as what measure/dbbench_runs.py runs."""
+    assert tools.kvbench is not None, "DbbenchRequest.checked resolves kvbench"
+    return dbbench_runs.Tools(tools.kvbench, tools.db_bench, tools.num, tools.cache_size,
+                              tools.benchmarks)
 
 
-def run(args: argparse.Namespace) -> int:
-    benchmarks = dbbench_args.check(args, *(["taskset"] if args.cpus else []))
-    if args.runs < 1:
+def run(req: ParityRequest) -> int:
+    tools = req.tools.checked(*(["taskset"] if req.cpus else []))
+    benchmarks = list(tools.benchmarks)
+    if req.runs < 1:
         raise UsageError("--runs must be at least 1")
-    with dbbench_args.workdir(args.workdir, "kvbench-vs-dbbench-") as work:
-        print(f"kvb dbbench parity: {args.runs} alternating runs of {','.join(benchmarks)} at "
-              f"--num={args.num}, cache {args.cache_size} B, compression none; databases in "
+    with dbbench_args.workdir(tools.workdir, "kvbench-vs-dbbench-") as work:
+        print(f"kvb dbbench parity: {req.runs} alternating runs of {','.join(benchmarks)} at "
+              f"--num={tools.num}, cache {tools.cache_size} B, compression none; databases in "
               f"{work}")
-        print("db_bench: " + " ".join(db_bench_args(args.db_bench, "DB", args.num,
-                                                    args.cache_size, benchmarks)[1:]))
-        print("kvbench:  " + " ".join(kvbench_args(args.kvbench, "DB", args.num, args.cache_size,
-                                                   benchmarks, "OUT.json")[1:]))
-        if args.cpus:
-            print(f"both pinned: taskset -c {args.cpus} (every thread of each process)")
+        print("db_bench: " + " ".join(db_bench_args(tools.db_bench, "DB", tools.num,
+                                                    tools.cache_size, benchmarks)[1:]))
+        print("kvbench:  " + " ".join(kvbench_args(str(tools.kvbench), "DB", tools.num,
+                                                   tools.cache_size, benchmarks,
+                                                   "OUT.json")[1:]))
+        if req.cpus:
+            print(f"both pinned: taskset -c {req.cpus} (every thread of each process)")
         load_start = os.getloadavg()
-        got = measure(args, benchmarks, work)
+        got = dbbench_runs.timed_rounds(runs_of(tools), req.runs, req.cpus, work)
         load_end = os.getloadavg()
     rows = []
     worst = float("inf")
     for b in benchmarks:
-        r = summarize(got["db_bench"][b], got["kvbench"][b])
+        r = dbbench_runs.summarize(got["db_bench"][b], got["kvbench"][b])
         worst = min(worst, r["ratio"])
         rows.append([b, f"{r['db_median']:,.0f}", f"{r['db_cv']:.1%}", f"{r['kv_median']:,.0f}",
                      f"{r['kv_cv']:.1%}", f"{r['ratio']:.3f}",
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, args.target),
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict(r, req.target),
                      f"{r['paired_median']:.3f} [{r['paired_min']:.3f}, {r['paired_max']:.3f}]"])
     print(f"\nload average (1, 5, 15 min): at start {' '.join(f'{x:.1f}' for x in load_start)}, "
           f"at end {' '.join(f'{x:.1f}' for x in load_end)} on {os.cpu_count()} CPUs")
     print("\n".join(table.render(rows, header=[
         "benchmark", "db_bench ops/s", "cv", "kvbench ops/s", "cv", "ratio", "95% interval",
-        f"vs {args.target:g}", "paired: median [min, max]"], left=(0, -1))))
-    print(f"(ratio = kvbench median / db_bench median over {args.runs} runs; cv = run-to-run "
+        f"vs {req.target:g}", "paired: median [min, max]"], left=(0, -1))))
+    print(f"(ratio = kvbench median / db_bench median over {req.runs} runs; cv = run-to-run "
           "coefficient of variation;\n 95% interval = bootstrap of that ratio; 'meets' or 'below' "
           "only when the whole interval is on one side of the target, else 'unresolved';\n "
           "paired = kvbench/db_bench of the two runs made back to back in each round, which "
@@ -201,6 +116,6 @@ def run(args: argparse.Namespace) -> int:
     print("kvbench CPU seconds per phase (process, background threads included): " + ", ".join(
         f"{b} median {statistics.median(got['kvbench'][phase_cpu(b)]):.2f} cv "
         f"{stats.cv(got['kvbench'][phase_cpu(b)]):.1%}" for b in benchmarks))
-    if worst < args.min_ratio:
-        raise RunError(f"a ratio is below --min-ratio={args.min_ratio:g}")
+    if worst < req.min_ratio:
+        raise RunError(f"a ratio is below --min-ratio={req.min_ratio:g}")
     return 0

@@ -41,12 +41,14 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, hgrm, output, profiles, results
-from kvbtools.commands import history
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import Selection
+from kvbtools.core import hgrm, output, profiles, results
 from kvbtools.core.errors import UsageError
-from kvbtools.core.series import Point, Series, shown_attributes
+from kvbtools.core.series import Point, Series, select, shown_attributes
 
 
 def tests(series: list[Series]) -> dict[tuple[str, str], list[Series]]:
@@ -136,61 +138,81 @@ def bencher_doc(series: list[Series], document: str | None,
     return out, sorted({s.fingerprint for s, _, _ in chosen})
 
 
-def cmd(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ExportRequest:
+    """kvb export's arguments as values."""
+    format: str                  # csv, bencher, hgrm, folded
+    files: tuple[str, ...]       # hgrm, folded
+    selection: Selection         # csv, bencher
+    out: str | None
+    document: str | None
+    name_by: tuple[str, ...]
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "ExportRequest":
+        return ExportRequest(args.format, tuple(args.files), Selection.of(args), args.out,
+                             args.document, tuple(args.name_by or ()))
+
+
+def cmd(req: ExportRequest) -> int:
     # --out checked before any work (docs/cli.md): bencher writes a file, the others a directory.
-    (output.check_writable if args.format == "bencher" else output.check_directory)(
-        args.out, "--out")
-    if args.format == "folded":
-        if not args.files:
+    (output.check_writable if req.format == "bencher" else output.check_directory)(
+        req.out, "--out")
+    if req.format == "folded":
+        if not req.files:
             raise UsageError("export folded: give kvbench result files of --profile runs")
-        return profiles.export_files(args.files, args.out or ".",
-                                     results.load_all(args.files, [results.KVBENCH]))
-    if args.format == "hgrm":
-        return hgrm.export_files(args.files, args.out or ".")
-    if args.files:
-        raise UsageError(f"export {args.format} reads the store, not files (hgrm and folded "
+        return profiles.export_files(list(req.files), req.out or ".",
+                                     results.load_all(list(req.files), [results.KVBENCH]))
+    if req.format == "hgrm":
+        return hgrm.export_files(list(req.files), req.out or ".")
+    if req.files:
+        raise UsageError(f"export {req.format} reads the store, not files (hgrm and folded "
                          "read files)")
-    if not args.metric:
-        args.metric = ["all"]
-    st, series = history.select(args)
+    sel = req.selection
+    st, series = select(sel.store, list(sel.filters), list(sel.metrics) or ["all"], list(sel.by))
     st.close()
     if not series:
-        raise UsageError("no series in the store" + (" matches the filters" if args.filter
+        raise UsageError("no series in the store" + (" matches the filters" if sel.filters
                                                       else ""))
-    if args.format == "bencher":
-        doc, fingerprints = bencher_doc(series, args.document.lower() if args.document else None,
-                                        args.name_by or [])
+    if req.format == "bencher":
+        doc, fingerprints = bencher_doc(series, req.document.lower() if req.document else None,
+                                        list(req.name_by))
         if not doc:
-            raise UsageError(f"no stored run's hash starts with {args.document!r}")
+            raise UsageError(f"no stored run's hash starts with {req.document!r}")
         text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-        if args.out:
-            output.write_text(args.out, text)
+        if req.out:
+            output.write_text(req.out, text)
         else:
             sys.stdout.write(text)
         # BMF has no field for it (a measure holds value, lower_value, upper_value): said here.
-        print(f"{args.out or 'stdout'}: {len(doc)} Bencher benchmark(s) of fingerprint(s) "
+        print(f"{req.out or 'stdout'}: {len(doc)} Bencher benchmark(s) of fingerprint(s) "
               f"{', '.join(f[:12] for f in fingerprints)}", file=sys.stderr)
         return 0
+    return write_csv(series, req.out)
+
+
+def write_csv(series: list[Series], out: str | None) -> int:
+    """One Otava CSV per test into the directory `out`, or the one test on stdout."""
     groups = tests(series)
-    if not args.out:
+    if not out:
         if len(groups) > 1:
             raise UsageError(f"{len(groups)} tests (benchmark row x fingerprint) match: name one "
                              "with --filter, or write one CSV each with --out DIR")
         sys.stdout.write(csv_text(next(iter(groups.values()))))
         return 0
-    output.make_dirs(args.out)
+    output.make_dirs(out)
     for (row, fp), group in groups.items():
-        output.write_text(os.path.join(args.out, test_name(row, fp) + ".csv"), csv_text(group))
-    print(f"wrote {len(groups)} CSV file(s) to {args.out}", file=sys.stderr)
+        output.write_text(os.path.join(out, test_name(row, fp) + ".csv"), csv_text(group))
+    print(f"wrote {len(groups)} CSV file(s) to {out}", file=sys.stderr)
     return 0
 
 
 def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "export", __doc__, cmd)
+    p = command.add(subparsers, "export", __doc__, lambda args: cmd(ExportRequest.of(args)))
     p.add_argument("format", choices=("csv", "bencher", "hgrm", "folded"))
     p.add_argument("files", nargs="*", metavar="FILE.json",
                    help="hgrm, folded: kvbench result files, right after the format")
-    history.add_selection_arguments(p, metric_default="every stored metric ('all')")
+    arguments.add_selection_arguments(p, metric_default="every stored metric ('all')")
     p.add_argument("--out", metavar="PATH", help="csv, hgrm: a directory; bencher: a file "
                                                  "(default: stdout; hgrm, folded: .)")
     p.add_argument("--document", metavar="HASH", help="bencher: this stored run instead of "

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, output, store as store_mod, store_runs
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import Selection
+from kvbtools.core import output, store as store_mod
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
-from kvbtools.core.series import Series, changed, load, metric_names
+from kvbtools.core.series import Series, changed, select
 from kvbtools.core.table import fmt_value as fmt
 from kvbtools.pages import history_figures
 
@@ -90,56 +93,38 @@ def format_history(series: list[Series], where: str) -> str:
 
 # ---- the command --------------------------------------------------------------------------------
 
-PRIMARY_METRIC = "each row's primary metric, ops_per_sec or bytes_per_second"
+@dataclass(frozen=True)
+class HistoryRequest:
+    """kvb history's arguments as values."""
+    selection: Selection
+    html: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "HistoryRequest":
+        return HistoryRequest(Selection.of(args), args.html)
 
 
-def add_selection_arguments(p: argparse.ArgumentParser, metric_default: str = PRIMARY_METRIC
-                            ) -> None:
-    store_mod.add_store_arguments(p)
-    p.add_argument("--filter", action="append", metavar="NAME=VALUE",
-                   help="only series and runs with this value (repeat: all must match), e.g. "
-                        "engine=memory, host=vm, workload.num=20000, lib.rocksdb.version=7.8.3")
-    p.add_argument("--metric", action="append",
-                   help="only these metrics (repeat), a path or its last parts as kvb compare "
-                        f"takes them (p99, cpu_user_us_per_op); 'all' for every stored one; "
-                        f"default: {metric_default}")
-    p.add_argument("--by", action="append", metavar="NAME",
-                   help="split series further by this attribute (repeat), e.g. "
-                        "lib.rocksdb.version or kernel")
-
-
-def select(args: argparse.Namespace) -> tuple[store_mod.Store, list[Series]]:
-    """Opens the store and loads the series the common arguments select."""
-    filters = store_runs.parse_selectors(args.filter, "--filter")
-    st = store_mod.open_store(args.store)
-    try:
-        series = load(st, filters=filters, metrics=metric_names(st, args.metric), by=args.by)
-    except BaseException:
-        st.close()
-        raise
-    return st, series
-
-
-def cmd(args: argparse.Namespace) -> int:
-    output.check_writable(args.html, "--html")  # exit 2 before any work (docs/cli.md)
-    st, series = select(args)
+def cmd(req: HistoryRequest) -> int:
+    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
+    sel = req.selection
+    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
     with st:
         where = store_mod.shown(st.loc)
     if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
+        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
                                                     else ""))
-    if args.html:
+    if req.html:
         analyses = [analyse(s, Params()) for s in series]
-        history_figures.write_history_html(args.html, series, analyses, where)
-        print(f"wrote {args.html}: {len(series)} series", file=sys.stderr)
+        history_figures.write_history_html(req.html, series, analyses, where)
+        print(f"wrote {req.html}: {len(series)} series", file=sys.stderr)
     else:
         print(format_history(series, where))
     return 0
 
 
 def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "history", __doc__, cmd)
-    add_selection_arguments(p)
+    p = command.add(subparsers, "history", __doc__, lambda args: cmd(HistoryRequest.of(args)))
+    arguments.add_selection_arguments(p)
     p.add_argument("--html", metavar="OUT",
                    help="draw every series over time, with intervals and change points, as "
                         "one self-contained HTML page (needs python3-matplotlib)")

@@ -15,331 +15,36 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import (command, comparison, host, manifest, output, profiles, results,
-                           store)
-from kvbtools.measure import callgrind, placement, rounds, runner, sources, study
-from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.commands import arguments, command, series_report
+from kvbtools.commands.arguments import PlanRequest
+from kvbtools.core import host, manifest, output, results, store
+from kvbtools.measure import runner, sources, study
+from kvbtools.measure.presets import select_presets
 from kvbtools.pages import result_pages
-from kvbtools.commands import compare
-from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.runner import Build, BuildError, Plan, Series, progress
-from kvbtools.core.samples import load_side
+from kvbtools.core.errors import UsageError
+from kvbtools.measure.runner import Build, Plan, Series, progress
 
 
-def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$") -> None:
-    p.add_argument("--workloads", default="fillseq,readrandom",
-                   help="kvbench --benchmarks for KV runs (default fillseq,readrandom)")
-    p.add_argument("--engines",
-                   help="comma-separated engines for KV runs (default: the first engine of "
-                        "cmake/deps.json); in a study, an axis: a series per engine")
-    p.add_argument("--num", type=int, help="kvbench --num (default 100000; 20000 with "
-                                           "--instructions)")
-    p.add_argument("--kvbench-arg", action="append", default=[], metavar="ARG",
-                   help="one more kvbench flag for KV runs, e.g. "
-                        "--kvbench-arg=--benchmark_write_rate_limit=2097152 (repeatable)")
-    p.add_argument("--profile", action="store_true",
-                   help="KV runs: kvbench --profile (CPU profiles of the measured loops, "
-                        "docs/profile.md); the table is followed by the functions whose CPU "
-                        "per op moved most against the base, and report.html draws a "
-                        "differential flame graph per series")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="rounds; each series is measured once per round (default 5)")
-    p.add_argument("--min-time", type=float, default=0.1,
-                   help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
-    p.add_argument("--filter", metavar="REGEX",
-                   help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
-                        "table rows that match")
-    p.add_argument("--threshold", type=compare.parse_threshold,
-                   default=compare.parse_threshold("5%"), help="default 5%%")
-    p.add_argument("--alpha", type=compare.parse_alpha, default=0.05, help="default 0.05")
-    p.add_argument("--metric", action="append",
-                   help="only these metrics (see kvb compare; default: the headline ones; "
-                        "'all': every one)")
-    rounds.add_arguments(p)
-    p.add_argument("--instructions", action="store_true",
-                   help="count instructions under valgrind's callgrind, in the measured loops "
-                        "only, instead of timing: per byte (micro), per op of each role and of "
-                        "the engine's background threads (KV; deterministic: zero-width "
-                        "intervals; instructions are not time). Needs portable presets on an "
-                        "AVX-512 host (docs/compare.md)")
-    p.add_argument("--no-control", action="store_true",
-                   help="do not measure the first series twice")
-    p.add_argument("--fail-on-regression", action="store_true",
-                   help="a gate for CI: exit 3 when a series (the control not counted) has a "
-                        "significant regression beyond the threshold, else 4 when a row is "
-                        "undecided, else 0 (docs/cli.md)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the builds and the run order, build and run nothing")
-    p.add_argument("--layouts", type=rounds.positive_int, default=1, metavar="K",
-                   help="link every build K times with different code placement (lld "
-                        "--shuffle-sections seeds 0..K-1, relinks only; round r runs seed "
-                        "(r-1) mod K) and judge with placements as the units: their spread is "
-                        "printed per benchmark (default 1; docs/placement.md)")
-    p.add_argument("--results-dir", help="parent of the run's results directory "
-                                         "(default results/)")
-    store.add_store_arguments(p, auto=True)
+@dataclass(frozen=True)
+class MatrixRequest:
+    """kvb matrix's arguments as values: the builds or binary, the axes, and the plan."""
+    presets: str | None           # comma-separated; None: a study of one kvbench binary
+    threads: str | None           # a study's thread counts, as given
+    configs: str | None           # a study's --configs file
+    kvbench: str | None
+    micro: bool
+    from_source: str
+    sources: tuple[str, ...]      # --source DEP=DIR
+    plan: PlanRequest
 
-
-def make_plan(args: argparse.Namespace, micro: bool, micro_filter: str) -> Plan:
-    if args.repeats < 1:
-        raise UsageError("--repeats must be at least 1")
-    if args.num is None:
-        args.num = callgrind.KV_NUM if args.instructions and not micro else 100000
-    if args.num < 1 or args.min_time <= 0:
-        raise UsageError("--num and --min-time must be positive")
-    if args.filter:
-        try:
-            re.compile(args.filter)
-        except re.error as e:
-            raise UsageError(f"--filter: bad regular expression: {e}") from None
-    if args.instructions and args.layouts > 1:
-        raise UsageError("--instructions counts instructions, which do not depend on where the "
-                         "linker puts the code: leave out --layouts")
-    if args.profile and args.instructions:
-        raise UsageError("--profile samples CPU time and --instructions counts instructions "
-                         "under callgrind: give one of them")
-    if args.profile and micro:
-        raise UsageError("--profile profiles kvbench's KV runs; kvbench_micro has no profiler "
-                         "of its own (perf record -e cpu-clock -g on kvbench_micro does it)")
-    if args.instructions:
-        callgrind.require_valgrind()
-        args.metric = args.metric or callgrind.default_metrics(micro)
-    plan = Plan(micro=micro, micro_filter=args.filter or micro_filter if micro else "",
-                instructions=args.instructions,
-                min_time=args.min_time,
-                engines=[e for e in (args.engines or manifest.default_engine()).split(",") if e],
-                workloads=args.workloads, num=args.num,
-                extra=[] if micro else list(args.kvbench_arg)
-                + (["--profile"] if args.profile else []))
-    runner.check_engines_early(plan)  # and check_plan once each kvbench is there
-    return plan
-
-
-def run_series(kind: str, what: str, series: list[Series], plan: Plan,
-               args: argparse.Namespace, meta: dict[str, Any]) -> int:
-    """Builds every distinct build, measures interleaved, prints and saves the tables."""
-    budget = rounds.Budget.from_args(args, args.repeats, args.until_resolved)
-    if plan.instructions:
-        presets = load_presets()
-        callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
-                                 for s in series if s.build.preset in presets])
-    for s in series:
-        s.build.layouts = 1 if s.build.prebuilt else args.layouts
-    if not args.no_control and series:
-        first = series[0]
-        series = series + [Series("control", first.build)]
-    builds: list[Build] = []
-    for s in series:
-        if s.build not in builds:
-            builds.append(s.build)
-    if args.dry_run:
-        print("builds:")
-        for b in builds:
-            print(f"  {b.label}: {' '.join(b.configure_cmd())}")
-            print(f"  {' ' * len(b.label)}  {' '.join(b.build_cmd(plan.micro))}")
-        print("run order (repeat, series, engine):")
-        for r, s, e in runner.run_order(series, plan, budget.first):
-            print(f"  {r} {s.label}" + (f" {e}" if e else ""))
-        if args.until_resolved:
-            print(f"then more rounds of the same order until every row's 95% interval is "
-                  f"narrower than {args.threshold * 100:g}%, at most {budget.max_rounds} "
-                  "rounds" + (f" or {budget.max_seconds:g} s of measuring"
-                              if budget.max_seconds else ""))
-        return 0
-    outdir = runner.new_results_dir(kind, what, args.results_dir)
-    try:
-        return _build_and_measure(kind, outdir, series, builds, plan, args, budget, meta)
-    except (RunError, UsageError) as e:
-        runner.write_summary(outdir, f"kvb {kind} failed: {e}")
-        raise
-    except KeyboardInterrupt:
-        runner.write_summary(outdir, f"kvb {kind} was interrupted; the runs so far are here")
-        raise
-
-
-def _build_and_measure(kind: str, outdir: str, series: list[Series], builds: list[Build],
-                       plan: Plan, args: argparse.Namespace, budget: rounds.Budget,
-                       meta: dict[str, Any]) -> int:
-    build_seconds: dict[str, float] = {}
-    failed: list[str] = []
-    for i, b in enumerate(builds, 1):
-        try:
-            build_seconds[b.label] = runner.do_build(b, plan.micro, f"[{i}/{len(builds)}] ")
-            progress(f"built {b.label} in {build_seconds[b.label]:.0f} s")
-        except BuildError as e:
-            progress(f"skipping {b.label}: build failed: {e}")
-            failed.append(b.label)
-    series = [s for s in series if s.build.label not in failed]
-    if not series or series[0].build.label in failed:
-        raise RunError(f"{kind}: the first build failed; nothing to compare against")
-    for b in builds:
-        if b.label not in failed:
-            runner.check_plan(b.binary(plan.micro), plan)
-    c, outcome, decisions = measure_until(series, plan, args, budget, outdir)
-    mismatches = check_library_versions(c.sides, meta.get("expect", {}))
-    extra = {k: f" {d.interval.text()}" + (f" {d.word}" if not d.resolved else
-                                           f" same within {args.threshold * 100:g}%"
-                                           if d.word == "same" else "")
-             for k, d in decisions.items()}
-    text = comparison.format_comparison(c, control="" if args.no_control else "control",
-                                     extra=extra if args.until_resolved or plan.instructions
-                                     or args.layouts > 1 else None)
-    if plan.instructions:
-        text += f"\n[lo, hi]: each ratio's 95% interval; {callgrind.CAVEAT}"
-    if args.until_resolved:
-        text += "\n" + rounds_line(outcome, decisions, args.threshold)
-    if args.layouts > 1:
-        text += ("\nverdicts: t tests on per-placement medians, placement a random effect "
-                 "(docs/placement.md); the control row is the same build measured again\n"
-                 + "\n".join(placement_lines(c, args.layouts)))
-    times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in build_seconds.items())
-    text += "".join(f"\nWARNING: {m}" for m in mismatches)
-    text += profiles.compare_text([results.load_all(s.paths) for s in c.sides],
-                                  [s.label for s in c.sides])  # kvbench --profile runs
-    print(text)
-    print(times)
-    output.write_text(os.path.join(outdir, "table.txt"), text + "\n" + times + "\n")
-    doc = comparison.to_json(c)
-    if args.until_resolved:
-        for row, cell in zip(doc["rows"], c.cells):
-            d = decisions[(cell.metric.key, cell.bench, cell.side)]
-            row.update(interval=[d.interval.lo, d.interval.hi] if d.interval.finite else None,
-                       resolved=d.resolved, decision=d.word)
-        doc["rounds"] = {"rounds": outcome.rounds, "settled": outcome.settled,
-                         "stopped_by": outcome.why, "max_rounds": budget.max_rounds,
-                         "max_seconds": budget.max_seconds}
-    doc.update(meta)
-    doc["build_seconds"] = build_seconds
-    doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines}
-                     for b in builds}
-    doc["failed_builds"] = failed
-    doc["library_version_mismatches"] = mismatches
-    results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
-    result_pages.write_report(outdir)  # report.html (docs/report.md)
-    runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds} round(s)"
-                         + (f", {rounds_line(outcome, decisions, args.threshold)}"
-                            if args.until_resolved else "") + "; the tables are in table.txt")
-    print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
-          "one JSON per run)")
-    store.auto_store([f for s in c.sides for f in s.paths], args)
-    return compare.gate(c, args.fail_on_regression, ignore=("control",))
-
-
-Key = tuple[str, str, str]
-
-
-def measure_until(series: list[Series], plan: Plan, args: argparse.Namespace,
-                  budget: rounds.Budget, outdir: str
-                  ) -> tuple[comparison.Comparison, rounds.Outcome, dict[Key, rounds.Decision]]:
-    """Measures budget.first rounds, then (--until-resolved) more until every row is resolved
-    or the budget is spent. Returns the comparison of all runs, how the rounds ended and each
-    row's decision (metric, benchmark, side) -> Decision."""
-    files: dict[str, list[str]] = {s.label: [] for s in series}
-    of = f" (until resolved, at most {budget.max_rounds})" if args.until_resolved \
-        else f"/{budget.first}"
-    latest: list[Any] = [None, {}]
-
-    def judge() -> tuple[comparison.Comparison, dict[Key, rounds.Decision]]:
-        sides = [load_side(s.label, files[s.label]) for s in series]
-        c = comparison.build(sides, threshold=args.threshold, alpha=args.alpha,
-                          metric_keys=args.metric, bench_filter=None if plan.micro else args.filter)
-        if args.layouts > 1:
-            return c, placement_judgements(c, args)
-        decisions = {(x.metric.key, x.bench, x.side): rounds.decide(
-            x.base, x.other, higher_is_better=x.metric.higher_is_better,
-            threshold=args.threshold, alpha=args.alpha, better_word=x.metric.better_word,
-            worse_word=x.metric.worse_word) for x in c.cells}
-        return c, decisions
-
-    def one_round(r: int) -> None:
-        runner.measure_round(series, plan, r, outdir, files, of)
-
-    def settled(r: int) -> bool:
-        latest[0], latest[1] = judge()
-        left = [k for k, d in latest[1].items() if not d.resolved]
-        if args.until_resolved and left:
-            progress(f"after round {r}: {len(left)} row(s) unresolved, e.g. {' '.join(left[0])}")
-        return not left or not args.until_resolved
-
-    try:
-        outcome = rounds.run(budget, one_round, settled)
-    except BuildError as e:
-        raise RunError(f"a run failed: {e}") from None
-    return latest[0], outcome, latest[1]
-
-
-def placement_judgements(c: comparison.Comparison, args: argparse.Namespace
-                         ) -> dict[Key, rounds.Decision]:
-    """--layouts K: every cell's verdict and decision with placements as the units
-    (kvbtools.placement), in place of the rounds' U test."""
-    c.test = f"t test on per-placement medians ({args.layouts} links a build),"
-    decisions = {}
-    for x in c.cells:
-        words = dict(higher_is_better=x.metric.higher_is_better, threshold=args.threshold,
-                     alpha=args.alpha, better_word=x.metric.better_word,
-                     worse_word=x.metric.worse_word)
-        x.verdict = placement.verdict(x.base, x.other, layouts=args.layouts, **words)
-        decisions[(x.metric.key, x.bench, x.side)] = placement.decide(
-            x.base, x.other, layouts=args.layouts, **words)
-    return decisions
-
-
-def placement_lines(c: comparison.Comparison, layouts: int) -> list[str]:
-    """'<benchmark> <metric>: placement: +-x% over K links', pooled over the sides."""
-    out = []
-    for mkey, names in c.benches.items():
-        for bench in names:
-            vals = [s.values[(bench, mkey)] for s in c.sides if (bench, mkey) in s.values]
-            out.append(f"{bench} {c.metrics[mkey].path}: "
-                       + placement.spread_text([placement.by_rounds(v, layouts) for v in vals]))
-    return out
-
-
-def rounds_line(outcome: rounds.Outcome, decisions: dict[Key, rounds.Decision],
-                threshold: float) -> str:
-    left = sum(1 for d in decisions.values() if not d.resolved)
-    if outcome.settled:
-        return (f"until resolved: every row's 95% interval is narrower than "
-                f"{threshold * 100:g}% after {outcome.rounds} round(s)")
-    return (f"until resolved: {left} row(s) unresolved at n={outcome.rounds}: the budget "
-            f"({outcome.why}) was spent first; [lo, hi] is each ratio's 95% interval")
-
-
-def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
-    """The versions of `dep` a run says it used: kvbench_micro's context keys, or kvbench's
-    context.libraries (the shared objects actually loaded)."""
-    out = set()
-    for key in (f"{dep}_library_version", f"{dep}_version"):
-        if isinstance(ctx.get(key), str):
-            out.add(ctx[key])
-    for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
-        if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
-            out.add(str(lib.get("version", "")))
-    engine = ctx.get("engine")
-    if isinstance(engine, dict) and engine.get("name") == dep:
-        out.add(str(engine.get("version", "")))
-    return {v for v in out if v}
-
-
-def check_library_versions(sides: list[Any],
-                           expect: dict[str, list[list[str]]]) -> list[str]:
-    """Messages for sides whose runs report a version of the library other than the one their
-    source tree declares (e.g. CMake fell back to the system's library)."""
-    out = []
-    for s in sides:
-        if s.label not in expect:
-            continue
-        for dep, version in expect[s.label]:
-            seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
-            token = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d.])")
-            if seen and not any(token.search(v) for v in seen):
-                out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
-                           f"{version}: the build did not use that tree")
-    return out
+    @staticmethod
+    def of(args: argparse.Namespace) -> "MatrixRequest":
+        return MatrixRequest(args.presets, args.threads, args.configs, args.kvbench, args.micro,
+                             args.from_source, tuple(args.source), PlanRequest.of(args))
 
 
 def from_source_defines(items: list[str], source_args: list[str]
@@ -371,7 +76,7 @@ def from_source_defines(items: list[str], source_args: list[str]
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "matrix", __doc__, run)
+    p = command.add(sub, "matrix", __doc__, lambda args: run(MatrixRequest.of(args)))
     p.add_argument("--presets",
                    help="comma-separated configure presets; the first is the base. Without it, "
                         "a study of one kvbench binary (--kvbench)")
@@ -389,14 +94,14 @@ def register(sub: Any) -> None:
                    help="build these libraries from source with each preset's toolchain")
     p.add_argument("--source", action="append", default=[], metavar="DEP=DIR",
                    help="source tree for a --from-source dependency (repeat)")
-    add_plan_arguments(p)
+    arguments.add_plan_arguments(p)
 
 
-def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, str]],
-                                                     list[Build], str, list[list[str]]]:
+def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]], list[Build],
+                                              str, list[list[str]]]:
     """--presets as builds: the presets that can be built here, those skipped (and why), their
     builds, the --from-source tag suffix and the library versions the trees declare."""
-    names = [n for n in args.presets.split(",") if n]
+    names = [n for n in (req.presets or "").split(",") if n]
     if not names:
         raise UsageError("--presets is empty")
     presets, skipped = select_presets(names)
@@ -405,49 +110,78 @@ def preset_builds(args: argparse.Namespace) -> tuple[list[Any], list[tuple[str, 
     if not presets:
         raise UsageError("none of the presets can be built on this host")
     defines, suffix, versions = from_source_defines(
-        [x for x in args.from_source.split(",") if x], args.source)
+        [x for x in req.from_source.split(",") if x], list(req.sources))
     builds = [Build(p.name, p.name, p.name + suffix, dict(defines)) for p in presets]
     return presets, skipped, builds, suffix, versions
 
 
-def study_builds(args: argparse.Namespace) -> list[tuple[str, Build]]:
+def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
     """A study's builds: its presets (labelled by name when more than one), or one binary."""
-    if args.presets:
-        builds = preset_builds(args)[2]
+    if req.presets:
+        builds = preset_builds(req)[2]
         return [(b.label if len(builds) > 1 else "", b) for b in builds]
-    binary = args.kvbench or os.path.join(host.ROOT, "build", host.native_preset(), "src",
-                                          "kvbench")
+    binary = req.kvbench or os.path.join(host.ROOT, "build", host.native_preset(), "src",
+                                         "kvbench")
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         raise UsageError(f"no kvbench at {binary}: build it (cmake --preset ...), give "
                          "--kvbench BINARY, or --presets to build")
     return [("", Build("kvbench", "", "", prebuilt=os.path.abspath(binary)))]
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_directory(args.results_dir, "--results-dir")  # exit 2 before any work
-    if args.threads or args.configs or args.presets is None:
-        if args.micro:
+def run(req: MatrixRequest) -> int:
+    output.check_directory(req.plan.results_dir, "--results-dir")  # exit 2 before any work
+    if req.threads or req.configs or req.presets is None:
+        if req.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
-        if args.layouts > 1:
+        if req.plan.layouts > 1:
             raise UsageError("--layouts compares builds (--presets, kvb versions); a study's "
                              "series share one build")
-        if args.fail_on_regression:
+        if req.plan.fail_on_regression:
             raise UsageError("--fail-on-regression judges builds (--presets, kvb versions); a "
                              "study's tables show its configurations side by side, without "
                              "verdicts")
-        plan = make_plan(args, False, "")
-        builds = study_builds(args)
+        plan = series_report.make_plan(req.plan, False, "")
+        builds = study_builds(req)
         if builds[0][1].prebuilt:
             runner.check_plan(builds[0][1].prebuilt, plan)
-        return study.run(args, builds, plan, plan.engines, result_pages.write_report)
-    presets, skipped, builds, suffix, versions = preset_builds(args)
-    plan = make_plan(args, args.micro, "/4096$")
+        return run_study(req, builds, plan)
+    presets, skipped, builds, suffix, versions = preset_builds(req)
+    plan = series_report.make_plan(req.plan, req.micro, "/4096$")
     series = [Series(b.label, b) for b in builds]
-    meta = {"command": "matrix", "presets": [n for n in args.presets.split(",") if n], "skipped": dict(skipped),
-            "from_source": args.from_source, "repeats": args.repeats,
-            "expect": {s.label: versions for s in series}}
+    meta = {"command": "matrix", "presets": [n for n in (req.presets or "").split(",") if n],
+            "skipped": dict(skipped), "from_source": req.from_source,
+            "repeats": req.plan.repeats, "expect": {s.label: versions for s in series}}
     meta["expect"]["control"] = versions
-    return run_series("matrix", "+".join(p.name for p in presets) + suffix, series, plan,
-                      args, meta)
+    return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
+                                     series, plan, req.plan, meta)
 
+
+def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Plan) -> int:
+    """A study (measure/study.py): every combination of the axes, interleaved by round; prints
+    the tables and writes table.txt, study.json, report.html and summary.txt."""
+    if req.plan.until_resolved:
+        raise UsageError("--until-resolved is not available with --threads/--configs or "
+                         "without --presets (a study reports every series relative to its base)")
+    s = study.plan_study(builds, plan, req.threads, req.configs, req.plan.control)
+    if req.plan.dry_run:
+        print("run order (round, series, engine, flags):")
+        for r, x, e in runner.run_order(s.series, s.plan, req.plan.repeats):
+            print(f"  {r} {x.label}: --engine={e} --benchmarks={s.plan.workloads} "
+                  f"{' '.join(x.args)}")
+        return 0
+    if s.note:
+        print(s.note)
+    outdir = runner.new_results_dir("study", "+".join(x.label for x in s.series[:4]),
+                                    req.plan.results_dir)
+    got = study.measure(s, req.plan.repeats, outdir, list(req.plan.metrics))
+    print(got.text)
+    output.write_text(os.path.join(outdir, "table.txt"), got.text + "\n")
+    results.write_json(os.path.join(outdir, "study.json"), got.doc)
+    result_pages.write_report(outdir)  # report.html (docs/report.md)
+    runner.write_summary(outdir, f"kvb matrix done: {req.plan.repeats} round(s); tables in "
+                                 "table.txt")
+    print(f"results: {runner.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
+    if not req.plan.no_store:
+        store.auto_store([f for x in s.series for f in got.files[x.label]], req.plan.store)
+    return 0

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import tempfile
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, host, output, results, summary, table
+from kvbtools.commands import command
+from kvbtools.core import host, output, results, summary, table
 from kvbtools.core.comparison import INPUT_KEYS
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import UsageError
+from kvbtools.measure import micro_run
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "micro", __doc__, run)
+    p = command.add(sub, "micro", __doc__, lambda args: run(MicroRequest.of(args)))
     p.add_argument("--binary", help="kvbench_micro (default: the host's gcc native build)")
     p.add_argument("--compare", nargs="+", metavar="JSON",
                    help="compare kvbench_micro JSON files instead of running the binary")
@@ -38,27 +39,20 @@ def register(sub: Any) -> None:
                    help="after --: more kvbench_micro flags, e.g. -- --cache_cold")
 
 
-def run_micro(binary: str, block_size: int, min_time: float,
-              extra: list[str]) -> results.Document:
-    """Runs the binary on one block size; its JSON document, checked."""
-    with tempfile.TemporaryDirectory(prefix="kvb-micro.") as tmp:
-        out = os.path.join(tmp, "micro.json")
-        cmd = [binary, f"--benchmark_filter=/{block_size}(/cold)?$",
-               f"--benchmark_min_time={min_time}", f"--block_sizes={block_size}",
-               f"--benchmark_out={out}", "--benchmark_out_format=json", *extra]
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        why = command.failure_reason(proc.stderr, "kvbench_micro")
-        if proc.returncode == 2:  # kvbench_micro's usage error: a flag given after --
-            raise UsageError(f"kvbench_micro refused its flags: {why}")
-        if proc.returncode != 0:  # the reason first, then what ran
-            rest = proc.stderr.strip()
-            raise RunError(f"kvbench_micro failed (exit {proc.returncode}): {why}\n"
-                           f"  ran: {' '.join(cmd)}"
-                           + (f"\n  its stderr:\n{rest}" if "\n" in rest else ""))
-        try:
-            return results.load(out, [results.GBENCH])
-        except UsageError as e:  # what it wrote, not what the user gave
-            raise RunError(f"{binary} wrote no usable JSON: {e}") from None
+@dataclass(frozen=True)
+class MicroRequest:
+    """kvb micro's arguments as values."""
+    binary: str | None
+    compare: tuple[str, ...]     # JSON files to compare instead of a run
+    block_size: int
+    min_time: float
+    json: str | None
+    extra: tuple[str, ...]       # kvbench_micro flags after --
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "MicroRequest":
+        return MicroRequest(args.binary, tuple(args.compare or ()), args.block_size,
+                            args.min_time, args.json, tuple(args.extra))
 
 
 def function_name(benchmark_name: str) -> str:
@@ -184,19 +178,19 @@ def format_compare(docs: list[results.Document]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any work (docs/cli.md)
-    if args.compare:
-        if args.binary or args.extra or args.json:
+def run(req: MicroRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any work (docs/cli.md)
+    if req.compare:
+        if req.binary or req.extra or req.json:
             raise UsageError("--compare reads files: --binary, --json and kvbench_micro flags "
                              "do not apply")
-        print(format_compare(results.load_all(args.compare, [results.GBENCH])))
+        print(format_compare(results.load_all(list(req.compare), [results.GBENCH])))
         return 0
-    if args.block_size < 1 or args.min_time <= 0:
+    if req.block_size < 1 or req.min_time <= 0:
         raise UsageError("--block-size and --min-time must be positive")
-    binary = host.binary("kvbench_micro", args.binary, "--binary")
-    d = run_micro(binary, args.block_size, args.min_time, args.extra)
-    if args.json:
-        results.write_json(args.json, d.doc)
-    print(format_table(d.doc, args.block_size))
+    binary = host.binary("kvbench_micro", req.binary, "--binary")
+    d = micro_run.run_micro(binary, req.block_size, req.min_time, list(req.extra))
+    if req.json:
+        results.write_json(req.json, d.doc)
+    print(format_table(d.doc, req.block_size))
     return 0

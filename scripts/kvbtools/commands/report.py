@@ -28,9 +28,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, output, results, samples, summary as summary_mod, table
+from kvbtools.commands import command
+from kvbtools.core import output, results, samples, summary as summary_mod, table
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import value
 from kvbtools.core.summary import summary
@@ -39,13 +41,27 @@ from kvbtools.pages import figures, report_html, result_pages
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "report", __doc__, run)
+    p = command.add(sub, "report", __doc__, lambda args: run(ReportRequest.of(args)))
     p.add_argument("files", nargs="+", metavar="FILE.json")
     p.add_argument("--metrics", action="store_true",
                    help="every described metric, one line each, instead of the summary")
     p.add_argument("--html", metavar="OUT.html", help="write one self-contained HTML report")
     p.add_argument("--svg", metavar="DIR", help="write every figure as DIR/<name>.svg")
     p.add_argument("--png", metavar="DIR", help="write every figure as DIR/<name>.png")
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """kvb report's arguments as values."""
+    files: tuple[str, ...]
+    metrics: bool
+    html: str | None
+    svg: str | None
+    png: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "ReportRequest":
+        return ReportRequest(tuple(args.files), args.metrics, args.html, args.svg, args.png)
 
 
 def metric_lines(docs: list[results.Document]) -> str:
@@ -74,17 +90,17 @@ def micro_metric_rows(d: results.Document) -> list[list[str]]:
             for bench, key in side.order]
 
 
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.html, "--html")  # exit 2 before any work (docs/cli.md)
-    output.check_directory(args.svg, "--svg")
-    output.check_directory(args.png, "--png")
-    if args.html or args.svg or args.png:
-        return write_pages(args)
-    docs = results.load_all(args.files)
+def run(req: ReportRequest) -> int:
+    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
+    output.check_directory(req.svg, "--svg")
+    output.check_directory(req.png, "--png")
+    if req.html or req.svg or req.png:
+        return write_pages(req)
+    docs = results.load_all(list(req.files))
 
     for d in docs:
         results.warn_incomplete(d)
-    if args.metrics:
+    if req.metrics:
         print(metric_lines(docs))
         return 0
     kv = [d for d in docs if d.kind == results.KVBENCH]
@@ -98,24 +114,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_pages(args: argparse.Namespace) -> int:
+def write_pages(req: ReportRequest) -> int:
     """kvb report --html/--svg/--png: files, or one results directory of matrix, versions or
     bisect."""
     figures.pyplot("kvb report --html/--svg/--png")  # exit 2 naming the package, before work
-    out = figures.Output(args.svg, args.png)
-    dirs = [f for f in args.files if os.path.isdir(f)]
+    out = figures.Output(req.svg, req.png)
+    dirs = [f for f in req.files if os.path.isdir(f)]
     if dirs:
-        if len(args.files) != 1:
+        if len(req.files) != 1:
             raise UsageError("give one results directory, or result files, not both")
         page = result_pages.page_for_dir(dirs[0])
     else:
-        docs = results.load_all(args.files)
+        docs = results.load_all(list(req.files))
         for d in docs:
             results.warn_incomplete(d)
         page = report_html.build(docs)
-    n = page.write(args.html, out)
-    if args.html:
-        print(f"report: {args.html} ({n} figures)")
+    n = page.write(req.html, out)
+    if req.html:
+        print(f"report: {req.html} ({n} figures)")
     for path in out.written:
         print(path)
     return 0

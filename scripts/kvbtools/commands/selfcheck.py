@@ -18,19 +18,19 @@ plus --max-rss-bytes-per-key (default 1) per key added (a vector of 8-byte keys 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import tempfile
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, host, output, results
+from kvbtools.commands import command
+from kvbtools.core import host, output, results
 from kvbtools.core.errors import RunError, UsageError
+from kvbtools.measure import harness_cost
 
 MIB = 1048576.0
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "selfcheck", __doc__, run)
+    p = command.add(sub, "selfcheck", __doc__, lambda args: run(SelfcheckRequest.of(args)))
     p.add_argument("--kvbench", help="default: build/<host gcc native preset>/src/kvbench")
     p.add_argument("--reads", type=int, default=20_000_000, help="null readrandom ops "
                    "(default 20000000; the memory engine reads at most 5000000)")
@@ -47,75 +47,46 @@ def register(sub: Any) -> None:
     p.add_argument("--json", metavar="OUT", help="also write the figures here")
 
 
-def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
-            extra: list[str]) -> dict[str, Any]:
-    """One kvbench run on one thread; its checked JSON document."""
-    out = os.path.join(tmp, f"{engine}-{benchmarks}-{num}.json")
-    cmd = [kvbench, f"--engine={engine}", f"--db={tmp}/{engine}", f"--num={num}",
-           f"--benchmarks={benchmarks}", "--threads=1", "--report_interval_seconds=0",
-           f"--json={out}", *extra]
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        raise RunError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    try:
-        return results.load(out, [results.KVBENCH]).doc
-    except UsageError as e:  # what kvbench wrote, not what the user gave
-        raise RunError(f"{kvbench} wrote no usable JSON: {e}") from None
+@dataclass(frozen=True)
+class SelfcheckRequest:
+    """kvb selfcheck's arguments as values."""
+    kvbench: str | None
+    reads: int
+    small: int
+    large: int
+    max_ns_per_op: float
+    max_rss_growth_mib: float
+    max_rss_bytes_per_key: float
+    json: str | None
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "SelfcheckRequest":
+        return SelfcheckRequest(args.kvbench, args.reads, args.small, args.large,
+                                args.max_ns_per_op, args.max_rss_growth_mib,
+                                args.max_rss_bytes_per_key, args.json)
 
 
-def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
-    rate = next(r["roles"][0]["ops_per_sec"] for r in doc["results"]
-                if r["benchmark"] == benchmark)
-    if rate <= 0:
-        raise RunError(f"{benchmark} measured no operation")
-    return 1e9 / rate
-
-
-def cpu_ns_per_op(doc: dict[str, Any], benchmark: str) -> float:
-    """The CPU time of the benchmark's own threads per op, in ns."""
-    role = next(r["roles"][0] for r in doc["results"] if r["benchmark"] == benchmark)
-    return role["cost"]["thread_cpu_us_per_op"] * 1000.0
-
-
-# --latency_sample of the three CPU-time measurements: every op timed, 1 in 16, (nearly) none.
-SAMPLING = {"": 1, "sampled_": 16, "untimed_": 1_000_000}
-
-
-def run(args: argparse.Namespace) -> int:
-    output.check_writable(args.json, "--json")  # exit 2 before any run (docs/cli.md)
-    if min(args.reads, args.small) < 1 or args.large <= args.small:
+def run(req: SelfcheckRequest) -> int:
+    output.check_writable(req.json, "--json")  # exit 2 before any run (docs/cli.md)
+    if min(req.reads, req.small) < 1 or req.large <= req.small:
         raise UsageError("--reads and --small must be positive and --large above --small")
-    kvbench = host.binary("kvbench", args.kvbench, "--kvbench")
+    kvbench = host.binary("kvbench", req.kvbench, "--kvbench")
     fig: dict[str, Any] = {"schema": "kvb-selfcheck", "schema_version": 1, "kvbench": kvbench,
-                           "reads": args.reads, "small": args.small, "large": args.large}
-    with tempfile.TemporaryDirectory(prefix="kvb-selfcheck-") as tmp:
-        null = measure(kvbench, "null", "readrandom", args.small, tmp, [f"--reads={args.reads}"])
-        mem = measure(kvbench, "memory", "fillseq,readrandom", args.small, tmp,
-                      [f"--reads={min(args.reads, 5_000_000)}"])
-        fig["null_readrandom_ns_per_op"] = ns_per_op(null, "readrandom")
-        fig["memory_readrandom_ns_per_op"] = ns_per_op(mem, "readrandom")
-        for prefix, n in SAMPLING.items():
-            doc = null if n == 1 else measure(kvbench, "null", "readrandom", args.small, tmp,
-                                              [f"--reads={args.reads}", f"--latency_sample={n}"])
-            fig[f"null_readrandom_{prefix}cpu_ns_per_op"] = cpu_ns_per_op(doc, "readrandom")
-        for size in ("small", "large"):
-            doc = measure(kvbench, "null", "fillrandom", fig[size], tmp, [])
-            fig[f"peak_rss_{size}_bytes"] = doc["results"][0]["peak_rss_bytes"]
-    growth = fig["peak_rss_large_bytes"] - fig["peak_rss_small_bytes"]
-    fig["rss_growth_bytes"] = growth
-    fig["rss_growth_bytes_per_key"] = growth / (args.large - args.small)
-    allowed = args.max_rss_growth_mib * MIB + args.max_rss_bytes_per_key * (args.large - args.small)
+                           "reads": req.reads, "small": req.small, "large": req.large}
+    fig.update(harness_cost.figures(kvbench, req.reads, req.small, req.large))
+    growth = fig["rss_growth_bytes"]
+    allowed = req.max_rss_growth_mib * MIB + req.max_rss_bytes_per_key * (req.large - req.small)
     failed = []
-    if fig["null_readrandom_ns_per_op"] > args.max_ns_per_op:
+    if fig["null_readrandom_ns_per_op"] > req.max_ns_per_op:
         failed.append(f"null readrandom costs {fig['null_readrandom_ns_per_op']:.1f} ns/op, over "
-                      f"--max-ns-per-op={args.max_ns_per_op:g}")
+                      f"--max-ns-per-op={req.max_ns_per_op:g}")
     if growth > allowed:
-        failed.append(f"peak RSS grew by {growth / MIB:.1f} MiB from --num={args.small} to "
-                      f"{args.large}, over the {allowed / MIB:.1f} MiB allowed")
+        failed.append(f"peak RSS grew by {growth / MIB:.1f} MiB from --num={req.small} to "
+                      f"{req.large}, over the {allowed / MIB:.1f} MiB allowed")
     fig["failed"] = failed
     report(fig)
-    if args.json:
-        results.write_json(args.json, fig)
+    if req.json:
+        results.write_json(req.json, fig)
     if failed:
         raise RunError("; ".join(failed))
     return 0
@@ -126,7 +97,7 @@ def report(fig: dict[str, Any]) -> None:
     small, large = fig["peak_rss_small_bytes"] / MIB, fig["peak_rss_large_bytes"] / MIB
     print(f"harness cost: null readrandom {null_ns:.1f} ns/op; memory readrandom {mem_ns:.1f} "
           f"ns/op (same run); harness = {null_ns / mem_ns:.2f} of the memory engine's op")
-    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in SAMPLING]
+    cpu = [fig[f"null_readrandom_{p}cpu_ns_per_op"] for p in harness_cost.SAMPLING]
     print(f"harness CPU: null readrandom {cpu[0]:.1f} ns/op of its thread's CPU timing every op, "
           f"{cpu[1]:.1f} with --latency_sample=16, {cpu[2]:.1f} untimed: timing an op costs "
           f"{cpu[0] - cpu[2]:.1f} ns")

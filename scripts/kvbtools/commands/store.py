@@ -22,15 +22,15 @@ to an SQLite file it runs PRAGMA quick_check through a read-only connection: a d
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Any
 
-from kvbtools.core import command, store_file, store_runs
+from kvbtools.commands import command
+from kvbtools.commands.arguments import add_store_arguments
+from kvbtools.core import store_file, store_runs
 from kvbtools.core.errors import UsageError
-from kvbtools.core.store import (add_files, add_store_arguments, location, open_store,
-                                 parse_pairs, shown, sqlite_file)
+from kvbtools.core.store import add_files, location, open_store, parse_pairs, shown, sqlite_file
 
 
 RM_DESCRIPTION = """Removes stored runs in one transaction and prints each one after the commit.
@@ -45,16 +45,18 @@ selector. Nothing matching is an error (exit 2). Series and fingerprints left wi
 PRAGMA quick_check first (docs/history.md)."""
 
 
-def cmd_add(args: argparse.Namespace) -> int:
-    add_files(args.files, args.store, parse_pairs(args.attr, "--attr"))
+# Each subcommand takes its few arguments as plain values (store: --store, None for the default).
+
+def cmd_add(store: str | None, files: list[str], attrs: list[str] | None) -> int:
+    add_files(files, store, parse_pairs(attrs, "--attr"))
     return 0
 
 
-def cmd_rm(args: argparse.Namespace) -> int:
-    ids, selectors = store_runs.split_arguments(args.runs)
-    with open_store(args.store, write=True) as st:
+def cmd_rm(store: str | None, selected: list[str], dry_run: bool) -> int:
+    ids, selectors = store_runs.split_arguments(selected)
+    with open_store(store, write=True) as st:
         where = shown(st.loc)
-        if args.dry_run:
+        if dry_run:
             runs = store_runs.pick(st, ids, selectors)
         else:
             with st.write(exclusive=True) as tx:
@@ -63,18 +65,18 @@ def cmd_rm(args: argparse.Namespace) -> int:
                     store_runs.remove(st, runs)
                     tx.ok()
     if not runs:
-        raise UsageError(f"no stored run in {where} matches {' '.join(args.runs)}: nothing was "
+        raise UsageError(f"no stored run in {where} matches {' '.join(selected)}: nothing was "
                          "removed")
     # Said only now that the transaction committed (or, --dry-run, that nothing will be).
     for r in runs:
-        print(f"{'would remove' if args.dry_run else 'removed'} {r.describe()}")
+        print(f"{'would remove' if dry_run else 'removed'} {r.describe()}")
     print(f"{len(runs)} run(s) " + ("would be removed (--dry-run: nothing was changed)"
-                                    if args.dry_run else "removed") + f": {where}")
+                                    if dry_run else "removed") + f": {where}")
     return 0
 
 
-def cmd_info(args: argparse.Namespace) -> int:
-    with open_store(args.store) as st:
+def cmd_info(store: str | None) -> int:
+    with open_store(store) as st:
         if st.dialect == "sqlite":
             store_file.examine(st.loc, full=True)
         n = {t: st.q(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
@@ -90,10 +92,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    where = sqlite_file(location(args.store))
+def cmd_check(store: str | None) -> int:
+    where = sqlite_file(location(store))
     if where is None:
-        with open_store(args.store) as st:
+        with open_store(store) as st:
             print(f"store {shown(st.loc)}: a PostgreSQL database keeps its own pages (data "
                   "checksums, the amcheck extension); kvb store check reads SQLite files")
         return 0
@@ -104,14 +106,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     if findings:  # bad input (exit 2): the problems are the error's lines, on stderr
         raise store_file.damaged(where, f"{len(findings)} problem(s), listed below",
                                  findings=findings)
-    with open_store(args.store) as st:  # refuses an SQLite database that is not a store
+    with open_store(store) as st:  # refuses an SQLite database that is not a store
         print(f"store {where}: PRAGMA integrity_check ok (schema version {st.version()})")
     return 0
 
 
-def cmd_get(args: argparse.Namespace) -> int:
-    with open_store(args.store) as st:
-        digest, raw = st.document(args.hash)
+def cmd_get(store: str | None, digest_prefix: str) -> int:
+    with open_store(store) as st:
+        digest, raw = st.document(digest_prefix)
     sys.stdout.buffer.write(raw)
     sys.stdout.flush()
     return 0
@@ -126,22 +128,22 @@ def register(subparsers: Any) -> None:
                    help="one more attribute of these runs (repeat), e.g. "
                         "lib.rocksdb.commit=SHA or ci.job=1234")
     add_store_arguments(a)
-    a.set_defaults(func=cmd_add)
+    a.set_defaults(func=lambda args: cmd_add(args.store, args.files, args.attr))
     r = sub.add_parser("rm", help="remove runs, by id or NAME=VALUE selectors",
                        description=RM_DESCRIPTION)
     r.add_argument("runs", nargs="+", metavar="RUN|NAME=VALUE")
     r.add_argument("--dry-run", action="store_true",
                    help="list the runs that would be removed, and remove nothing")
     add_store_arguments(r)
-    r.set_defaults(func=cmd_rm)
+    r.set_defaults(func=lambda args: cmd_rm(args.store, args.runs, args.dry_run))
     i = sub.add_parser("info", help="what the store holds")
     add_store_arguments(i)
-    i.set_defaults(func=cmd_info)
+    i.set_defaults(func=lambda args: cmd_info(args.store))
     c = sub.add_parser("check", help="PRAGMA integrity_check of an SQLite store: exit 0 when "
                                      "whole, 2 with every problem listed when damaged")
     add_store_arguments(c)
-    c.set_defaults(func=cmd_check)
+    c.set_defaults(func=lambda args: cmd_check(args.store))
     g = sub.add_parser("get", help="print a stored document as it was added")
     g.add_argument("hash", help="the document's hash, or its first characters")
     add_store_arguments(g)
-    g.set_defaults(func=cmd_get)
+    g.set_defaults(func=lambda args: cmd_get(args.store, args.hash))

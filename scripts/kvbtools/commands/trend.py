@@ -17,13 +17,15 @@ import math
 import re
 import shlex
 import sys
+from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import command, edivisive, manifest
-from kvbtools.commands import compare, history
+from kvbtools.commands import arguments, command
+from kvbtools.commands.arguments import Selection
+from kvbtools.core import edivisive, manifest, stats, store
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
-from kvbtools.core.series import Point, Series, changed
+from kvbtools.core.series import Point, Series, changed, select
 from kvbtools.core.table import fmt_value as fmt
 
 # A library version becomes a git tag by this pattern (upstream's v1.2.3 habit).
@@ -167,7 +169,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
     pts = s.points
     lo, hi = c.relative_interval()
     worse = (c.ratio < 1) == m.higher_is_better
-    word = m.worse_word if worse else m.better_word
+    word = params.judgement.for_metric(m).word(not worse)
     lines = [f"change {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
              f"  {_pct(c.ratio - 1)} ({word}; 95% interval {_pct(lo)}..{_pct(hi)}; t-test "
              f"p={c.test.p:.2g}): mean {fmt(c.test.mean_a * m.scale)} over the {c.n_before} "
@@ -196,7 +198,7 @@ def format_change(a: Analysis, c: edivisive.Change, params: Params, number: int)
     return lines
 
 
-def format_drift(a: Analysis, number: int) -> list[str]:
+def format_drift(a: Analysis, params: Params, number: int) -> list[str]:
     s, d = a.series, a.drift
     assert d is not None
     m = s.info
@@ -204,7 +206,7 @@ def format_drift(a: Analysis, number: int) -> list[str]:
     lo, hi = (x / abs(d.start_value) for x in d.slope_interval)
     worse = (d.slope < 0) == m.higher_is_better
     return [f"drift {number}: {s.label} [{m.shown_unit}], fingerprint {s.fingerprint[:12]}",
-            f"  {_pct(rel)} per point ({m.worse_word if worse else m.better_word}; 95% "
+            f"  {_pct(rel)} per point ({params.judgement.for_metric(m).word(not worse)}; 95% "
             f"interval {_pct(lo)}..{_pct(hi)}; slope p={d.p:.2g}) over {len(s.points)} points, "
             f"{s.points[0].time} .. {s.points[-1].time}: from {fmt(d.start_value * m.scale)} to "
             f"{fmt(d.end_value * m.scale)} ({_pct(d.end_value / d.start_value - 1)})",
@@ -212,17 +214,34 @@ def format_drift(a: Analysis, number: int) -> list[str]:
             "points' attributes (kvb history), or bisect between them if one thing changed"]
 
 
-def cmd(args: argparse.Namespace) -> int:
-    params = Params(args.window, args.pvalue, args.min_magnitude, args.min_size)
+@dataclass(frozen=True)
+class TrendRequest:
+    """kvb trend's arguments as values: the series, and the change detection's parameters (its
+    judgement: --pvalue as alpha, --min-magnitude as threshold)."""
+    selection: Selection
+    params: Params
+    last: int | None
+    fail_on_change: bool
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> "TrendRequest":
+        return TrendRequest(Selection.of(args), Params(
+            args.window, stats.Judgement(args.min_magnitude, args.pvalue), args.min_size),
+            args.last, args.fail_on_change)
+
+
+def cmd(req: TrendRequest) -> int:
+    params = req.params
     if params.min_size < 2:
         raise UsageError("--min-size must be at least 2: a t-test needs two points a side")
     if params.window < 2 * params.min_size:
         raise UsageError(f"--window must be at least twice --min-size ({2 * params.min_size})")
-    st, series = history.select(args)
+    sel = req.selection
+    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
     with st:
-        where = history.store_mod.shown(st.loc)
+        where = store.shown(st.loc)
     if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if args.filter
+        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
                                                     else ""))
     lines: list[str] = []
     found = 0
@@ -232,19 +251,20 @@ def cmd(args: argparse.Namespace) -> int:
             short += 1
             continue
         a = analyse(s, params)
-        last = len(s.points) - (args.last or len(s.points))
+        last = len(s.points) - (req.last or len(s.points))
         for c in a.changes:
             if c.index >= last:
                 found += 1
                 lines += [""] + format_change(a, c, params, found)
         if a.drift is not None:
             found += 1
-            lines += [""] + format_drift(a, found)
+            lines += [""] + format_drift(a, params, found)
     head = (f"kvb trend: {len(series)} series in {where}; E-divisive means with Hunter's t-test, "
-            f"window {params.window}, p < {params.max_pvalue:g}, at least {params.min_size} "
-            f"points a side" + (f", magnitude >= {params.min_magnitude * 100:g}%"
-                                if params.min_magnitude else "")
-            + (f"; only changes in the last {args.last} points" if args.last else ""))
+            f"window {params.window}, p < {params.judgement.alpha:g}, at least "
+            f"{params.min_size} points a side"
+            + (f", magnitude >= {params.judgement.threshold * 100:g}%"
+               if params.judgement.threshold else "")
+            + (f"; only changes in the last {req.last} points" if req.last else ""))
     print(head)
     if short:
         print(f"{short} series with fewer than {2 * params.min_size} points: too short to test, "
@@ -257,7 +277,7 @@ def cmd(args: argparse.Namespace) -> int:
         print(f"\n{found} change(s) found", file=sys.stderr)
     elif short:
         print(f"\nundecided: {short} series too short to test", file=sys.stderr)
-    if not args.fail_on_change:
+    if not req.fail_on_change:
         return EXIT_OK
     return EXIT_CHANGED if found else EXIT_UNDECIDED if short else EXIT_OK
 
@@ -268,11 +288,11 @@ def _percent(text: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "trend", __doc__, cmd)
-    history.add_selection_arguments(p)
+    p = command.add(subparsers, "trend", __doc__, lambda args: cmd(TrendRequest.of(args)))
+    arguments.add_selection_arguments(p)
     p.add_argument("--window", type=int, default=Params.window,
                    help="points per E-divisive window (default 50, as Otava)")
-    p.add_argument("--pvalue", type=compare.parse_alpha, default=Params.max_pvalue,
+    p.add_argument("--pvalue", type=arguments.parse_alpha, default=Params.judgement.alpha,
                    help="significance of a change, t-test (default 0.001, as Otava)")
     p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
                    help="ignore changes smaller than this, e.g. 2%% (default 0); a drift "

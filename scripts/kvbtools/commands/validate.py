@@ -7,22 +7,23 @@ for the fields kvb reads. A file that conforms prints `FILE: OK`.
 """
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from kvbtools.core import command, results
+from kvbtools.commands import command
+from kvbtools.core import results
 from kvbtools.core.errors import UsageError
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "validate", __doc__, run)
+    p = command.add(sub, "validate", __doc__, lambda args: run(tuple(args.files)))
     p.add_argument("files", nargs="+", metavar="FILE.json")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(files: tuple[str, ...]) -> int:
+    """Every file checked; UsageError listing every problem of every file that has one."""
     lines: list[str] = []
     bad = 0
-    for path in args.files:
+    for path in files:
         try:
             found = [f"{path}: {p}" for p in
                      results.problems(results.open_document(path), full=True)]
@@ -34,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{path}: OK")
     if bad:
-        lines.append(f"{bad} of {len(args.files)} file(s) do not conform to docs/json.md")
+        lines.append(f"{bad} of {len(files)} file(s) do not conform to docs/json.md")
         raise UsageError("\n".join(lines))
     return 0

@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvbtools.core import environment, fingerprint, metrics, results, stats, table
-from kvbtools.core.errors import UsageError
+from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.metrics import Metric
 from kvbtools.core.samples import Side, context_preset
 from kvbtools.core.table import fmt_value
@@ -37,13 +38,20 @@ class Comparison:
     metrics: dict[str, Metric]
     benches: dict[str, list[str]]         # metric key -> benchmarks in order
     cells: list[Cell]
-    threshold: float
-    alpha: float
+    judgement: stats.Judgement  # threshold and alpha; each cell's direction is its metric's
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
     test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: measure/placement.py)
     # Lines that head the output and every page of it: the differences accepted with
     # --allow-different (core/comparability.py).
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def threshold(self) -> float:
+        return self.judgement.threshold
+
+    @property
+    def alpha(self) -> float:
+        return self.judgement.alpha
 
     def regressions(self) -> list[Cell]:
         return [c for c in self.cells if c.verdict.regression]
@@ -52,9 +60,10 @@ class Comparison:
         return [c for c in self.cells if not c.verdict.decided]
 
 
-def build(sides: list[Side], *, threshold: float, alpha: float,
-          metric_keys: list[str] | None = None, bench_filter: str | None = None) -> Comparison:
-    """Aligns the sides by (benchmark, metric) and judges every other side against the first."""
+def build(sides: list[Side], judgement: stats.Judgement, metric_keys: list[str] | None = None,
+          bench_filter: str | None = None) -> Comparison:
+    """Aligns the sides by (benchmark, metric) and judges every other side against the first:
+    by the `judgement`'s threshold and alpha, in each metric's better direction."""
     kinds = {s.kind for s in sides}
     if len(kinds) > 1:
         raise UsageError("cannot compare kvbench results with Google Benchmark results: "
@@ -102,11 +111,9 @@ def build(sides: list[Side], *, threshold: float, alpha: float,
                 o = s.values.get((bench, mkey))
                 if not b or not o:
                     continue
-                v = stats.verdict(b, o, higher_is_better=metric.higher_is_better,
-                                  threshold=threshold, alpha=alpha,
-                                  better_word=metric.better_word, worse_word=metric.worse_word)
+                v = stats.verdict(b, o, judgement.for_metric(metric))
                 cells.append(Cell(metric, bench, s.label, b, o, v))
-    return Comparison(sides, chosen, benches, cells, threshold, alpha,
+    return Comparison(sides, chosen, benches, cells, judgement,
                       described=len(described) if headline else 0)
 
 
@@ -299,3 +306,20 @@ def to_json(c: Comparison) -> dict[str, Any]:
 def _interval_json(iv: stats.Interval | None) -> list[float] | None:
     """[lo, hi] of other / base, None when there is no finite interval."""
     return [iv.lo, iv.hi] if iv is not None and iv.finite else None
+
+
+def gate(c: Comparison, asked: bool, ignore: tuple[str, ...] = ()) -> int:
+    """The regressions and undecided rows counted on stderr; with --fail-on-regression (`asked`)
+    exit 3 for a regression, else 4 when a row is undecided, else 0 (docs/cli.md). Sides
+    labelled in `ignore` (matrix's control: the base measured again) are not counted."""
+    regressions = [x for x in c.regressions() if x.side not in ignore]
+    undecided = [x for x in c.undecided() if x.side not in ignore]
+    if regressions:
+        print(f"\n{len(regressions)} significant regression(s) beyond "
+              f"{c.threshold * 100:g}%", file=sys.stderr)
+    if undecided:
+        print(f"{'' if regressions else chr(10)}{len(undecided)} row(s) undecided: more runs "
+              "would decide them (see the notes)", file=sys.stderr)
+    if not asked:
+        return EXIT_OK
+    return EXIT_CHANGED if regressions else EXIT_UNDECIDED if undecided else EXIT_OK

@@ -27,3 +27,17 @@ class UsageError(Exception):
 
 class RunError(Exception):
     """A failure while running: kvb prints `kvb: error: <message>` and exits 1."""
+
+
+def failure_reason(stderr: str, program: str) -> str:
+    """Why a program failed, from its stderr, to lead kvb's error: its error lines without the
+    program's own prefix ("PATH: error: " / "kvbench_micro: error: "), else its last line; its
+    warnings ("WARNING: load average ...") are not a reason."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error" in ln.lower() and "warning:" not in ln.lower()]
+    chosen = errors or [ln for ln in lines if "warning:" not in ln.lower()][-1:] or lines[-1:]
+    out = []
+    for ln in chosen:
+        head, sep, rest = ln.partition(": error: ")
+        out.append(rest if sep and (head.endswith(program) or " " not in head) else ln)
+    return "; ".join(out) or "no message"

@@ -10,7 +10,6 @@ the axis (--base workload.compression=none --other workload.compression=zstd).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import tempfile
@@ -32,18 +31,12 @@ def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int
 
 
 @contextlib.contextmanager
-def selected_files(args: argparse.Namespace
+def selected_files(location: str, sides: list[list[str]]
                    ) -> Iterator[tuple[list[list[str]], list[str], set[str]]]:
-    """The sides' documents as files in a temporary directory: (groups of paths, labels, the
-    field names the selectors use: the axes of the comparison)."""
-    if args.files:
-        raise UsageError("with --store, give the sides as --base NAME=VALUE... --other "
-                         "NAME=VALUE..., not files")
-    if not args.base or not args.other:
-        raise UsageError("--store needs --base and --other selectors, e.g. --base host=A "
-                         "--other host=B")
-    sides = [args.base, *args.other]
-    with store_mod.open_store(args.store) as st, \
+    """The documents of each side (its NAME=VALUE selectors, the base's first) in the store at
+    `location`, as files in a temporary directory: (groups of paths, labels, the field names
+    the selectors use: the axes of the comparison)."""
+    with store_mod.open_store(location) as st, \
             tempfile.TemporaryDirectory(prefix="kvb-compare-store.") as tmp:
         picked = []
         for sel in sides:

@@ -179,3 +179,18 @@ def metric_names(st: store_mod.Store, asked: list[str] | None) -> list[str] | No
                              f"{', '.join(stored) or 'none'}")
         out.append(hits[0])
     return out
+
+def select(location: str | None, filters: list[str], metrics: list[str],
+           by: list[str]) -> tuple[store_mod.Store, list[Series]]:
+    """Opens the store at `location` (None: the default one) and loads the series kvb history,
+    trend and export select: the NAME=VALUE `filters` (--filter), the `metrics` (metric_names;
+    [] for each row's primary one) and split `by` attributes. The caller closes the store."""
+    selectors = store_runs.parse_selectors(filters or None, "--filter")
+    st = store_mod.open_store(location)
+    try:
+        series = load(st, filters=selectors, metrics=metric_names(st, metrics or None),
+                      by=by or None)
+    except BaseException:
+        st.close()
+        raise
+    return st, series

@@ -252,6 +252,10 @@ class Judgement:
     def word(self, improved: bool) -> str:
         return self.better_word if improved else self.worse_word
 
+    def improved(self, ratio: float) -> bool:
+        """other / base = `ratio` is a change in the better direction."""
+        return ratio > 1 if self.higher_is_better else ratio < 1
+
 
 class HasDirection(Protocol):
     """What Judgement.for_metric reads of a metric (core/metrics.Metric has it)."""
@@ -317,10 +321,8 @@ def pct(x: float) -> str:
     return f"{x * 100:.3g}%"
 
 
-def verdict(base: Sequence[float], other: Sequence[float], *, higher_is_better: bool,
-            threshold: float, alpha: float, better_word: str = "faster",
-            worse_word: str = "slower") -> Verdict:
-    """Three-valued:
+def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement) -> Verdict:
+    """Three-valued, by the `judgement`'s threshold, alpha, direction and words:
     - changed (better_word / worse_word): the U test rejects at `alpha` AND the medians differ
       by at least `threshold` (a fraction: 0.05 = 5%), as Google's compare.py and kvb always did;
     - NO_CHANGE: the 1 - alpha interval of the ratio lies within +-threshold: whatever the change
@@ -329,6 +331,7 @@ def verdict(base: Sequence[float], other: Sequence[float], *, higher_is_better: 
       test to reach alpha ("n=3+3 cannot reach p<0.05: 4 runs a side needed"); or an interval
       that spans both no change and a change of the threshold or more.
     Never "no change" when the data could not have shown a change."""
+    threshold, alpha = judgement.threshold, judgement.alpha
     mb, mo = statistics.median(base), statistics.median(other)
     ratio = mo / mb if mb else (1.0 if mo == 0 else float("nan"))
     need = runs_needed(alpha)
@@ -340,17 +343,17 @@ def verdict(base: Sequence[float], other: Sequence[float], *, higher_is_better: 
     iv = verdict_interval(base, other, 1.0 - alpha)
     if not math.isfinite(ratio):  # the base's median is 0, the other's is not
         if test.p < alpha:
-            improved = (mo > mb) == higher_is_better
-            return Verdict(ratio, improved, better_word if improved else worse_word, test,
+            improved = (mo > mb) == judgement.higher_is_better
+            return Verdict(ratio, improved, judgement.word(improved), test,
                            "the base's median is 0", iv)
         return Verdict(ratio, None, UNDECIDED, test,
                        f"the base's median is 0 and p={test.p:.3g}: more runs needed", iv)
-    improved = ratio > 1 if higher_is_better else ratio < 1
+    improved = judgement.improved(ratio)
     if constant(base, other) and iv.finite and abs(ratio - 1.0) >= threshold:
-        return Verdict(ratio, improved, better_word if improved else worse_word, test,
+        return Verdict(ratio, improved, judgement.word(improved), test,
                        "every value of each side is the same: no noise to test against", iv)
     if test.p < alpha and abs(ratio - 1.0) >= threshold:
-        return Verdict(ratio, improved, better_word if improved else worse_word, test, "", iv)
+        return Verdict(ratio, improved, judgement.word(improved), test, "", iv)
     if within(iv, threshold):
         return Verdict(ratio, None, NO_CHANGE, test,
                        f"p<{alpha:g} but within the {pct(threshold)} threshold"

@@ -7,7 +7,6 @@ examined before it is opened (core/store_file.py); runs are picked and removed b
 core/store_runs.py."""
 from __future__ import annotations
 
-import argparse
 import getpass
 import gzip
 import os
@@ -22,9 +21,9 @@ from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.io_util import import_debian
 from kvbtools.core.fingerprint import Extracted, Measurement, canonical, extract
 from kvbtools.core.host import ROOT
+from kvbtools.core.store_schema import ENV
 
 DEFAULT_PATH = os.path.join(ROOT, "results", "kvbench.sqlite")
-ENV = "KVBENCH_STORE"
 PG_PREFIXES = ("postgresql://", "postgres://")
 # Serialises schema creation and migration among PostgreSQL clients (any constant will do).
 PG_MIGRATION_LOCK = 0x6B766273
@@ -398,16 +397,17 @@ def add_files(paths: list[str], store_arg: str | None, attrs: dict[str, str] | N
     return sum(new), len(new) - sum(new)
 
 
-def auto_store(paths: list[str], args: argparse.Namespace,
+def auto_store(paths: list[str], location: str | None,
                attrs: dict[str, dict[str, str]] | None = None) -> None:
-    """The hook matrix, versions and bisect call at their end: stores what they measured
-    unless --no-store, with per-file attributes (bisect: the library commit of each run).
-    A failure to store is reported, and does not fail the measurement."""
-    if getattr(args, "no_store", False) or not paths:
+    """The hook matrix, versions and bisect call at their end (unless --no-store): stores what
+    they measured in the store at `location` (None: the default one), with per-file attributes
+    (bisect: the library commit of each run). A failure to store is reported, and does not fail
+    the measurement."""
+    if not paths:
         return
     try:
         docs = read_documents(paths, attrs)
-        with open_store(getattr(args, "store", None), create=True) as st:
+        with open_store(location, create=True) as st:
             with st.write() as tx:
                 added = sum(st.add_one(e, raw, os.path.abspath(p)) is not None
                             for p, e, raw in docs)
@@ -416,12 +416,3 @@ def auto_store(paths: list[str], args: argparse.Namespace,
               f"{shown(st.loc)}; kvb history lists them")
     except (UsageError, RunError) as e:
         print(f"kvb: warning: the runs were not stored: {e}", file=sys.stderr)
-
-
-def add_store_arguments(p: argparse.ArgumentParser, auto: bool = False) -> None:
-    p.add_argument("--store", metavar="PATH|URL",
-                   help=f"SQLite file or postgresql:// URL (default ${ENV}, else "
-                        "results/kvbench.sqlite)")
-    if auto:
-        p.add_argument("--no-store", action="store_true",
-                       help="do not add the runs to the results store")

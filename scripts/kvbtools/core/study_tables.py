@@ -1,6 +1,6 @@
 """A study's tables (kvb matrix with --threads, --configs or without --presets): the metrics read
 from each run, the first series in absolute values and the others relative to it, and QPS at each
-thread count. The console prints them (measure/study.py); report.html draws them
+thread count. measure/study.py makes them and kvb matrix prints them; report.html draws them
 (pages/study_figures.py)."""
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ first acknowledged write, then verifyacked on the same database; each trial's ou
 tally per engine (docs/workloads.md, crash consistency). commands/crashtest.py is the command."""
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import shutil
@@ -27,6 +26,22 @@ ACK_SLOT = 64
 # How long a fill may take to acknowledge its first write, and a verification to finish.
 START_TIMEOUT = 60.0
 VERIFY_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    """What every trial runs, and what is kept and said."""
+    kvbench: str
+    benchmark: str         # the fill: fillrandom or fillseq
+    num: int
+    threads: int
+    sync: bool             # --sync: an acknowledged write must survive; else losses are reported
+    seed: int              # seeds the kill moments and each trial's kvbench --seed
+    trials: int            # per engine
+    kill_after: tuple[float, float]   # seconds after the first acknowledged write, drawn uniformly
+    dir: str | None        # where the databases go (None: a temporary directory)
+    keep: bool             # keep the databases of trials that passed too
+    quiet: bool            # no line per trial on stderr
 
 
 @dataclass
@@ -105,17 +120,17 @@ def classify(rc: int, doc: Optional[dict[str, Any]], stderr: str) -> tuple[str, 
     return "error", f"verifyacked exit {rc}: {error}"
 
 
-def run_trial(args: argparse.Namespace, engine: str, index: int, seed: int, kill_after: float,
+def run_trial(cfg: TrialConfig, engine: str, index: int, seed: int, kill_after: float,
               root: str) -> Trial:
     t = Trial(engine, index, seed, round(kill_after, 3))
     t.dir = os.path.join(root, f"{engine}-{index}")
     os.makedirs(t.dir)
     db, ack = os.path.join(t.dir, "db"), os.path.join(t.dir, "acks")
-    common = [args.kvbench, f"--engine={engine}", f"--db={db}", f"--num={args.num}",
-              f"--threads={args.threads}", f"--seed={seed}", f"--ack_file={ack}",
-              "--report_interval_seconds=0", "--sync" if args.sync else "--nosync"]
+    common = [cfg.kvbench, f"--engine={engine}", f"--db={db}", f"--num={cfg.num}",
+              f"--threads={cfg.threads}", f"--seed={seed}", f"--ack_file={ack}",
+              "--report_interval_seconds=0", "--sync" if cfg.sync else "--nosync"]
     with open(os.path.join(t.dir, "fill.log"), "w") as log:
-        fill = subprocess.Popen([*common, f"--benchmarks={args.benchmark}"], stdout=log,
+        fill = subprocess.Popen([*common, f"--benchmarks={cfg.benchmark}"], stdout=log,
                                 stderr=subprocess.STDOUT)
         try:
             # The kill clock starts at the fill's first acknowledged write, so that every kill
@@ -168,33 +183,33 @@ def run_trial(args: argparse.Namespace, engine: str, index: int, seed: int, kill
     return t
 
 
-def run_trials(args: argparse.Namespace, engines: list[str], low: float,
-               high: float) -> tuple[list[Trial], list[Tally]]:
-    """Every trial of every engine, in a directory of its own under --dir (or a temporary one);
-    a trial that passed is removed unless --keep."""
-    rng = random.Random(args.seed)
-    root = args.dir or tempfile.mkdtemp(prefix="kvb-crashtest-")
+def run_trials(cfg: TrialConfig, engines: list[str]) -> tuple[list[Trial], list[Tally]]:
+    """Every trial of every engine, in a directory of its own under cfg.dir (or a temporary
+    one); a trial that passed is removed unless cfg.keep."""
+    rng = random.Random(cfg.seed)
+    low, high = cfg.kill_after
+    root = cfg.dir or tempfile.mkdtemp(prefix="kvb-crashtest-")
     os.makedirs(root, exist_ok=True)
     trials: list[Trial] = []
     tallies = []
     for engine in engines:
         tally = Tally(engine)
-        for i in range(1, args.trials + 1):
-            t = run_trial(args, engine, i, rng.randrange(1 << 32), rng.uniform(low, high), root)
+        for i in range(1, cfg.trials + 1):
+            t = run_trial(cfg, engine, i, rng.randrange(1 << 32), rng.uniform(low, high), root)
             tally.add(t)
             trials.append(t)
-            passed = t.outcome == "ok" or (t.outcome == "lost" and not args.sync)
-            if passed and not args.keep:
+            passed = t.outcome == "ok" or (t.outcome == "lost" and not cfg.sync)
+            if passed and not cfg.keep:
                 shutil.rmtree(t.dir, ignore_errors=True)
                 t.dir = ""
-            if not args.quiet:
+            if not cfg.quiet:
                 when = f"killed after {t.kill_after:.2f} s" if t.killed else \
                     f"ended before the kill at {t.kill_after:.2f} s (exit {t.fill_exit})"
-                print(f"{engine} trial {i}/{args.trials}: {when}; {t.checked} acknowledged "
+                print(f"{engine} trial {i}/{cfg.trials}: {when}; {t.checked} acknowledged "
                       f"writes checked, {t.lost} lost; {t.outcome}"
                       + (f": {t.message}" if t.message else "")
                       + (f" [kept {t.dir}]" if t.dir else ""), file=sys.stderr)
         tallies.append(tally)
-    if not args.dir and not any(t.dir for t in trials):
+    if not cfg.dir and not any(t.dir for t in trials):
         shutil.rmtree(root, ignore_errors=True)
     return trials, tallies

@@ -1,16 +1,13 @@
 """The flags that make kvbench's rocksdb engine and RocksDB's db_bench run the same workload
-(docs/dbbench-parity.md), and what `kvb dbbench parity` and `instructions` share."""
+(docs/dbbench-parity.md), and what `kvb dbbench parity` and `instructions` share (their flags:
+commands/arguments.py)."""
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import shutil
 import tempfile
 from typing import Iterator
-
-from kvbtools.core import host, output
-from kvbtools.core.errors import UsageError
 
 # kvbench benchmark -> db_bench benchmark
 BENCHMARKS = {"fillseq": "fillseq", "readrandom": "readrandom", "overwrite": "overwrite",
@@ -57,38 +54,6 @@ def kvbench_args(binary: str, db: str, num: int, cache: int, benchmarks: list[st
             "--benchmarks=" + sequence("kvbench", benchmarks), "--compression=none",
             "--report_interval_seconds=0", f"--json={json_path}"] + \
         [f"--{k}={v}" for k, v in s.items()]
-
-
-def add_arguments(p: argparse.ArgumentParser, num: int) -> None:
-    """The flags both commands take."""
-    p.add_argument("--num", type=int, default=num, help=f"keys (default {num})")
-    p.add_argument("--cache-size", type=int, default=256 << 20,
-                   help="block cache bytes (default 268435456)")
-    p.add_argument("--benchmarks", default=",".join(BENCHMARKS),
-                   help=f"comma-separated, of {', '.join(BENCHMARKS)} (default all)")
-    p.add_argument("--kvbench", help="default: build/<host gcc native preset>/src/kvbench")
-    p.add_argument("--db-bench", default=shutil.which("db_bench") or "db_bench",
-                   help="default: db_bench on PATH (Debian: rocksdb-tools)")
-    p.add_argument("--workdir", help="where the databases go (default: a temporary directory)")
-
-
-def check(args: argparse.Namespace, *tools: str) -> list[str]:
-    """The benchmarks asked for; args.kvbench and args.db_bench resolved. A tool (db_bench, or
-    one of `tools`, e.g. valgrind) that is not there, or a --workdir that cannot be one, is a
-    UsageError."""
-    output.check_directory(args.workdir, "--workdir")
-    benchmarks = [b for b in args.benchmarks.split(",") if b]
-    unknown = [b for b in benchmarks if b not in BENCHMARKS]
-    if unknown or not benchmarks:
-        raise UsageError(f"--benchmarks: unknown {', '.join(unknown) or 'empty list'}; valid: "
-                         f"{', '.join(BENCHMARKS)}")
-    if args.num < 1 or args.cache_size < 0:
-        raise UsageError("--num must be positive and --cache-size not negative")
-    args.kvbench = host.binary("kvbench", args.kvbench, "--kvbench")
-    for tool in (args.db_bench, *tools):
-        if not shutil.which(tool) and not os.access(tool, os.X_OK):
-            raise UsageError(f"{tool} not found (apt-get install rocksdb-tools valgrind)")
-    return benchmarks
 
 
 @contextlib.contextmanager

@@ -222,25 +222,22 @@ def by_rounds(values: Sequence[float], layouts: int) -> Sample:
     return Sample(tuple(values), tuple(i % max(1, layouts) for i in range(len(values))))
 
 
-def verdict(base: Sequence[float], other: Sequence[float], *, layouts: int,
-            higher_is_better: bool, threshold: float, alpha: float,
-            better_word: str = "faster", worse_word: str = "slower") -> stats.Verdict:
+def verdict(base: Sequence[float], other: Sequence[float], layouts: int,
+            judgement: stats.Judgement) -> stats.Verdict:
     """stats.verdict with placements as the units: better/worse only when the t test on the
-    placements rejects at `alpha` and the change is at least `threshold`; no change when the
-    t interval lies within the threshold; undecided otherwise. The ratio is the geometric mean
-    of the per-placement medians' ratios."""
+    placements rejects at the judgement's alpha and the change is at least its threshold; no
+    change when the t interval lies within the threshold; undecided otherwise. The ratio is the
+    geometric mean of the per-placement medians' ratios."""
     b, o = by_rounds(base, layouts), by_rounds(other, layouts)
     if not placement_aware(b, o):
-        return stats.verdict(base, other, higher_is_better=higher_is_better,
-                             threshold=threshold, alpha=alpha, better_word=better_word,
-                             worse_word=worse_word)
+        return stats.verdict(base, other, judgement)
+    threshold, alpha = judgement.threshold, judgement.alpha
     c = compare(b, o, level=1.0 - alpha)
     ratio, iv = c.interval.estimate, c.interval
     test = stats.UTest(math.nan, c.p, f"t on {min(b.placements, o.placements)} placements")
-    improved = ratio > 1 if higher_is_better else ratio < 1
+    improved = judgement.improved(ratio)
     if math.isfinite(ratio) and c.p < alpha and abs(ratio - 1.0) >= threshold:
-        return stats.Verdict(ratio, improved, better_word if improved else worse_word, test,
-                             "", iv)
+        return stats.Verdict(ratio, improved, judgement.word(improved), test, "", iv)
     if stats.within(iv, threshold):
         return stats.Verdict(ratio, None, stats.NO_CHANGE, test,
                              f"p<{alpha:g} but within the {stats.pct(threshold)} threshold"
@@ -255,16 +252,14 @@ def verdict(base: Sequence[float], other: Sequence[float], *, layouts: int,
     return stats.Verdict(ratio, None, stats.UNDECIDED, test, why, iv)
 
 
-def decide(base: Sequence[float], other: Sequence[float], *, layouts: int,
-           higher_is_better: bool, threshold: float, alpha: float, better_word: str = "faster",
-           worse_word: str = "slower") -> rounds.Decision:
+def decide(base: Sequence[float], other: Sequence[float], layouts: int,
+           judgement: stats.Judgement) -> rounds.Decision:
     """rounds.decide with placements as the units: resolved when the interval is narrower than
     the threshold (more rounds narrow it only down to the placement spread: then more links)."""
     iv = compare(by_rounds(base, layouts), by_rounds(other, layouts)).interval
-    if iv.width >= threshold:
+    if iv.width >= judgement.threshold:
         return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
-    v = verdict(base, other, layouts=layouts, higher_is_better=higher_is_better,
-                threshold=threshold, alpha=alpha, better_word=better_word, worse_word=worse_word)
+    v = verdict(base, other, layouts, judgement)
     if not v.decided:  # narrow, but astride the threshold
         return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
     return rounds.Decision(v.word if v.better is not None else "same", iv, True)

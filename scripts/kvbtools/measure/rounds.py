@@ -1,8 +1,9 @@
 """Adaptive rounds: measure in interleaved rounds until every answer is clear or a budget is spent.
 
-matrix and versions (`--until-resolved [--max-rounds N] [--max-time DURATION]`) and every series
-of bisect add rounds here. A round runs every side once (the control included), so drift lands on
-all sides alike; after each round the caller's rule says whether it is settled.
+matrix and versions (`--until-resolved [--max-rounds N] [--max-time DURATION]`, parsed into a
+Budget by commands/arguments.py) and every series of bisect add rounds here. A round runs every
+side once (the control included), so drift lands on all sides alike; after each round the
+caller's rule says whether it is settled.
 
 The interval is the Hodges-Lehmann interval of the ratio, inverted from the Mann-Whitney U test:
 on log values, the differences log(other_j) - log(base_i) of every pair, sorted; the 95% interval
@@ -19,14 +20,11 @@ noise, not on the sign or size of the difference (docs/compare.md).
 """
 from __future__ import annotations
 
-import argparse
-import re
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from kvbtools.core import command, stats
-from kvbtools.core.errors import UsageError
+from kvbtools.core import stats
 
 DEFAULT_MAX_ROUNDS = 20
 
@@ -48,17 +46,15 @@ class Decision:
     resolved: bool
 
 
-def decide(base: Sequence[float], other: Sequence[float], *, higher_is_better: bool,
-           threshold: float, alpha: float, better_word: str = "faster",
-           worse_word: str = "slower") -> Decision:
-    """Resolved when the interval is narrower than the threshold; then the word is the table's
-    own verdict (U test at alpha and a change of at least the threshold), 'same' for no
-    significant change."""
+def decide(base: Sequence[float], other: Sequence[float], judgement: stats.Judgement
+           ) -> Decision:
+    """Resolved when the interval is narrower than the judgement's threshold; then the word is
+    the table's own verdict (U test at alpha and a change of at least the threshold), 'same'
+    for no significant change."""
     iv = ratio_interval(base, other)
-    if iv.width >= threshold:
+    if iv.width >= judgement.threshold:
         return Decision(f"unresolved at n={iv.n}", iv, False)
-    v = stats.verdict(base, other, higher_is_better=higher_is_better, threshold=threshold,
-                      alpha=alpha, better_word=better_word, worse_word=worse_word)
+    v = stats.verdict(base, other, judgement)
     if not v.decided:  # narrow, but astride the threshold
         return Decision(f"unresolved at n={iv.n}", iv, False)
     return Decision(v.word if v.better is not None else "same", iv, True)
@@ -66,56 +62,11 @@ def decide(base: Sequence[float], other: Sequence[float], *, higher_is_better: b
 
 # ---- the budget and the loop -----------------------------------------------------------------
 
-def parse_duration(text: str) -> float:
-    """'90s', '20m', '1h30m', '1.5h', '45' (seconds) -> seconds; > 0."""
-    t = text.strip().lower()
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(h|m|s)?", t)
-    if not t or re.fullmatch(r"(?:\d+(?:\.\d+)?\s*[hms]?\s*)+", t) is None:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90s, 20m, 1h30m)")
-    unit = {"h": 3600.0, "m": 60.0, "s": 1.0, "": 1.0}
-    seconds = sum(float(v) * unit[u] for v, u in parts)
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"--max-time must be more than 0: {text!r}")
-    return seconds
-
-
-def positive_int(text: str) -> int:
-    return command.checked(text, int, f"not a whole number: {text!r}", lambda v: v >= 1,
-                           f"must be at least 1: {text!r}")
-
-
-def add_arguments(p: argparse.ArgumentParser, *, flag: bool = True, scope: str = "") -> None:
-    """--until-resolved (when `flag`), --max-rounds and --max-time; `scope` says what one budget
-    covers (e.g. ' of each series')."""
-    if flag:
-        p.add_argument("--until-resolved", action="store_true",
-                       help="after --repeats rounds, keep adding rounds (every series, the "
-                            "control too) until every row's 95%% interval of the ratio is "
-                            "narrower than --threshold, or the budget is spent (the row then "
-                            "says 'unresolved at n=K')")
-    p.add_argument("--max-rounds", type=positive_int, metavar="N",
-                   help=f"budget{scope}: at most N rounds (default {DEFAULT_MAX_ROUNDS})")
-    p.add_argument("--max-time", type=parse_duration, metavar="DURATION",
-                   help=f"budget{scope}: start no round that would end after this much "
-                        "measuring (e.g. 30m, 1h30m; default: no limit)")
-
-
 @dataclass(frozen=True)
 class Budget:
     first: int                 # rounds always run
     max_rounds: int            # rounds at most (>= first)
     max_seconds: float | None
-
-    @staticmethod
-    def from_args(args: argparse.Namespace, first: int, adaptive: bool = True) -> "Budget":
-        """The budget of --repeats/--max-rounds/--max-time; without `adaptive` exactly `first`
-        rounds, and --max-rounds/--max-time are refused (they would do nothing)."""
-        if not adaptive:
-            if args.max_rounds is not None or args.max_time is not None:
-                raise UsageError("--max-rounds and --max-time need --until-resolved")
-            return Budget(first, first, None)
-        most = args.max_rounds if args.max_rounds is not None else max(DEFAULT_MAX_ROUNDS, first)
-        return Budget(min(first, most), most, args.max_time)
 
 
 @dataclass

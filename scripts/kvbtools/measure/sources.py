@@ -1,4 +1,5 @@
-"""Which library a source tree or install prefix holds, and its version, from its headers.
+"""Which library a source tree or install prefix holds, and its version, from its headers; and
+what tells apart trees of one version (their commits: kvb versions' labels).
 
 A directory that does not have the library's marker header (with its version macros) is refused
 before anything is built, so a mistyped path never turns into a confusing CMake failure.
@@ -86,3 +87,41 @@ def fetch(dep: str, version: str) -> str:
                           f"{(p.stderr or p.stdout).strip()[-2000:]}")
     lines = [x.strip() for x in p.stdout.splitlines() if x.strip()]
     return lines[-1] if lines and os.path.isdir(lines[-1]) else dest
+
+
+def commit_name(d: str) -> str:
+    """'efcfa3b v1.9.3-12-gefcfa3b' for the top of a git work tree ('efcfa3b' when describe
+    finds no tag, '-dirty' when it has changes), else ''."""
+    def git(*a: str) -> str:
+        p = subprocess.run(["git", "-C", d, *a], capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else ""
+    top = git("rev-parse", "--show-toplevel")
+    if not top or os.path.realpath(top) != os.path.realpath(d):
+        return ""
+    short = git("rev-parse", "--short", "HEAD")
+    described = git("describe", "--tags", "--always", "--dirty")
+    return short if described in ("", short) else f"{short} {described}"
+
+
+def tree_names(dirs: list[str], versions: list[str]) -> list[str]:
+    """What tells apart trees that declare the same version: the commit of a git tree, else the
+    directory's name as given, else the whole path as given; '' for a version given once."""
+    out = [""] * len(dirs)
+    for version in set(versions):
+        same = [i for i, v in enumerate(versions) if v == version]
+        if len(same) < 2:
+            continue
+        real = [os.path.realpath(dirs[i]) for i in same]
+        if len(set(real)) < len(real):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)}: a tree given twice "
+                             f"({version}); give each version once")
+        names = [commit_name(dirs[i]) or os.path.basename(os.path.normpath(dirs[i]))
+                 for i in same]
+        if len(set(names)) < len(names):
+            names = [commit_name(dirs[i]) or dirs[i] for i in same]
+        if len(set(names)) < len(names):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)} are the same commit "
+                             f"({version}, {names[0]}): give each version once")
+        for i, n in zip(same, names):
+            out[i] = n
+    return out

@@ -10,21 +10,24 @@ per op at the largest count.
 
 A --configs file has one configuration a line, `name: --flag=value --flag ...` (kvbench flags;
 `#` starts a comment). The first is the base.
+
+plan_study makes the series, measure runs them and makes the tables (a StudyResult); kvb matrix
+(commands/matrix.py) prints them, writes the results directory and stores the runs.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import os
 import shlex
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from kvbtools.core import output, profiles, results, store
+from kvbtools.core import profiles, results
 from kvbtools.core.study_tables import load_values, median_or_none, metric_tables, qps_tables
 from kvbtools.measure import runner
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.runner import Build, Series
+from kvbtools.measure.runner import Build, Plan, Series
 
 # Flags the axes and the matrix itself set: a configuration may not.
 RESERVED = {"engine", "threads", "db", "json", "benchmarks", "num", "report_interval_seconds"}
@@ -143,11 +146,6 @@ def report(series: list[Series], where: dict[str, dict[str, Any]], files: dict[s
     return "\n".join(lines).rstrip(), doc
 
 
-def write(outdir: str, text: str, doc: dict[str, Any]) -> None:
-    output.write_text(os.path.join(outdir, "table.txt"), text + "\n")
-    results.write_json(os.path.join(outdir, "study.json"), doc)
-
-
 # A study that starts with a read measures an empty database: these write keys first (workload
 # names, not engine names; kvbench's table is the authority, this only decides whether to add one).
 LOADS = ("fillseq", "fillrandom", "l.i0", "insertbench")
@@ -162,66 +160,82 @@ def with_load(workloads: str) -> tuple[str, str]:
     return workloads, ""
 
 
-def run(args: Any, builds: list[tuple[str, Build]], plan: Any, engines: list[str],
-        write_report: Callable[[str], object]) -> int:
-    """Measures every combination of the axes, interleaved by round; prints and saves the
-    tables, and write_report(directory) writes its report.html (pages/result_pages.py: a page
-    is a layer above this one)."""
-    if args.until_resolved:
-        raise UsageError("--until-resolved is not available with --threads/--configs or "
-                         "without --presets (a study reports every series relative to its base)")
-    threads = parse_threads(args.threads) if args.threads else []
+@dataclass
+class Study:
+    """A study before its first run: the series of every combination of the axes (the control
+    last), each series' axis values by label, and the plan they run."""
+    builds: list[tuple[str, Build]]
+    series: list[Series]
+    where: dict[str, dict[str, Any]]
+    threads: list[int]
+    configs: list[Config]
+    configs_path: str | None
+    plan: Plan
+    note: str        # said before the runs: a load added in front of a read
+
+
+@dataclass
+class StudyResult:
+    """What a study measured: its tables' text, its study.json document and each series'
+    files."""
+    text: str
+    doc: dict[str, Any]
+    files: dict[str, list[str]]
+
+
+def plan_study(builds: list[tuple[str, Build]], plan: Plan, threads: str | None,
+               configs_path: str | None, control: bool) -> Study:
+    """The series of every combination of the axes: `builds` x plan.engines x the --threads
+    counts (text, e.g. '1,2,4') x the configurations of the file `configs_path`, and the
+    control (the first series again) when `control`. A configuration's flags are checked
+    against the binary when it is prebuilt, else only their form (until it is built)."""
+    counts = parse_threads(threads) if threads else []
     configs: list[Config] = []
     prebuilt = builds[0][1].prebuilt
-    if args.configs and prebuilt:
-        configs = parse_configs(args.configs, known_flags(prebuilt))
-    elif args.configs:
-        parse_configs(args.configs, known=_any_flag())  # the form now, the flags after the build
-    plan.workloads, note = with_load(plan.workloads)
+    if configs_path and prebuilt:
+        configs = parse_configs(configs_path, known_flags(prebuilt))
+    elif configs_path:
+        parse_configs(configs_path, known=_any_flag())  # the form now, the flags after the build
+    workloads, note = with_load(plan.workloads)
     # One-second intervals (after run_once's 0, so this wins): the worst one is the stall.
-    plan.extra = ["--report_interval_seconds=1", *plan.extra]
-    series, where = make_series(Axes(builds, engines, threads, configs))
-    if not args.no_control:
+    plan = dataclasses.replace(plan, workloads=workloads,
+                               extra=["--report_interval_seconds=1", *plan.extra])
+    series, where = make_series(Axes(builds, plan.engines, counts, configs))
+    if control:
         first = series[0]
         series.append(Series("control", first.build, engine=first.engine, args=list(first.args)))
-    if args.dry_run:
-        print("run order (round, series, engine, flags):")
-        for r, s, e in runner.run_order(series, plan, args.repeats):
-            print(f"  {r} {s.label}: --engine={e} --benchmarks={plan.workloads} {' '.join(s.args)}")
-        return 0
-    if note:
-        print(note)
-    outdir = runner.new_results_dir("study", "+".join(s.label for s in series[:4]),
-                                    args.results_dir)
-    for i, (blabel, b) in enumerate(builds, 1):
+    return Study(builds, series, where, counts, configs, configs_path, plan, note)
+
+
+def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) -> StudyResult:
+    """Builds what is not prebuilt, checks every series' flags, measures `repeats` interleaved
+    rounds into `outdir` and makes the tables (RunError, with summary.txt, when a run fails)."""
+    builds, series, plan = study.builds, study.series, study.plan
+    prebuilt = builds[0][1].prebuilt
+    for i, (_, b) in enumerate(builds, 1):
         if not b.prebuilt:
             runner.do_build(b, False, f"[{i}/{len(builds)}] ")
-    if args.configs and not prebuilt:
-        configs = parse_configs(args.configs, known_flags(builds[0][1].binary(False)))
+    configs = study.configs
+    if study.configs_path and not prebuilt:
+        configs = parse_configs(study.configs_path, known_flags(builds[0][1].binary(False)))
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
     for s in series:  # each series' own flags (threads, a configuration) before any run
         runner.check_values(s.build.binary(False), runner.run_flags(plan, s.engine, s.args))
     files: dict[str, list[str]] = {s.label: [] for s in series}
-    for r in range(1, args.repeats + 1):
+    for r in range(1, repeats + 1):
         try:
-            runner.measure_round(series, plan, r, outdir, files, f"/{args.repeats}")
+            runner.measure_round(series, plan, r, outdir, files, f"/{repeats}")
         except runner.BuildError as e:
             runner.write_summary(outdir, f"kvb matrix failed: {e}")
             raise RunError(f"a run failed: {e}") from None
-    text, doc = report(series, where, files, threads, args.metric or [])
+    text, doc = report(series, study.where, files, study.threads, metric_names)
     labels = [s.label for s in series]
     text += profiles.compare_text([results.load_all(files[x]) for x in labels if files[x]],
                                   [x for x in labels if files[x]])  # kvbench --profile runs
-    doc.update(command="matrix", workloads=plan.workloads, num=plan.num, repeats=args.repeats,
+    doc.update(command="matrix", workloads=plan.workloads, num=plan.num, repeats=repeats,
                configs=[{"name": c.name, "args": c.args} for c in configs])
-    print(text)
-    write(outdir, text, doc)
-    write_report(outdir)
-    runner.write_summary(outdir, f"kvb matrix done: {args.repeats} round(s); tables in table.txt")
-    print(f"results: {runner.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
-    store.auto_store([f for s in series for f in files[s.label]], args)
-    return 0
+    return StudyResult(text, doc, files)
 
 
 class _AnyFlag(set):  # type: ignore[type-arg]

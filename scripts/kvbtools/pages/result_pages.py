@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, metrics, profiles, results, samples
+from kvbtools.core import comparison, metrics, profiles, results, samples, stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
@@ -136,8 +136,8 @@ def page_for_dir(directory: str) -> Page:
     sides = [samples.load_side(s["label"], [_file(directory, f) for f in s["files"]])
              for s in doc["sides"]]
     wanted = {(r["metric"], r["benchmark"]) for r in doc.get("rows", [])}
-    c = comparison.build(sides, threshold=doc["threshold"], alpha=doc["alpha"],
-                      metric_keys=sorted({m for m, _ in wanted}) or None)
+    c = comparison.build(sides, stats.Judgement(doc["threshold"], doc["alpha"]),
+                         metric_keys=sorted({m for m, _ in wanted}) or None)
     if wanted:  # the rows the command kept (its --filter)
         c.benches = {m: [b for b in names if (m, b) in wanted] for m, names in c.benches.items()}
         c.benches = {m: names for m, names in c.benches.items() if names}

@@ -1,11 +1,13 @@
 """How a kvb command registers itself: every command module has
 
     def register(subparsers) -> None:
-        p = command.add(subparsers, "name", __doc__, run)
+        p = command.add(subparsers, "name", __doc__, lambda args: run(Request.of(args)))
         p.add_argument(...)
 
-and raises kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli)
-catches them.
+turns its arguments into a typed request (a frozen dataclass) before anything else, and raises
+kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli) catches them.
+Argument groups that several commands share are in commands/arguments.py. Nothing below
+commands/ sees argparse (tests/kvbtools_layers_test.py).
 """
 from __future__ import annotations
 
@@ -71,18 +73,3 @@ def checked(text: str, convert: Callable[[str], T], invalid: str, in_range: Call
     if not in_range(v):
         raise argparse.ArgumentTypeError(out_of_range)
     return v
-
-
-def failure_reason(stderr: str, program: str) -> str:
-    """Why a program failed, from its stderr, to lead kvb's error: its error lines without the
-    program's own prefix ("PATH: error: " / "kvbench_micro: error: "), else its last line; its
-    warnings ("WARNING: load average ...") are not a reason."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if "error" in ln.lower() and "warning:" not in ln.lower()]
-    chosen = errors or [ln for ln in lines if "warning:" not in ln.lower()][-1:] or lines[-1:]
-    out = []
-    for ln in chosen:
-        head, sep, rest = ln.partition(": error: ")
-        out.append(rest if sep and (head.endswith(program) or " " not in head) else ln)
-    return "; ".join(out) or "no message"
-
