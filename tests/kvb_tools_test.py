@@ -341,12 +341,15 @@ class CompareTest(kvbtest.TempDirTest):
         return base, other
 
     def test_gbench_identical_distribution_is_no_change_and_passes(self) -> None:
-        p = kvb("compare", *self.gbench_pair(1.0), "--fail-on-regression")
+        # One process a side, eight repetitions: compare.py's model, asked for.
+        p = kvb("compare", *self.gbench_pair(1.0), "--fail-on-regression",
+                "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertNotIn("no significant change", p.stdout)
         self.assertNotRegex(p.stdout, r"\d (slower|faster|undecided)\b")
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.0\d no change "
-                                   r"\(p=0\.\d+\)")
+                                   r"\(p=0\.\d+(, adj\. [\d.]+)?\)")
+        self.assertIn("unit: 8 repetitions a side, counted as independent", p.stdout)
         # The builds are the axis: allowed, and named at the top.
         self.assertRegex(p.stdout, r"^the sides' builds differ: preset: gcc in gcc, clang in "
                                    r"clang\n")
@@ -356,7 +359,8 @@ class CompareTest(kvbtest.TempDirTest):
 
     def test_gbench_ten_percent_slower_is_slower_and_fails(self) -> None:
         base, other = self.gbench_pair(0.9)
-        p = kvb("compare", base, other, "--threshold", "5%", "--fail-on-regression")
+        p = kvb("compare", base, other, "--threshold", "5%", "--fail-on-regression",
+                "--repetitions-independent")
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # a change: docs/cli.md
         self.assertRegex(p.stdout, r"lz4/compress/4096\s+0\.80\d\s+0\.71\d\n")
         self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.89 slower \(p<0\.001\)")
@@ -365,18 +369,25 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertNotIn("e+99", p.stdout)
         # Without --fail-on-regression the exit is 0; a 15% threshold hides a 10% change.
         self.assertEqual(kvb("compare", base, other).returncode, 0)
-        p = kvb("compare", base, other, "--threshold", "15%", "--fail-on-regression")
+        p = kvb("compare", base, other, "--threshold", "15%", "--fail-on-regression",
+                "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stdout)
+        # By default the eight repetitions are one process's: undecided, saying why.
+        p = kvb("compare", base, other, "--fail-on-regression")
+        self.assertEqual(p.returncode, 4, p.stdout)
+        self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.89 undecided\n")
+        self.assertIn("note: undecided: one process a side: its repetitions share one "
+                      "placement and one machine state", p.stdout)
         # The side labels come from the presets in the context.
         self.assertIn("values relative to gcc", kvb("compare", base, other).stdout)
 
     def test_kvbench_identical_and_slower(self) -> None:
         base, same = self.kvbench_pair(1.0)
-        p = kvb("compare", base, same, "--fail-on-regression")
+        p = kvb("compare", base, same, "--fail-on-regression", "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.0\d no change")
         _, slow = self.kvbench_pair(0.9)
-        p = kvb("compare", base, slow, "--fail-on-regression")
+        p = kvb("compare", base, slow, "--fail-on-regression", "--repetitions-independent")
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         for title in ("ops_per_sec [ops/s], higher", "latency_ns.p99 [us], lower",
                       "cost.cpu_user_us_per_op [us/op], lower",
@@ -385,7 +396,7 @@ class CompareTest(kvbtest.TempDirTest):
         # Every metric is worse: ops/s lower, latency and CPU higher, all called slower.
         self.assertEqual(p.stdout.count(" slower (p"), 4, p.stdout)
         j = self.path("cmp.json")
-        kvb("compare", base, slow, "--json", j)
+        kvb("compare", base, slow, "--json", j, "--repetitions-independent")
         rows = load_json(j)["rows"]
         worse = ("ops_per_sec", "latency_ns.p99", "cost.cpu_user_us_per_op",
                  "cost.cpu_sys_us_per_op")
@@ -412,17 +423,18 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 4, p.stdout)  # undecided: docs/cli.md
         self.assertRegex(p.stdout, r"lz4/compress/4096\s+1\.00\s+0\.\d\d undecided\n")
         self.assertRegex(p.stdout, r"geometric mean\s+1\.00\s+0\.50\n")
-        self.assertIn("note: undecided: n=1+1: a single value gives no estimate of the noise",
-                      p.stdout)
+        self.assertIn("note: undecided: one process a side", p.stdout)
         self.assertIn("row(s) undecided", p.stderr)
 
     def test_pooling_files_of_one_side(self) -> None:
-        files = [write_json(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 2 else
-                                                            0.9, 2, "x")) for i in range(4)]
-        p = kvb("compare", "--base", files[0], files[1], "--other", files[2], files[3],
+        # Four processes a side, two repetitions each: the processes are the unit.
+        files = [write_json(self.path(f"p{i}.json"), gbench_doc(random.Random(i), 1.0 if i < 4 else
+                                                            0.9, 2, "x")) for i in range(8)]
+        p = kvb("compare", "--base", *files[:4], "--other", *files[4:],
                 "--label", "old", "--label", "new")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("median of 4", p.stdout)
+        self.assertIn("median of 8", p.stdout)
+        self.assertIn("unit: 4 processes a side", p.stdout)
         self.assertIn("values relative to old", p.stdout)
         self.assertIn("slower", p.stdout)
 
@@ -543,11 +555,11 @@ class CompareTest(kvbtest.TempDirTest):
         path = real_kvbench(self.tmp, "--num=2000", "--benchmarks=fillseq,readrandom[X3]")
         p = kvb("compare", path, kvbtest.rerun(path, self.path("again.json")),
                 "--fail-on-regression")
-        # Three repeats cannot decide (4 a side are needed), one cannot estimate the noise.
+        # One process a side: its three repeats are one sample of it.
         self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 undecided "
-                                   r"\(p=1\.000\)")
+        self.assertRegex(p.stdout, r"memory readrandom\s+1\.00\s+1\.00 undecided\n")
         self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+1\.00 undecided\n")
+        self.assertIn("unit: one process a side", p.stdout)
         self.assertRegex(p.stdout, r"memory readrandom \(n=3\)\s+[\d,]+\s+[\d,]+")
 
     def test_real_kvbench_micro_output_with_repetitions(self) -> None:
@@ -556,7 +568,8 @@ class CompareTest(kvbtest.TempDirTest):
                         "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
                         f"--benchmark_out={out}", "--benchmark_out_format=json"],
                        check=True, capture_output=True, timeout=300)
-        p = kvb("compare", out, kvbtest.rerun(out, self.path("micro-again.json")))
+        p = kvb("compare", out, kvbtest.rerun(out, self.path("micro-again.json")),
+                "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
@@ -765,11 +778,14 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
-        base = write_json(os.path.join(self.tmp, "b3.json"),
-                          kvbench_doc(template, random.Random(1), 1.0, 3))
-        slow = write_json(os.path.join(self.tmp, "s3.json"),
-                          kvbench_doc(template, random.Random(2), 0.2, 3))
-        p = kvb("compare", base, slow, "--fail-on-regression")
+
+        def side(name: str, seed: int, scale: float, n: int) -> list[str]:
+            """n processes: n files of one repeat each."""
+            rng = random.Random(seed)
+            return [write_json(os.path.join(self.tmp, f"{name}{n}-{i}.json"),
+                               kvbench_doc(template, rng, scale, 1)) for i in range(n)]
+        p = kvb("compare", "--base", *side("b", 1, 1.0, 3), "--other", *side("s", 2, 0.2, 3),
+                "--fail-on-regression")
         self.assertEqual(p.returncode, 4, p.stdout + p.stderr)  # undecided: docs/cli.md
         self.assertNotIn("no significant change", p.stdout)
         # Every metric the drop moved is undecided (those it did not move are constant in these
@@ -780,13 +796,80 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
                       p.stdout)
         # Four a side decide it: slower, and the gate exits 3.
-        base4 = write_json(os.path.join(self.tmp, "b4.json"),
-                           kvbench_doc(template, random.Random(1), 1.0, 4))
-        slow4 = write_json(os.path.join(self.tmp, "s4.json"),
-                           kvbench_doc(template, random.Random(2), 0.2, 4))
-        p = kvb("compare", base4, slow4, "--fail-on-regression")
+        p = kvb("compare", "--base", *side("b", 1, 1.0, 4), "--other", *side("s", 2, 0.2, 4),
+                "--fail-on-regression")
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+0\.20 slower \(p=0\.029\)")
+
+
+def gbench_rows(rng: random.Random, ratios: list[float], reps: int) -> dict[str, Any]:
+    """Google Benchmark JSON of len(ratios) benchmarks, bench/i at 1 GB/s times ratios[i],
+    `reps` repetitions each, 2% noise."""
+    rows = []
+    for i, ratio in enumerate(ratios):
+        for r in range(reps):
+            bps = 1e9 * ratio * math.exp(rng.gauss(0, 0.02))
+            rows.append({"name": f"bench/{i}", "run_name": f"bench/{i}", "run_type": "iteration",
+                         "repetitions": reps, "repetition_index": r, "threads": 1,
+                         "iterations": 1000, "real_time": 4096 / bps * 1e9,
+                         "cpu_time": 4096 / bps * 1e9, "time_unit": "ns",
+                         "bytes_per_second": bps})
+    return {"context": {"kvbench_preset": "x", "input": "seed 0"}, "benchmarks": rows}
+
+
+class UnitOfVerdictTest(kvbtest.TempDirTest):
+    """Issue 36's constructed files: repetitions of one process are one sample of it, and a
+    comparison's rows are one family of tests (core/levels.py, docs/compare.md)."""
+    TMP_PREFIX = "kvb-unit-test."
+
+    def files(self, name: str, seed: int, ratios: list[float], n: int, reps: int) -> list[str]:
+        rng = random.Random(seed)
+        return [write_json(os.path.join(self.tmp, f"{name}{i}.json"),
+                           gbench_rows(rng, ratios, reps)) for i in range(n)]
+
+    def test_one_process_a_side_is_undecided_unless_repetitions_are_independent(self) -> None:
+        # (a) one process a side, 5 repetitions, B 1.5x A in every one.
+        a = self.files("a", 1, [1.0], 1, 5)
+        b = self.files("b", 2, [1.5], 1, 5)
+        p = kvb("compare", *a, *b, "--fail-on-regression")
+        self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"bench/0\s+1\.00\s+1\.5\d undecided\n")
+        self.assertIn("one process a side: its repetitions share one placement and one machine "
+                      "state; run more processes (kvb matrix/versions interleave them) or pass "
+                      "--repetitions-independent", p.stdout)
+        p = kvb("compare", *a, *b, "--fail-on-regression", "--repetitions-independent")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"bench/0\s+1\.00\s+1\.5\d faster \(p=0\.008\)")
+        self.assertIn("unit: 5 repetitions a side, counted as independent "
+                      "(--repetitions-independent)", p.stdout)
+
+    def test_one_separated_row_of_twenty_is_not_a_change(self) -> None:
+        # (b) five single-repetition files a side, 20 benchmarks, one 1.3x apart (p=0.008, the
+        # least 5+5 can give), nineteen equal.
+        ratios = [1.3] + [1.0] * 19
+        p = kvb("compare", "--base", *self.files("a", 3, [1.0] * 20, 5, 1),
+                "--other", *self.files("b", 4, ratios, 5, 1), "--json",
+                os.path.join(self.tmp, "c.json"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"bench/0\s+1\.00\s+1\.[23]\d undecided \(p=0\.008, adj\. "
+                                   r"0\.159\)")
+        self.assertNotRegex(p.stdout, r"\d (faster|slower) \(")
+        self.assertIn("is 0.159 adjusted over the 20 tests of this comparison "
+                      "(Benjamini-Hochberg)", p.stdout)
+        self.assertIn("unit: 5 processes a side", p.stdout)
+        row = next(r for r in load_json(os.path.join(self.tmp, "c.json"))["rows"]
+                   if r["benchmark"] == "bench/0")
+        self.assertAlmostEqual(row["p"], 2 / 252)
+        self.assertAlmostEqual(row["p_adjusted"], 20 * 2 / 252)
+        self.assertEqual(row["rested_on"], "5 processes a side")
+
+    def test_twenty_rows_that_all_doubled_are_all_faster(self) -> None:
+        # (c) the same with all 20 rows 2x.
+        p = kvb("compare", "--base", *self.files("a", 5, [1.0] * 20, 5, 1),
+                "--other", *self.files("b", 6, [2.0] * 20, 5, 1))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(len(re.findall(r"bench/\d+\s+1\.00\s+\d\.\d\d faster", p.stdout)), 20,
+                         p.stdout)
 
 
 class MatrixVersionsArgsTest(unittest.TestCase):

@@ -2,11 +2,16 @@
 
 One table per metric, like the "values relative to ..." tables of the seeds: a row per benchmark,
 the median of each side, then for every side after the first its ratio to the first side, the
-verdict and the Mann-Whitney p-value; the last row is the geometric mean of the ratios. A verdict
-is one of three: changed (faster / slower, larger / smaller: direction aware) when p < alpha and
-the change is at least --threshold; "no change" when the 95% interval of the ratio lies within
-the threshold; "undecided" otherwise, with the reason ("n=3+3 cannot reach p<0.05: 4 runs a side
-needed"). Before any ratio the sides' workloads are compared: sides that differ in what defines
+verdict and its p-value (and the p adjusted over the comparison's rows); the last row is the
+geometric mean of the ratios. A verdict rests on the highest level with two units a side: links
+(code placements), else processes (files): the repetitions inside one process are one sample of
+it (--repetitions-independent counts them apart, as Google's compare.py does), so one file a
+side is undecided. A comparison's rows and metrics are one family of tests: their p-values are
+adjusted by Benjamini-Hochberg. A verdict is one of three: changed (faster / slower, larger /
+smaller: direction aware) when the adjusted p < alpha and the change is at least --threshold;
+"no change" when the 95% interval of the ratio lies within the threshold; "undecided"
+otherwise, with the reason ("n=3+3 cannot reach p<0.05: 4 runs a side needed"). The unit each
+verdict rested on is printed ("unit: 5 processes a side"). Before any ratio the sides' workloads are compared: sides that differ in what defines
 the workload (sizes, threads, engine options, memory budget, ...) are "not comparable" (exit 2)
 unless --allow-different names the differences to accept. For kvbench files the headline metrics by
 default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size; --metric all:
@@ -71,6 +76,12 @@ def register(sub: Any) -> None:
                         "Google Benchmark: bytes_per_second, items_per_second, cpu_time, "
                         "real_time")
     p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
+    p.add_argument("--repetitions-independent", action="store_true",
+                   help="count the repetitions of one process (kvbench --repeats, Google "
+                        "Benchmark's --benchmark_repetitions) as independent samples, as "
+                        "Google's compare.py does; by default they are one sample of their "
+                        "process, and a verdict needs two processes a side (docs/compare.md); "
+                        "the verdict line says so")
     p.add_argument("--by", metavar="FIELD",
                    help="compare sides that differ in this context field (engine, build.preset, "
                         "...): rows keyed on benchmark and role, sides labelled by its value. "
@@ -111,6 +122,7 @@ class CompareRequest:
     json: str | None
     html: str | None
     store: str | None
+    repetitions_independent: bool = False
 
     @staticmethod
     def of(args: argparse.Namespace) -> "CompareRequest":
@@ -118,7 +130,7 @@ class CompareRequest:
             tuple(args.files), tuple(args.base or ()), tuple(tuple(o) for o in args.other or ()),
             tuple(args.label or ()), arguments.judgement(args), tuple(args.metric or ()),
             args.filter, args.by, tuple(args.allow_different or ()), args.fail_on_regression,
-            args.json, args.html, args.store)
+            args.json, args.html, args.store, args.repetitions_independent)
 
 
 def run(req: CompareRequest) -> int:
@@ -182,7 +194,8 @@ def compare(req: CompareRequest, groups: list[list[str]], given: list[str] | Non
         compare_by.rekey(sides, by, relabel=not given)
     warnings = comparability.check(sides, allowed, axes | {by} if by else axes)
     c = comparison.build(sides, req.judgement, metric_keys=list(req.metrics) or None,
-                         bench_filter=req.bench_filter)
+                         bench_filter=req.bench_filter,
+                         repetitions_independent=req.repetitions_independent)
     c.warnings = warnings
     if not c.cells:
         raise UsageError("nothing to compare: no benchmark and metric is in both the base and "

@@ -56,6 +56,7 @@ def rekey(sides: list[Side], path: str, relabel: bool) -> None:
         def strip(bench: str, engine: str = engine) -> str:
             return bench[len(engine) + 1:] if engine and bench.startswith(engine + " ") else bench
         s.values = {(strip(b), m): x for (b, m), x in s.values.items()}
+        s.where = {(strip(b), m): x for (b, m), x in s.where.items()}
         s.order = [(strip(b), m) for b, m in s.order]
         s.skipped = {strip(b): why for b, why in s.skipped.items()}
         if relabel:

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvbtools.core import environment, fingerprint, metrics, results, stats, table
+from kvbtools.core import environment, fingerprint, levels, metrics, results, stats, table
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.metrics import Metric
 from kvbtools.core.samples import Side, context_preset
@@ -40,7 +40,10 @@ class Comparison:
     cells: list[Cell]
     judgement: stats.Judgement  # threshold and alpha; each cell's direction is its metric's
     described: int = 0  # the metrics the files describe, when only the headline ones are shown
-    test: str = "Mann-Whitney U"  # what the verdicts are (kvb matrix --layouts: measure/placement.py)
+    # What the verdicts rest on (core/levels.py): the unit each chose, the tests behind them.
+    test: str = "core/levels: the highest level with two units a side"
+    repetitions_independent: bool = False   # --repetitions-independent: compare.py's model
+    family: int = 0     # the tests of the comparison's family (Benjamini-Hochberg)
     # Lines that head the output and every page of it: the differences accepted with
     # --allow-different (core/comparability.py).
     warnings: list[str] = field(default_factory=list)
@@ -61,9 +64,13 @@ class Comparison:
 
 
 def build(sides: list[Side], judgement: stats.Judgement, metric_keys: list[str] | None = None,
-          bench_filter: str | None = None) -> Comparison:
+          bench_filter: str | None = None, *,
+          repetitions_independent: bool = False) -> Comparison:
     """Aligns the sides by (benchmark, metric) and judges every other side against the first:
-    by the `judgement`'s threshold and alpha, in each metric's better direction."""
+    by the `judgement`'s threshold and alpha, in each metric's better direction, on the unit
+    core/levels chooses (links > processes > repetitions; the repetitions of one process count
+    as independent only with `repetitions_independent`), the rows x metrics of the comparison
+    one family of tests (Benjamini-Hochberg)."""
     kinds = {s.kind for s in sides}
     if len(kinds) > 1:
         raise UsageError("cannot compare kvbench results with Google Benchmark results: "
@@ -111,10 +118,18 @@ def build(sides: list[Side], judgement: stats.Judgement, metric_keys: list[str] 
                 o = s.values.get((bench, mkey))
                 if not b or not o:
                     continue
-                v = stats.verdict(b, o, judgement.for_metric(metric))
+                v = levels.judge(base.sample((bench, mkey)), s.sample((bench, mkey)),
+                                 judgement.for_metric(metric),
+                                 repetitions_independent=repetitions_independent,
+                                 exact=counted == {True} and not metric.timing)
                 cells.append(Cell(metric, bench, s.label, b, o, v))
+    judged = levels.family([x.verdict for x in cells], judgement.alpha)
+    for x, v in zip(cells, judged):
+        x.verdict = v
     return Comparison(sides, chosen, benches, cells, judgement,
-                      described=len(described) if headline else 0)
+                      described=len(described) if headline else 0,
+                      repetitions_independent=repetitions_independent,
+                      family=sum(1 for v in judged if v.p_adjusted is not None))
 
 
 def union_of_metrics(sides: list[Side]) -> dict[str, Metric]:
@@ -207,12 +222,31 @@ def _heading(c: Comparison, control: str) -> list[str]:
     if c.described:
         lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
                      f"{c.described} the files describe; --metric NAME: chosen ones)")
-    lines.append(f"verdict: {c.test} two-sided, alpha {c.alpha:g}, threshold "
-                 f"{c.threshold * 100:g}%: changed when p<{c.alpha:g} and the change is at least "
-                 f"the threshold; no change when the {stats.pct(1 - c.alpha)} interval of the "
-                 "ratio lies within the threshold; otherwise undecided"
+    family = (f"after Benjamini-Hochberg over the {c.family} tests of this comparison "
+              "(adj.)" if c.family > 1 else "")
+    lines.append(f"verdict: alpha {c.alpha:g}, threshold {c.threshold * 100:g}%: changed "
+                 f"when p<{c.alpha:g} {family}{' ' if family else ''}and the change is at least "
+                 f"the threshold; no change "
+                 f"when the {stats.pct(1 - c.alpha)} interval of the ratio lies within the "
+                 "threshold; otherwise undecided"
                  + ("; a ratio with no word after it is no change" if wide else ""))
+    lines.append("unit: " + unit_text(c))
     return lines
+
+
+def unit_text(c: Comparison) -> str:
+    """What the verdicts rested on: '5 processes a side (Mann-Whitney U on each process's
+    median)', or each unit with its rows' count when they differ."""
+    counts: dict[str, int] = {}
+    for x in c.cells:
+        u = x.verdict.unit or "-"
+        counts[u] = counts.get(u, 0) + 1
+    tests = sorted({x.verdict.test.method for x in c.cells if x.verdict.test is not None})
+    how = (f" ({', '.join(tests)}; each unit the median of what it holds: links > processes > "
+           "repetitions, docs/compare.md)") if tests else ""
+    if len(counts) == 1:
+        return next(iter(counts)) + how
+    return "; ".join(f"{u}: {n} row(s)" for u, n in counts.items()) + how
 
 
 def _absolute_table(c: Comparison, mkey: str, names: list[str]) -> list[str]:
@@ -240,14 +274,18 @@ def _absolute_table(c: Comparison, mkey: str, names: list[str]) -> list[str]:
 
 
 def _ratio_cell(cell: Cell, wide: bool) -> str:
-    """'0.94 slower (p=0.008)'; with several other sides no word for no change."""
+    """'0.94 slower (p=0.008)', 'faster (p=0.008, adj. 0.031)' when the family's adjustment
+    moved it; with several other sides no word for no change."""
     v = cell.verdict
     r = f"{v.ratio:.2f}" if math.isfinite(v.ratio) else "-"
     if v.test is None:
         return f"{r} {v.word}"
+    p = fmt_p(v.test.p)
+    if v.p_adjusted is not None and fmt_p(v.p_adjusted) != p:
+        p += f", adj. {fmt_p(v.p_adjusted)[2:]}"
     if wide and v.word == stats.NO_CHANGE:
-        return f"{r} ({fmt_p(v.test.p)})"
-    return f"{r} {v.word} ({fmt_p(v.test.p)})"
+        return f"{r} ({p})"
+    return f"{r} {v.word} ({p})"
 
 
 def _relative_table(c: Comparison, mkey: str, names: list[str],
@@ -286,7 +324,7 @@ def _relative_table(c: Comparison, mkey: str, names: list[str],
 
 def to_json(c: Comparison) -> dict[str, Any]:
     return {
-        "schema": "kvb-comparison", "schema_version": 2,
+        "schema": "kvb-comparison", "schema_version": 3,
         "threshold": c.threshold, "alpha": c.alpha, "warnings": c.warnings,
         "sides": [{"label": s.label, "files": s.paths, "kind": s.kind} for s in c.sides],
         "rows": [{
@@ -296,11 +334,19 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "verdict": x.verdict.word, "regression": x.verdict.regression,
             "decided": x.verdict.decided, "reason": x.verdict.note,
             "interval": _interval_json(x.verdict.interval),
-            "u": x.verdict.test.u if x.verdict.test else None,
+            "u": _finite(x.verdict.test.u) if x.verdict.test else None,
             "p": x.verdict.test.p if x.verdict.test else None,
+            "p_adjusted": x.verdict.p_adjusted,
             "test": x.verdict.test.method if x.verdict.test else None,
+            "rested_on": x.verdict.unit,
         } for x in c.cells],
+        "family": {"method": "Benjamini-Hochberg", "tests": c.family},
+        "repetitions_independent": c.repetitions_independent,
     }
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def _interval_json(iv: stats.Interval | None) -> list[float] | None:

@@ -314,9 +314,11 @@ def judge(base: Sample, other: Sample, j: stats.Judgement, *,
     The p-value is the row's own; `family` adjusts it over the comparison's rows."""
     e = estimate(base, other, 1.0 - j.alpha, repetitions_independent=repetitions_independent,
                  exact=exact or constant(base, other))
-    unit = e.units.text()
-    if e.units.level == NONE:
-        return stats.Verdict(e.ratio, None, stats.UNDECIDED, None, e.why, None, unit)
+    unit = e.units.text() if exact or e.units.level != EXACT else "constant values"
+    if e.units.level == NONE:  # the ratio of the medians, shown; nothing to judge it by
+        mb, mo = (statistics.median(x.values) if x.values else math.nan for x in (base, other))
+        r = mo / mb if mb else (1.0 if mo == 0 else math.nan)
+        return stats.Verdict(r, None, stats.UNDECIDED, None, e.why, None, unit)
     r = e.ratio
     improved = (r > 1) == j.higher_is_better if math.isfinite(r) else None
     if e.units.level == EXACT:
@@ -348,8 +350,9 @@ def _why_undecided(e: Estimate, j: stats.Judgement, p: float) -> str:
     u = e.units
     if e.test == "Mann-Whitney U" and stats.min_p(u.base, u.other) >= j.alpha:
         need = stats.runs_needed(j.alpha)
-        return (f"{u.text()} cannot reach p<{j.alpha:g}: {need} units a side needed (more "
-                f"{'links' if u.level == LINK else 'processes'})")
+        what = "links" if u.level == LINK else "runs"
+        return (f"n={u.base}+{u.other}{' links' if u.level == LINK else ''} cannot reach "
+                f"p<{j.alpha:g}: {need} {what} a side needed")
     if not e.interval.finite:
         return f"{u.text()}: no interval of the ratio; more units needed"
     if p < j.alpha:

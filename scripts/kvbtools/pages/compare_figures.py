@@ -16,7 +16,7 @@ from typing import Any
 from kvbtools.core import stats
 from kvbtools.core.table import fmt_value
 from kvbtools.pages import figures, noise
-from kvbtools.core.comparison import Cell, Comparison
+from kvbtools.core.comparison import Cell, Comparison, unit_text
 from kvbtools.pages.figures import ALERT, BAND, GOOD, MUTED, Colours, Figure
 
 CONTROL = "control"
@@ -188,8 +188,9 @@ def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool,
     return (f"Each point is a side's median {metric.path} divided by {base}'s, with the "
             f"{stats.pct(1 - c.alpha)} interval its verdict was judged on (none drawn when too "
             "few runs give no finite one); on the right, both medians in "
-            f"{metric.shown_unit}. A filled point is a significant change ({c.test} and the "
-            "threshold), a hollow one is no change (its interval within the threshold), a grey "
+            f"{metric.shown_unit}. A filled point is a significant change (p below alpha after "
+            "the family's adjustment, and the threshold; on the unit its verdict rested on: "
+            f"{unit_text(c)}), a hollow one is no change (its interval within the threshold), a grey "
             "diamond is undecided (its word beside it, its reason below). A ratio of 0 or over "
             "a base of 0 is drawn at the axis's end with its words. "
             + ("The axis is logarithmic: the ratios span more than 10x. " if log else "")
