@@ -134,9 +134,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "per op moved most against the base, and report.html draws a "
                         "differential flame graph per series")
     p.add_argument("--repeats", type=int, default=5,
-                   help="the first rounds, each series measured once a round (default 5; in "
-                        "whole cycles of the links, at least 2 on each: 8 with 4 links); more "
-                        "follow where the variance is, within the budget")
+                   help="rounds, each series measured once a round (default 5). Builds "
+                        "compared (--presets, kvb versions): the first rounds, in whole cycles "
+                        "of the links, at least 2 on each (8 with 4 links); more follow where "
+                        "the variance is, within the budget. A study runs exactly these")
     p.add_argument("--min-time", type=float, default=0.1,
                    help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
     p.add_argument("--filter", metavar="REGEX",
