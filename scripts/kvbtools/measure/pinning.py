@@ -179,8 +179,9 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
                 "turns on it, which measures the scheduler, not the engine's concurrency")
     else:
         text = f"every run on {where} ({how})"
-    text += (f"; a canary ({_shown(binary)} --canary) on {'it' if len(cpus) == 1 else 'each'} before "
-             "every round and after the last" if binary else
+    on = "it" if len(cpus) == 1 else "each"
+    text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
+             "last" if binary else
              "; no canary (none of " + ", ".join(_shown(c) for c in candidates if c)
              + " has --canary):"
              " rounds are not checked for a CPU that changed speed")
