@@ -35,7 +35,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.commands import cli  # noqa: E402
-from kvbtools.core import errors  # noqa: E402
+from kvbtools.core import errors, host  # noqa: E402
 import exit_statements  # noqa: E402  (tests/exit_statements.py)
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS  # noqa: E402
@@ -303,6 +303,15 @@ def matrix_cases(f: Fixtures) -> list[Case]:
         Case("matrix", ["matrix", "--kvbench", f.failing_kvbench, "--engines", "memory",
                         "--num", "1000", "--repeats", "1", "--no-store", "--results-dir",
                         f.path("failed-runs")], "failure", "a run failed"),
+        # A comparison of builds: --cpu is checked before anything is built; a study has no
+        # budget but --repeats.
+        Case("matrix", ["matrix", "--presets", f"{host.native_preset()}", "--micro", "--cpu",
+                        "4096", "--results-dir", refused], "usage",
+             "--cpu 4096: not a CPU this process may run on", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--max-time", "5m"], "usage",
+             "a study runs --repeats rounds", (refused,)),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f.tmp, "--cpu", "fast"],
+             "usage", "expected auto, none or a CPU number"),
         Case("versions", ["versions", "--dep", "nosuch", "--source", f.tmp], "usage",
              "unknown dependency"),
         Case("versions", ["versions", "--dep", "lz4"], "usage", "give the versions"),

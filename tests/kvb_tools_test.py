@@ -221,54 +221,6 @@ class RoundsTest(unittest.TestCase):
         self.assertGreaterEqual(hits / 400, 0.94)
         self.assertLessEqual(hits / 400, 0.995)
 
-    def until(self, ratio: float, sigma: float, max_rounds: int) -> tuple[rounds.Outcome,
-                                                                         rounds.Decision]:
-        """Adaptive rounds of two synthetic sides (higher is better)."""
-        rng = random.Random(2)
-        a: list[float] = []
-        b: list[float] = []
-
-        def one_round(r: int) -> None:
-            a.append(rng.lognormvariate(0, sigma))
-            b.append(ratio * rng.lognormvariate(0, sigma))
-
-        def decision() -> rounds.Decision:
-            return rounds.decide(a, b, stats.Judgement(0.05, 0.05))
-
-        out = rounds.run(rounds.Budget(5, max_rounds, None), one_round,
-                         lambda r: decision().resolved)
-        return out, decision()
-
-    def test_a_clear_difference_is_decided_quickly(self) -> None:
-        out, d = self.until(0.8, 0.01, 12)
-        self.assertTrue(out.settled)
-        self.assertLessEqual(out.rounds, 6)
-        self.assertEqual(d.word, "slower")
-
-    def test_identical_sides_with_narrow_noise_are_the_same(self) -> None:
-        out, d = self.until(1.0, 0.01, 12)
-        self.assertTrue(out.settled)
-        self.assertEqual(d.word, "same")
-        self.assertLess(d.interval.width, 0.05)
-
-    def test_wide_noise_stays_unresolved_at_the_budget(self) -> None:
-        out, d = self.until(1.0, 0.2, 12)
-        self.assertFalse(out.settled)
-        self.assertEqual((out.rounds, out.why), (12, "max rounds"))
-        self.assertEqual(d.word, "unresolved at n=12")
-
-    def test_the_time_budget_starts_no_round_that_would_end_late(self) -> None:
-        now = [0.0]
-        ran = []
-
-        def one_round(r: int) -> None:
-            ran.append(r)
-            now[0] += 10.0
-
-        out = rounds.run(rounds.Budget(2, 50, 35.0), one_round, lambda r: False,
-                         clock=lambda: now[0])
-        self.assertEqual((out.rounds, out.why), (3, "max time"))
-
     def test_durations(self) -> None:
         for text, seconds in (("90s", 90), ("20m", 1200), ("1h30m", 5400), ("1.5h", 5400),
                               ("45", 45)):
@@ -279,17 +231,34 @@ class RoundsTest(unittest.TestCase):
 
     def test_bad_budgets_exit_2(self) -> None:
         base = ["matrix", "--presets", f"{HOST}-gcc-native", "--micro", "--dry-run"]
-        for extra, message in ((["--until-resolved", "--max-rounds", "0"], "must be at least 1"),
-                               (["--until-resolved", "--max-time", "soon"], "not a duration"),
-                               (["--until-resolved", "--max-time=-5m"], "not a duration"),
-                               (["--max-rounds", "12"], "need --until-resolved")):
+        for extra, message in ((["--max-rounds", "0"], "must be at least 1"),
+                               (["--max-time", "soon"], "not a duration"),
+                               (["--max-time=-5m"], "not a duration"),
+                               (["--layouts", "0"], "must be at least 1"),
+                               (["--cpu", "fastest"], "expected auto, none or a CPU number"),
+                               (["--cpu", "4096"], "not a CPU this process may run on")):
             p = kvb(*base, *extra)
             self.assertEqual(p.returncode, 2, f"{extra}: {p.stderr}")
             self.assertIn(message, p.stderr)
-        p = kvb(*base, "--until-resolved", "--max-rounds", "12", "--repeats", "3")
+            self.assertNotIn("Traceback", p.stderr)
+        # Adaptive by default: --until-resolved is accepted and changes nothing.
+        for extra in ([], ["--until-resolved"]):
+            p = kvb(*base, *extra, "--max-rounds", "12", "--repeats", "3")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("-DKVBENCH_LAYOUT_SEEDS=0;1;2;3", p.stdout)   # 4 links by default
+            self.assertIn("first rounds (round, layout seed, series, engine; the order rotates "
+                          "by one series a round), 4 links:", p.stdout)
+            self.assertIn("  8 seed 3 x86-gcc-native" if HOST == "x86" else "  8 seed 3",
+                          p.stdout)   # 3 rounds in whole cycles, 2 a link: 8
+            self.assertIn("then rounds or links where the variance is, until every row's 95% "
+                          "interval is narrower than 5%, at most 12 rounds", p.stdout)
+        # Exactly N rounds: --repeats N --max-rounds N; one link: nothing relinked.
+        p = kvb(*base, "--repeats", "3", "--max-rounds", "3", "--layouts", "1")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("then more rounds of the same order until every row's 95% interval is "
-                      "narrower than 5%, at most 12 rounds", p.stdout)
+        self.assertIn("-DKVBENCH_LAYOUT_SEEDS=\n", p.stdout)
+        self.assertRegex(p.stdout, r"\n  3 seed 0 \S+\n")
+        self.assertNotRegex(p.stdout, r"\n  4 seed")
+        self.assertNotIn("then rounds", p.stdout)
 
 
 # ---- synthetic documents ---------------------------------------------------------------------
@@ -932,11 +901,18 @@ class MatrixVersionsArgsTest(unittest.TestCase):
         p = kvb("matrix", "--presets", f"{HOST}-gcc-native,{HOST}-gcc-portable", "--micro",
                 "--repeats", "2", "--dry-run")
         self.assertEqual(p.returncode, 0, p.stderr)
-        order = p.stdout.split("run order (repeat, series, engine):\n")[1].split("\n")
+        order = p.stdout.split("the order rotates by one series a round), 4 links:\n")[1]
+        order = order.split("\nthen ")[0].split("\n")
         g, q = f"{HOST}-gcc-native", f"{HOST}-gcc-portable"
         c = "control"
-        self.assertEqual([x.strip() for x in order if x.strip()],
-                         [f"1 {g}", f"1 {q}", f"1 {c}", f"2 {g}", f"2 {q}", f"2 {c}"])
+        # 4 links, at least 2 rounds on each: 8 rounds, every series once a round, the order
+        # rotating, round r on seed (r - 1) % 4.
+        self.assertEqual(len(order), 8 * 3)
+        self.assertEqual([x.strip() for x in order[:9]],
+                         [f"1 seed 0 {g}", f"1 seed 0 {q}", f"1 seed 0 {c}",
+                          f"2 seed 1 {q}", f"2 seed 1 {c}", f"2 seed 1 {g}",
+                          f"3 seed 2 {c}", f"3 seed 2 {g}", f"3 seed 2 {q}"])
+        self.assertEqual(order[-1].strip(), f"8 seed 3 {g}")
         self.assertIn(f"-B {ROOT}/build/kvb/{g} -DKVBENCH_BUILD_TESTS=OFF", p.stdout)
         self.assertIn("--target kvbench_micro", p.stdout)
 
@@ -1082,7 +1058,8 @@ class InstructionsTest(unittest.TestCase):
         p = kvb("matrix", "--presets", "x86-gcc-portable", "--engines", "null",
                 "--instructions", "--dry-run")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("1 x86-gcc-portable null", p.stdout)
+        self.assertIn("1 seed 0 x86-gcc-portable null", p.stdout)
+        self.assertIn("cpu: not pinned (--instructions", p.stdout)
 
     def test_a_native_binary_that_dies_with_sigill_is_refused(self) -> None:
         if shutil.which("valgrind") is None:

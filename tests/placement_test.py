@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from kvbtools.measure import series_run  # noqa: E402
 from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats  # noqa: E402
+from kvbtools.core.samples import Side  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
 from kvbtools.measure import bisect_search, bisect_witness, placement, rounds  # noqa: E402
 from kvbtools.measure.bisect_records import MEASURED, Confirm, Step  # noqa: E402
@@ -167,31 +168,35 @@ class JudgementsTest(unittest.TestCase):
 
 
 class MatrixLayoutsTest(unittest.TestCase):
-    """kvb matrix --layouts K: verdicts on placements, and the spread line per benchmark."""
+    """kvb matrix and versions with links: verdicts on link pairs paired by round, and the
+    spread line per benchmark."""
 
-    def comparison(self, base: list[float], other: list[float]) -> compare.Comparison:
-        m = metrics.Metric("bytes_per_second", "B/s", "higher")
-        cell = compare.Cell(m, "lz4/compress/4096", "b", base, other,
-                            stats.verdict(base, other, stats.Judgement(0.05, 0.05)))
-        sides = [types.SimpleNamespace(label=label, values={("lz4/compress/4096", m.key): v})
-                 for label, v in (("a", base), ("b", other))]
-        return compare.Comparison(sides,  # type: ignore[arg-type]
-                                  {m.key: m}, {m.key: ["lz4/compress/4096"]},
-                                  [cell], stats.Judgement(0.05, 0.05))
+    def sides(self, base: list[float], other: list[float], links: int) -> list[Side]:
+        """Two sides measured in the same rounds, round r on seed (r - 1) % links."""
+        out = []
+        for label, values in (("a", base), ("b", other)):
+            s = Side(label, kind="gbench")
+            s.metrics = {"bytes_per_second": metrics.GBENCH["bytes_per_second"]}
+            for r, v in enumerate(values, 1):
+                s.at = levels.Where(f"{label} seed {(r - 1) % links}", f"{label}.r{r}", r)
+                s.add("lz4/compress/4096", "bytes_per_second", v)
+            s.paths.append(f"{label}.json")
+            out.append(s)
+        return out
 
-    def test_a_placement_effect_is_no_verdict_with_layouts(self) -> None:
-        # 4 links, 3 rounds each (round r on seed (r-1) % 4): the other build is 25% slower on
-        # two seeds of four, a placement effect as large as lz4's compressor's here. Rounds as
-        # units call it slower; placements as units do not.
+    def test_a_placement_effect_is_no_verdict_with_links(self) -> None:
+        # 4 links, 3 rounds each: the other build is 25% slower on two seeds of four, a
+        # placement effect as large as lz4's compressor's here. Rounds as independent units call
+        # it slower; link pairs do not.
         base = [1.0 + 0.005 * (i % 3) for i in range(12)]
         other = [(0.75 if i % 4 >= 2 else 1.0) + 0.005 * (i % 3) for i in range(12)]
-        c = self.comparison(base, other)
-        self.assertEqual(c.cells[0].verdict.word, "slower")
-        decisions = series_run.placement_judgements(c, 4)
-        self.assertEqual(c.cells[0].verdict.word, stats.UNDECIDED)
-        self.assertIn("over placements spans both", c.cells[0].verdict.note)
-        self.assertFalse(next(iter(decisions.values())).resolved)
-        line = series_run.placement_lines(c, 4)[0]
+        self.assertEqual(stats.verdict(base, other, stats.Judgement(0.05, 0.05)).word, "slower")
+        c = compare.build(self.sides(base, other, 4), stats.Judgement(0.05, 0.05))
+        v = c.cells[0].verdict
+        self.assertEqual(v.word, stats.UNDECIDED, v.note)
+        self.assertEqual(v.unit, "4 link pairs, paired by round (3 rounds each)")
+        self.assertGreater(v.interval.width, 0.05)
+        line = series_run.placement_lines(c)[0]
         self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
                                r"over 4 links$")
 

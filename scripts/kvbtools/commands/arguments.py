@@ -17,7 +17,7 @@ from kvbtools.commands import command
 from kvbtools.core import host, output, stats
 from kvbtools.core.errors import UsageError
 from kvbtools.core.store_schema import ENV
-from kvbtools.measure import rounds
+from kvbtools.measure import round_loop, rounds
 from kvbtools.measure.dbbench_args import BENCHMARKS
 
 
@@ -63,6 +63,15 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+def parse_cpu(text: str) -> str:
+    """--cpu: 'auto', 'none' or a CPU number (checked against the allowed CPUs before any
+    build: measure/pinning.check_cpu)."""
+    t = text.strip().lower()
+    if t in ("auto", "none") or t.isdigit():
+        return str(int(t)) if t.isdigit() else t
+    raise argparse.ArgumentTypeError(f"--cpu: expected auto, none or a CPU number, got {text!r}")
+
+
 def positive_int(text: str) -> int:
     return command.checked(text, int, f"not a whole number: {text!r}", lambda v: v >= 1,
                            f"must be at least 1: {text!r}")
@@ -70,30 +79,28 @@ def positive_int(text: str) -> int:
 
 def add_budget_arguments(p: argparse.ArgumentParser, *, flag: bool = True,
                          scope: str = "") -> None:
-    """--until-resolved (when `flag`), --max-rounds and --max-time; `scope` says what one budget
-    covers (e.g. ' of each series')."""
+    """--until-resolved (when `flag`: kvb matrix and versions, where it is the default),
+    --max-rounds and --max-time; `scope` says what one budget covers (e.g. ' of each series')."""
     if flag:
         p.add_argument("--until-resolved", action="store_true",
-                       help="after --repeats rounds, keep adding rounds (every series, the "
-                            "control too) until every row's 95%% interval of the ratio is "
-                            "narrower than --threshold, or the budget is spent (the row then "
-                            "says 'unresolved at n=K')")
+                       help="the default now, accepted as before: after the first rounds, "
+                            "links or rounds are added where the variance is until every "
+                            "row's 95%% interval of the ratio is narrower than --threshold, or "
+                            "the budget is spent (docs/compare.md, Adaptive rounds)")
     p.add_argument("--max-rounds", type=positive_int, metavar="N",
-                   help=f"budget{scope}: at most N rounds (default {rounds.DEFAULT_MAX_ROUNDS})")
+                   help=f"budget{scope}: at most N rounds (default {round_loop.MAX_ROUNDS}: the "
+                        "time budget decides first); --repeats N --max-rounds N runs exactly N")
     p.add_argument("--max-time", type=parse_duration, metavar="DURATION",
-                   help=f"budget{scope}: start no round that would end after this much "
-                        "measuring (e.g. 30m, 1h30m; default: no limit)")
+                   help=f"budget{scope}: seconds of measuring and relinking (e.g. 5m, 1h30m; "
+                        "default: as long as the builds of this invocation took, at least "
+                        f"{round_loop.FLOOR / 60:g} minutes); no round is started that would "
+                        "end after it")
 
 
-def budget(first: int, max_rounds: int | None, max_time: float | None,
-           adaptive: bool = True) -> rounds.Budget:
-    """The budget of --repeats (`first`), --max-rounds and --max-time; without `adaptive`
-    exactly `first` rounds, and --max-rounds/--max-time are refused (they would do nothing)."""
-    if not adaptive:
-        if max_rounds is not None or max_time is not None:
-            raise UsageError("--max-rounds and --max-time need --until-resolved")
-        return rounds.Budget(first, first, None)
-    most = max_rounds if max_rounds is not None else max(rounds.DEFAULT_MAX_ROUNDS, first)
+def budget(first: int, max_rounds: int | None, max_time: float | None) -> rounds.Budget:
+    """The budget of --repeats (`first`), --max-rounds and --max-time: --repeats rounds first
+    (never more than --max-rounds), at most --max-rounds (default round_loop.MAX_ROUNDS)."""
+    most = max_rounds if max_rounds is not None else max(round_loop.MAX_ROUNDS, first)
     return rounds.Budget(min(first, most), most, max_time)
 
 
@@ -127,7 +134,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "per op moved most against the base, and report.html draws a "
                         "differential flame graph per series")
     p.add_argument("--repeats", type=int, default=5,
-                   help="rounds; each series is measured once per round (default 5)")
+                   help="rounds, each series measured once a round (default 5). Builds "
+                        "compared (--presets, kvb versions): the first rounds, in whole cycles "
+                        "of the links, at least 2 on each (8 with 4 links); more follow where "
+                        "the variance is, within the budget. A study runs exactly these")
     p.add_argument("--min-time", type=float, default=0.1,
                    help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
     p.add_argument("--filter", metavar="REGEX",
@@ -154,14 +164,27 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "undecided, else 0 (docs/cli.md)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the builds and the run order, build and run nothing")
-    p.add_argument("--layouts", type=positive_int, default=1, metavar="K",
-                   help="link every build K times with different code placement (lld "
-                        "--shuffle-sections seeds 0..K-1, relinks only; round r runs seed "
-                        "(r-1) mod K) and judge with placements as the units: their spread is "
-                        "printed per benchmark (default 1; docs/placement.md)")
+    p.add_argument("--layouts", type=positive_int, metavar="K",
+                   help="links every build starts with, each with different code placement "
+                        "(lld --shuffle-sections seeds 0..K-1, relinks only); more are added "
+                        "where the variance is. Default 4 (Yuen's trimmed t over 4 link pairs "
+                        "has 3 degrees of freedom where 3 have 2); 1: one link, none added; 1 "
+                        "with --instructions (docs/placement.md)")
+    p.add_argument("--cpu", type=parse_cpu, default="auto", metavar="auto|N|none",
+                   help="every run on this CPU: auto (default) the fastest by kvbench's canary "
+                        "at the start; N; none: not pinned, no canary. A KV plan of several "
+                        "threads (--kvbench-arg=--threads=N, a *whilewriting writer) gets one "
+                        "CPU a thread with auto (docs/compare.md, Presets)")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
     add_store_arguments(p, auto=True)
+
+
+# Links a comparison of builds starts with (kvb matrix --presets, versions; kvb bisect says the
+# same): Yuen's trimmed t over 4 link pairs has 3 degrees of freedom (t 3.18) where 3 have 2 (t
+# 4.30), an interval 26% narrower for one relink; and 4 links x 2 rounds is the least that splits
+# the variance between links from the variance within them for the allocation.
+DEFAULT_LAYOUTS = 4
 
 
 @dataclass(frozen=True)
@@ -186,7 +209,8 @@ class PlanRequest:
     control: bool
     fail_on_regression: bool
     dry_run: bool
-    layouts: int
+    layouts: int | None          # None: the default (4; 1 with --instructions)
+    cpu: str                     # auto, none or a CPU number
     results_dir: str | None
     store: str | None
     no_store: bool
@@ -200,12 +224,18 @@ class PlanRequest:
             metrics=tuple(args.metric or ()), until_resolved=args.until_resolved,
             max_rounds=args.max_rounds, max_time=args.max_time, instructions=args.instructions,
             control=not args.no_control, fail_on_regression=args.fail_on_regression,
-            dry_run=args.dry_run, layouts=args.layouts, results_dir=args.results_dir,
+            dry_run=args.dry_run, layouts=args.layouts, cpu=args.cpu,
+            results_dir=args.results_dir,
             store=args.store, no_store=args.no_store)
 
     def budget(self) -> rounds.Budget:
-        """--repeats rounds, and with --until-resolved up to --max-rounds/--max-time."""
-        return budget(self.repeats, self.max_rounds, self.max_time, self.until_resolved)
+        """--repeats rounds first, then up to --max-rounds and --max-time."""
+        return budget(self.repeats, self.max_rounds, self.max_time)
+
+    def links(self) -> int:
+        """The links every build starts with: --layouts, else DEFAULT_LAYOUTS (1 with
+        --instructions: counts do not depend on placement)."""
+        return self.layouts or (1 if self.instructions else DEFAULT_LAYOUTS)
 
 
 # ---- kvb history, trend, export: which series of the store --------------------------------------

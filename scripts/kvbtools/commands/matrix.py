@@ -5,11 +5,16 @@ metric (below). With --threads, --configs, or without --presets: a study
 (kvbtools/measure/study.py): every combination of the axes, the first the base, tables relative
 to it, QPS@N per thread count.
 
-Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off.
-The runs interleave: round 1 runs every preset once, round 2 again, and so on, so drift hits
-every preset alike. The first preset is also measured a second time in every round, as an
-independent series labelled "control": identical code, so its verdict shows the noise floor
-(docs/compare.md).
+Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off,
+linked --layouts times (4 by default: lld --shuffle-sections seeds, relinks only). The runs go
+in rounds: each round runs every preset once, back to back on one CPU (--cpu), on the round's
+link, the order rotating, with a canary before and after it; a round whose canary moved is set
+apart and repeated. The first preset is also measured a second time in every round, as a series
+labelled "control": the same binaries, so its verdict shows the noise floor. Verdicts rest on
+rounds paired (link pairs with several links; docs/compare.md). After the first rounds (--repeats,
+whole cycles of the links) more rounds or links are added where the variance is until every
+row's interval is narrower than --threshold or the budget is spent: as long as the builds took,
+at least 2 minutes (--max-time, --max-rounds); the output says what the decision cost.
 """
 from __future__ import annotations
 
@@ -134,9 +139,12 @@ def run(req: MatrixRequest) -> int:
         if req.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
                              "kvbench workloads, not --micro")
-        if req.plan.layouts > 1:
+        if (req.plan.layouts or 1) > 1:
             raise UsageError("--layouts compares builds (--presets, kvb versions); a study's "
                              "series share one build")
+        if req.plan.max_rounds is not None or req.plan.max_time is not None:
+            raise UsageError("--max-rounds and --max-time budget a comparison of builds "
+                             "(--presets, kvb versions); a study runs --repeats rounds")
         if req.plan.fail_on_regression:
             raise UsageError("--fail-on-regression judges builds (--presets, kvb versions); a "
                              "study's tables show its configurations side by side, without "

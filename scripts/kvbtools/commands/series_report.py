@@ -14,10 +14,11 @@ from typing import Any
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import comparison, manifest, output, profiles, results, store
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure import callgrind, rounds, runner, series_run
+from kvbtools.measure import callgrind, pinning, round_loop, runner, series_run
 from kvbtools.measure.presets import load_presets
 from kvbtools.measure.runner import Build, Plan, Series
-from kvbtools.measure.series_run import Judging, Key, SeriesOutcome
+from kvbtools.measure.series_rounds import distinct_builds
+from kvbtools.measure.series_run import Judging, Key, SeriesOutcome, Spending
 from kvbtools.pages import result_pages
 
 
@@ -36,7 +37,7 @@ def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Plan:
             re.compile(req.filter)
         except re.error as e:
             raise UsageError(f"--filter: bad regular expression: {e}") from None
-    if req.instructions and req.layouts > 1:
+    if req.instructions and (req.layouts or 1) > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where "
                          "the linker puts the code: leave out --layouts")
     if req.profile and req.instructions:
@@ -67,29 +68,28 @@ def metric_keys(req: PlanRequest, plan: Plan) -> tuple[str, ...]:
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: PlanRequest,
                meta: dict[str, Any]) -> int:
-    """Builds every distinct build, measures interleaved, prints and saves the tables; `kind`
+    """Builds every distinct build, measures in rounds, prints and saves the tables; `kind`
     (matrix, versions) names the results directory (with `what`) and its JSON; `meta` heads
     that JSON."""
-    budget = req.budget()
+    spending = Spending(req.links(), req.budget(), req.cpu)
+    pinning.check_cpu(req.cpu)
     if plan.instructions:
         presets = load_presets()
         callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
                                  for s in series if s.build.preset in presets])
     for s in series:
-        s.build.layouts = 1 if s.build.prebuilt else req.layouts
+        s.build.layouts = 1 if s.build.prebuilt else spending.links
     if req.control and series:
         first = series[0]
-        series = series + [Series("control", first.build)]
+        series = series + [Series(series_run.CONTROL, first.build)]
     if req.dry_run:
-        dry_run(series, plan, req, budget)
+        dry_run(series, plan, req, spending)
         return 0
-    judging = Judging(req.judgement, metric_keys(req, plan), req.filter, req.layouts,
-                      req.until_resolved)
+    judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
     outdir = runner.new_results_dir(kind, what, req.results_dir)
     try:
-        outcome = series_run.run(kind, series, plan, judging, budget, outdir)
-        return report(kind, outdir, outcome, series_run.distinct_builds(series), plan, req,
-                      budget, meta)
+        outcome = series_run.run(kind, series, plan, judging, spending, outdir)
+        return report(kind, outdir, outcome, distinct_builds(series), plan, req, meta)
     except (RunError, UsageError) as e:
         runner.write_summary(outdir, f"kvb {kind} failed: {e}")
         raise
@@ -98,92 +98,123 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: Plan
         raise
 
 
-def dry_run(series: list[Series], plan: Plan, req: PlanRequest, budget: rounds.Budget) -> None:
-    """--dry-run: the builds' commands and the run order; nothing built or run."""
+def dry_run(series: list[Series], plan: Plan, req: PlanRequest, spending: Spending) -> None:
+    """--dry-run: the builds' commands and the first rounds' order; nothing built or run."""
     print("builds:")
-    for b in series_run.distinct_builds(series):
+    for b in distinct_builds(series):
         print(f"  {b.label}: {' '.join(b.configure_cmd())}")
         print(f"  {' ' * len(b.label)}  {' '.join(b.build_cmd(plan.micro))}")
-    print("run order (repeat, series, engine):")
-    for r, s, e in runner.run_order(series, plan, budget.first):
-        print(f"  {r} {s.label}" + (f" {e}" if e else ""))
-    if req.until_resolved:
-        print(f"then more rounds of the same order until every row's 95% interval is "
-              f"narrower than {req.judgement.threshold * 100:g}%, at most {budget.max_rounds} "
-              "rounds" + (f" or {budget.max_seconds:g} s of measuring"
-                          if budget.max_seconds else ""))
+    k, b = spending.links, spending.budget
+    first = min(b.max_rounds, k * round_loop.first_rounds(k, b.first))
+    print(f"first rounds (round, layout seed, series, engine; the order rotates by one series "
+          f"a round), {k} link{'s' if k != 1 else ''}:")
+    for r in range(1, first + 1):
+        rotated = series[(r - 1) % len(series):] + series[:(r - 1) % len(series)]
+        for _, s, e in runner.run_order(rotated, plan, 1):
+            print(f"  {r} seed {(r - 1) % k} {s.label}" + (f" {e}" if e else ""))
+    if first < b.max_rounds:
+        seconds = (f"{b.max_seconds:g} s" if b.max_seconds is not None else
+                   f"as long as the builds take (at least {round_loop.FLOOR:g} s)")
+        print(f"then rounds or links where the variance is, until every row's 95% interval is "
+              f"narrower than {req.judgement.threshold * 100:g}%, at most {b.max_rounds} "
+              f"rounds and {seconds} of measuring and relinking"
+              + ("" if k > 1 else " (one link: rounds only)"))
+    if plan.instructions:
+        print("cpu: not pinned (--instructions: instruction counts do not depend on the CPU)")
+    else:
+        print(f"cpu: --cpu {req.cpu}" + (", chosen after the builds (kvbench's canary)"
+                                         if req.cpu == "auto" else ""))
+
+
+def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
+    """Each ratio cell's interval, and 'unresolved' when it is not narrower than the
+    threshold."""
+    out = {}
+    for x in outcome.comparison.cells:
+        key = (x.metric.key, x.bench, x.side)
+        iv = x.verdict.interval
+        text = f" {iv.text()}" if iv is not None else ""
+        if not outcome.resolved.get(key, False):
+            text += (f" unresolved ({iv.width * 100:.0f}% wide)" if iv is not None
+                     and iv.finite else " unresolved")
+        out[key] = text
+    return out
 
 
 def table_text(outcome: SeriesOutcome, plan: Plan, req: PlanRequest,
                mismatches: list[str]) -> str:
-    """The comparison (with each row's interval and decision when the rounds adapt, the
-    instructions are counted or placements judged), the rounds and placement lines, the
-    warnings and, for kvbench --profile runs, the functions that moved."""
-    c, decisions, threshold = outcome.comparison, outcome.decisions, req.judgement.threshold
-    extra = {k: f" {d.interval.text()}" + (f" {d.word}" if not d.resolved else
-                                           f" same within {threshold * 100:g}%"
-                                           if d.word == "same" else "")
-             for k, d in decisions.items()}
-    text = comparison.format_comparison(c, control="control" if req.control else "",
-                                        extra=extra if req.until_resolved or plan.instructions
-                                        or req.layouts > 1 else None)
+    """The comparison with each row's interval (and 'unresolved' where it is too wide), the
+    cost line, the CPU line, the placement spread with several links, the warnings and, for
+    kvbench --profile runs, the functions that moved."""
+    c, threshold = outcome.comparison, req.judgement.threshold
+    text = comparison.format_comparison(c, control=series_run.CONTROL if req.control else "",
+                                        extra=row_texts(outcome, threshold))
     if plan.instructions:
         text += f"\n[lo, hi]: each ratio's 95% interval; {callgrind.CAVEAT}"
-    if req.until_resolved:
-        text += "\n" + rounds_line(outcome.rounds, decisions, threshold)
-    if req.layouts > 1:
-        text += ("\nverdicts: t tests on per-placement medians, placement a random effect "
-                 "(docs/placement.md); the control row is the same build measured again\n"
-                 + "\n".join(series_run.placement_lines(c, req.layouts)))
+    else:
+        text += (f"\n[lo, hi]: each ratio's {100 * (1 - req.judgement.alpha):g}% interval; a row "
+                 f"is resolved when it is narrower than {threshold * 100:g}% (its width only: "
+                 "docs/compare.md, Adaptive rounds)")
+    text += "\n" + cost_line(outcome)
+    text += f"\ncpu: {outcome.pin.text}"
+    if outcome.set_apart:
+        text += "".join(f"\nset apart: {note}" for note in outcome.set_apart.values())
+    if outcome.cost.links > 1:
+        text += "\n" + "\n".join(series_run.placement_lines(c))
+    elif not plan.instructions:
+        text += ("\nplacement: not sampled (one link per build: the verdicts are about these "
+                 "binaries; --layouts K samples it)")
     text += "".join(f"\nWARNING: {m}" for m in mismatches)
     text += profiles.compare_text([results.load_all(s.paths) for s in c.sides],
                                   [s.label for s in c.sides])  # kvbench --profile runs
     return text
 
 
+def cost_line(outcome: SeriesOutcome) -> str:
+    return "cost: " + outcome.cost.text(outcome.unresolved())
+
+
+def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any],
+                mismatches: list[str]) -> dict[str, Any]:
+    """<kind>.json: the comparison's rows (each with its interval and resolution), what the
+    decision cost, the CPU, every run with its link and round (report.html pairs them again),
+    the builds."""
+    c = outcome.comparison
+    doc = comparison.to_json(c)
+    for row, cell in zip(doc["rows"], c.cells):
+        row["resolved"] = outcome.resolved.get((cell.metric.key, cell.bench, cell.side), False)
+    doc["cost"] = dict(outcome.cost.to_json(), text=outcome.cost.text(outcome.unresolved()))
+    doc["cpu"] = outcome.pin.to_json()
+    doc["set_apart"] = {str(r): note for r, note in outcome.set_apart.items()}
+    doc["runs"] = [{"file": x.path, "side": x.series, "link": x.link, "round": x.round,
+                    "set_apart": x.round in outcome.set_apart} for x in outcome.runs]
+    doc.update(meta)
+    doc["build_seconds"] = outcome.build_seconds
+    doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines,
+                               "links": b.layouts} for b in builds}
+    doc["failed_builds"] = outcome.failed
+    doc["library_version_mismatches"] = mismatches
+    return doc
+
+
 def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], plan: Plan,
-           req: PlanRequest, budget: rounds.Budget, meta: dict[str, Any]) -> int:
+           req: PlanRequest, meta: dict[str, Any]) -> int:
     """Prints the table and writes table.txt, <kind>.json, report.html and summary.txt; stores
     the runs (unless --no-store); the gate's exit status (the control not counted)."""
-    c, decisions, threshold = outcome.comparison, outcome.decisions, req.judgement.threshold
+    c = outcome.comparison
     mismatches = series_run.check_library_versions(c.sides, meta.get("expect", {}))
     text = table_text(outcome, plan, req, mismatches)
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in outcome.build_seconds.items())
     print(text)
     print(times)
     output.write_text(os.path.join(outdir, "table.txt"), text + "\n" + times + "\n")
-    doc = comparison.to_json(c)
-    if req.until_resolved:
-        for row, cell in zip(doc["rows"], c.cells):
-            d = decisions[(cell.metric.key, cell.bench, cell.side)]
-            row.update(interval=[d.interval.lo, d.interval.hi] if d.interval.finite else None,
-                       resolved=d.resolved, decision=d.word)
-        doc["rounds"] = {"rounds": outcome.rounds.rounds, "settled": outcome.rounds.settled,
-                         "stopped_by": outcome.rounds.why, "max_rounds": budget.max_rounds,
-                         "max_seconds": budget.max_seconds}
-    doc.update(meta)
-    doc["build_seconds"] = outcome.build_seconds
-    doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines}
-                     for b in builds}
-    doc["failed_builds"] = outcome.failed
-    doc["library_version_mismatches"] = mismatches
-    results.write_json(os.path.join(outdir, f"{kind}.json"), doc)
+    results.write_json(os.path.join(outdir, f"{kind}.json"),
+                       report_json(outcome, builds, meta, mismatches))
     result_pages.write_report(outdir)  # report.html (docs/report.md)
-    runner.write_summary(outdir, f"kvb {kind} done: {outcome.rounds.rounds} round(s)"
-                         + (f", {rounds_line(outcome.rounds, decisions, threshold)}"
-                            if req.until_resolved else "") + "; the tables are in table.txt")
+    runner.write_summary(outdir, f"kvb {kind} done: {cost_line(outcome)}; the tables are in "
+                                 "table.txt")
     print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
     if not req.no_store:
         store.auto_store([f for s in c.sides for f in s.paths], req.store)
-    return comparison.gate(c, req.fail_on_regression, ignore=("control",))
-
-
-def rounds_line(outcome: rounds.Outcome, decisions: dict[Key, rounds.Decision],
-                threshold: float) -> str:
-    left = sum(1 for d in decisions.values() if not d.resolved)
-    if outcome.settled:
-        return (f"until resolved: every row's 95% interval is narrower than "
-                f"{threshold * 100:g}% after {outcome.rounds} round(s)")
-    return (f"until resolved: {left} row(s) unresolved at n={outcome.rounds}: the budget "
-            f"({outcome.why}) was spent first; [lo, hi] is each ratio's 95% interval")
+    return comparison.gate(c, req.fail_on_regression, ignore=(series_run.CONTROL,))

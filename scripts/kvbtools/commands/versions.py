@@ -3,8 +3,10 @@
 Each --source tree (or --prefix install, or --fetch VERSION through scripts/get-sources.sh) is
 labelled by the version its headers declare; trees of one version also by their commit (short
 hash and `git describe`) or else by the directory name as given. Each is built into
-build/kvb/<preset>-<dep>-<version>[-<commit or name>] with the preset's toolchain and measured in
-rounds as kvb matrix does; the first is the base.
+build/kvb/<preset>-<dep>-<version>[-<commit or name>] with the preset's toolchain, linked --layouts
+times (default 4), and measured as kvb matrix --presets does: in rounds on one CPU with a canary,
+paired by round, links or rounds added where the variance is until every row is resolved or the
+budget is spent (as long as the builds took, at least 2 minutes); the first is the base.
 """
 from __future__ import annotations
 

@@ -155,8 +155,7 @@ def format_comparison(c: Comparison, control: str = "",
     ("values relative to ..."), then the geometric mean of the ratios. With one other side every
     verdict is spelled out; with several, a ratio without a word is no change (undecided is
     always written). The reasons of undecided rows follow as notes. `extra` (metric, benchmark,
-    side) -> text is appended to that ratio cell (e.g. the interval and 'unresolved at n=12' of
-    kvb matrix --until-resolved)."""
+    side) -> text is appended to that ratio cell (e.g. kvb matrix's interval and 'unresolved')."""
     lines = _heading(c, control)
     notes: dict[str, list[Cell]] = {}
     by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
@@ -209,7 +208,8 @@ def _heading(c: Comparison, control: str) -> list[str]:
         presets = sorted({context_preset(ctx) for ctx in s.contexts} - {""})
         what = f"{len(s.paths)} file(s)" + (f", preset {', '.join(presets)}" if presets else "")
         if s.label == control:
-            what += f"; {base.label} measured again as an independent series: the noise floor"
+            what += (f"; {base.label} measured again, in the same rounds and on the same "
+                     "links: an A/A comparison, the noise floor")
         lines.append(f"  {s.label}: {what}"
                      + (f": {', '.join(s.paths)}" if len(s.paths) <= 2 else ""))
     for key in INPUT_KEYS:
@@ -341,6 +341,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "rested_on": x.verdict.unit,
         } for x in c.cells],
         "family": {"method": "Benjamini-Hochberg", "tests": c.family},
+        "unit": unit_text(c),
         "repetitions_independent": c.repetitions_independent,
     }
 

@@ -106,18 +106,24 @@ def link_of(ctx: dict[str, Any]) -> str:
 def side_of(label: str, docs: list[results.Document],
             rounds: dict[str, levels.Where] | None = None) -> Side:
     """Pools loaded documents into one side; each document is one process."""
-    side = Side(label, [d.path for d in docs])
+    side = Side(label)
     for d in docs:
-        if side.kind and d.kind != side.kind:
-            raise UsageError(f"{d.path}: a {d.kind} file pooled with {side.kind} files")
-        side.kind = d.kind
-        results.warn_incomplete(d)
-        given = (rounds or {}).get(d.path)
-        side.at = levels.Where(given.link if given else link_of(d.context), d.path,
-                               given.block if given else None)
-        (_add_kvbench if d.kind == results.KVBENCH else _add_gbench)(side, d)
-        side.contexts.append(d.context)
+        add_document(side, d, (rounds or {}).get(d.path))
     return side
+
+
+def add_document(side: Side, d: results.Document, given: levels.Where | None = None) -> None:
+    """Adds one loaded document (one process) to `side`; `given`: its link and round as the
+    caller ran it (else the link its context records, and no round)."""
+    if side.kind and d.kind != side.kind:
+        raise UsageError(f"{d.path}: a {d.kind} file pooled with {side.kind} files")
+    side.kind = d.kind
+    results.warn_incomplete(d)
+    side.paths.append(d.path)
+    side.at = levels.Where(given.link if given else link_of(d.context), d.path,
+                           given.block if given else None)
+    (_add_kvbench if d.kind == results.KVBENCH else _add_gbench)(side, d)
+    side.contexts.append(d.context)
 
 
 def context_preset(ctx: dict[str, Any]) -> str:

@@ -28,6 +28,8 @@ def t_sf2(t: float, df: float) -> float:
     if t == 0.0 or not math.isfinite(t):
         return 1.0 if t == 0.0 else 0.0
     x = df / (df + t * t)
+    if x >= 1.0 or x <= 0.0:  # |t| too small or too large for the float: the tail is 1 or 0
+        return 1.0 if x >= 1.0 else 0.0
     a, b = df / 2.0, 0.5
     lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
     front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))

@@ -129,7 +129,7 @@ class Endpoints:
     new: str
     state: str                  # bisect_judge: ESTABLISHED, SAME, OPPOSITE or UNDECIDED
     rounds: int
-    stopped_by: str             # rounds.Outcome.why
+    stopped_by: str             # round_loop: settled, max rounds, max time, fixed
     measured: Measured          # roles old, new
     change: IvJson              # new / old
     fingerprints: dict[str, str]   # commit -> fingerprint of its compiled sources ("": none)

@@ -30,7 +30,7 @@ from kvbtools.core import levels, metrics, results
 from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.core.samples import Side, load_side
 from kvbtools.measure import bisect_judge as judge
-from kvbtools.measure import bisect_witness, placement
+from kvbtools.measure import bisect_witness, placement, round_loop
 from kvbtools.measure.bisect_records import (COUNTED, INSTRUCTIONS, MEASURED, SAME_SOURCES,
                                              Confirm, ConfirmSeries, Endpoints, Measured,
                                              Record, Step, StepSeries, iv_text, ivjson)
@@ -40,10 +40,8 @@ from kvbtools.measure.bisect_trees import (RELINK_BATCH, Workspace, fingerprint,
                                            tracer)
 from kvbtools.measure.runner import BuildError, progress
 
-# The least a series may measure (seconds) when its builds were quicker: two minutes give a
-# kvbench_micro benchmark here (0.3-0.5 s a run under load) about 100 rounds of three commits,
-# enough for 8 links x 4 rounds, where the 20 rounds of before gave 9 s and no answer.
-FLOOR = 120.0
+# The least a series may measure (seconds) when its builds were quicker (round_loop says why).
+FLOOR = round_loop.FLOOR
 
 
 @dataclass
@@ -183,12 +181,10 @@ class Search:
         and new for the endpoints, the commit under test for a step; FLOOR at least) unless
         --max-time sets it. `fixed`: exactly that many rounds on `links` links."""
         k = links or self.layouts()
-        first = fixed or self.s.budget.first
-        per = max(2 if k > 1 else 1, -(-first // k))
+        per = round_loop.first_rounds(k, fixed or self.s.budget.first)
         building = sum(self.build_seconds.get(x, 0.0)
                        for x in dict.fromkeys(shas if paid is None else paid))
-        seconds = self.s.budget.max_seconds if self.s.budget.max_seconds is not None else \
-            max(FLOOR, building)
+        seconds = round_loop.seconds(self.s.budget.max_seconds, building)
         return Plan(tag, shas, k, per, max(self.s.budget.max_rounds, k * per), seconds,
                     k > 1, bool(fixed), under_test, building)
 

@@ -14,11 +14,12 @@ under it, and is named, set apart from the verdicts (Measured.disturbed) and rep
 same link, within the budget.
 
 The budget of a series is seconds of measuring and relinking (Plan.seconds) and rounds
-(Plan.max_rounds); the first links x rounds_per_link rounds always run.
+(Plan.max_rounds); the first links x rounds_per_link rounds always run. The loop itself (the
+first rounds, the steps, the budget, a disturbed round repeated) is measure/round_loop.py's,
+which kvb matrix --presets and kvb versions run too; a Series gives it the commits' side.
 """
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import Callable, Sequence
 
 from kvbtools.core import levels
 from kvbtools.core.errors import RunError
-from kvbtools.measure import allocation, pinning
+from kvbtools.measure import pinning, round_loop
 from kvbtools.measure.bisect_records import Measured, Spent
 from kvbtools.measure.bisect_state import Totals
 from kvbtools.measure.runner import BuildError
@@ -80,21 +81,17 @@ class Outcome:
     spent: Spent
 
 
-class Series:
-    """One series (see the module doc); `run` measures it."""
+class Series(round_loop.Loop):
+    """One series (see the module doc); `run` measures it (measure/round_loop.py's loop)."""
 
     def __init__(self, bench: Bench, plan: Plan) -> None:
+        super().__init__(round_loop.Budget(plan.links, plan.rounds_per_link, plan.max_rounds,
+                                           plan.seconds, plan.add_links, plan.fixed), bench.say)
         self.b, self.p = bench, plan
         self.shas = list(dict.fromkeys(plan.shas))
         self.values: dict[str, list[float]] = {s: [] for s in self.shas}
         self.seeds: dict[str, list[int]] = {s: [] for s in self.shas}
         self.rounds: dict[str, list[int]] = {s: [] for s in self.shas}
-        self.disturbed: list[int] = []
-        self.r = 0
-        self.links = plan.links
-        self.measuring = 0.0
-        self.linking = 0.0
-        self.round_times: list[float] = []
 
     def measured(self, roles: dict[str, str] | None = None) -> Measured:
         """The values so far, by commit (or by role: role -> commit)."""
@@ -107,14 +104,13 @@ class Series:
     def spent(self) -> Spent:
         """What the series cost; its links are those it measured (a link added as the budget
         ran out may have none)."""
-        good = self.r - len(self.disturbed)
         links = self.measured().links or self.links
-        return Spent(links, round(good / max(1, links), 2), self.measuring, self.linking,
-                     self.p.building, self.p.seconds)
+        return Spent(links, round(self.good_rounds() / max(1, links), 2), self.measuring,
+                     self.linking, self.p.building, self.p.seconds)
 
-    # ---- links and rounds ---------------------------------------------------------------------
+    # ---- links and rounds (round_loop's hooks) ------------------------------------------------
 
-    def ensure_links(self, k: int) -> None:
+    def relink_to(self, k: int) -> None:
         """Every commit has links 0..k-1 (relinking those that lack one)."""
         for sha in self.shas:
             while self.b.links(sha) < k:
@@ -129,14 +125,13 @@ class Series:
                                    f"{e}") from None
                 dt = time.monotonic() - t
                 self.b.relink_seconds.append(dt)
-                self.linking += dt
                 self.b.totals.relinks += 1
                 self.b.totals.link_seconds += dt
 
-    def one_round(self, seed: int) -> bool:
-        """Round r on link `seed`; False when its canary says it was disturbed."""
-        self.r += 1
-        r, t0 = self.r, time.monotonic()
+    def measure_round(self, r: int, seed: int) -> str:
+        """Round r on link `seed`: its canary, then every commit, the order rotating; '' or
+        the canary's note when it moved."""
+        t0 = time.monotonic()
         note = ""
         if self.b.canary is not None:
             ns = self.b.canary()
@@ -146,22 +141,16 @@ class Series:
         k = (r - 1) % len(self.shas)
         for sha in self.shas[k:] + self.shas[:k]:
             self.run_one(sha, r, seed)
-        dt = time.monotonic() - t0
-        self.measuring += dt
-        self.round_times.append(dt)
         self.b.totals.rounds += 1
-        shown = self.shown()
-        if note:
-            self.disturbed.append(r)
-            self.b.say(f"{shown}: {note}")
-        else:
-            self.b.say(f"{shown}: round {r} done ({len(self.shas)} runs, layout seed {seed})")
-        return not note
+        return note
 
-    def shown(self) -> str:
+    def name(self) -> str:
         """The series as progress lines name it: 'step 3', 'endpoints', 'confirm'."""
         t = self.p.tag
         return t.replace("step", "step ") if t[4:].isdigit() else t
+
+    def round_done(self, r: int, seed: int) -> str:
+        return f"{self.name()}: round {r} done ({len(self.shas)} runs, layout seed {seed})"
 
     def run_one(self, sha: str, r: int, seed: int) -> None:
         out = os.path.join(self.b.runs_dir, f"{self.p.tag}.{sha[:12]}.r{r}.json")
@@ -179,16 +168,9 @@ class Series:
         self.seeds[sha] += [seed] * len(got)
         self.rounds[sha] += [r] * len(got)
 
-    # ---- the loop -----------------------------------------------------------------------------
-
-    def round_cost(self) -> float:
-        return sorted(self.round_times)[len(self.round_times) // 2] if self.round_times else 1.0
-
     def link_cost(self) -> float:
         """Seconds one more link costs the series, as allocation weighs it: a relink of every
         commit that lacks it, shared by the links one relink adds (Bench.batch)."""
-        if not self.p.add_links:
-            return math.inf
         lacking = sum(1 for s in self.shas if self.b.links(s) <= self.links)
         return lacking * self.b.relink_estimate() / self.b.batch
 
@@ -198,59 +180,11 @@ class Series:
         relinks = sum(-(-max(0, need - self.b.links(s)) // self.b.batch) for s in self.shas)
         return relinks * self.b.relink_estimate()
 
-    def over_budget(self, cost: float) -> bool:
-        return self.measuring + self.linking + cost > self.p.seconds
-
-    def run_queue(self, queue: list[int], first: bool) -> str:
-        """Runs rounds on the seeds of `queue`, a disturbed one again on its seed; '' or why it
-        stopped (the first rounds stop only at max rounds)."""
-        while queue:
-            if self.r >= self.p.max_rounds:
-                return "max rounds"
-            if not first and self.over_budget(self.round_cost()):
-                return "max time"
-            seed = queue.pop(0)
-            if not self.one_round(seed) and not self.p.fixed:
-                queue.insert(0, seed)
-        return ""
+    # ---- the loop -----------------------------------------------------------------------------
 
     def run(self, settled: Callable[[Measured], bool],
             rows: Callable[[Measured], Sequence[levels.Components]]) -> tuple[Measured, Outcome]:
         """Measures until `settled(measured)` or the budget is spent (see the module doc);
         `rows` gives the variance components of the series' comparisons."""
-        self.ensure_links(self.links)
-        queue = [s for _ in range(self.p.rounds_per_link) for s in range(self.links)]
-        why = self.run_queue(queue, True)
-        while not why:
-            m = self.measured()
-            if self.p.fixed:
-                why = "fixed"
-            elif settled(m):
-                return m, Outcome(self.r, True, "settled", self.spent())
-            else:
-                why = self.next_step(m, rows)
-        return self.measured(), Outcome(self.r, False, why, self.spent())
-
-    def next_step(self, m: Measured, rows: Callable[[Measured], Sequence[levels.Components]]
-                  ) -> str:
-        """More links, when allocation chooses them and the budget affords their relinks, or
-        else one more round on every link; '' or why not (the budget)."""
-        if self.r >= self.p.max_rounds:
-            return "max rounds"
-        rpl = max(1.0, (self.r - len(self.disturbed)) / self.links)
-        link_cost = self.link_cost()
-        choice = allocation.choose(list(rows(m)), self.links, rpl,
-                                   allocation.Costs(self.round_cost(), link_cost))
-        per = max(1, round(rpl))
-        if choice.step == allocation.LINK and \
-                not self.over_budget(self.links_cost(choice.links)
-                                     + choice.links * per * self.round_cost()):
-            add = choice.links
-            self.b.say(f"{self.shown()}: {add} more link(s) ({self.links + add}): {choice.why}")
-            self.ensure_links(self.links + add)
-            self.links += add
-            return self.run_queue([s for _ in range(per)
-                                   for s in range(self.links - add, self.links)], False)
-        if self.over_budget(self.links * self.round_cost()):
-            return "max time"
-        return self.run_queue(list(range(self.links)), False)
+        ok, why = self.loop(lambda: settled(self.measured()), lambda: rows(self.measured()))
+        return self.measured(), Outcome(self.r, ok, why, self.spent())

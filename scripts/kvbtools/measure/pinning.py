@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
+import time
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from kvbtools.core.errors import UsageError
 
 # A round is disturbed when its canary is this much slower or faster than the median canary
 # of the comparison, or than its own noise allows (3 median absolute deviations), whichever is
@@ -72,14 +77,183 @@ class Canaries:
         mad = statistics.median(abs(x - m) for x in self.readings)
         return max(MIN_TOLERANCE, 3 * 1.4826 * mad / m)
 
-    def check(self, r: int, ns: float) -> str:
-        """'' when round r's canary is like the others, else why the round is disturbed."""
+    def moved(self, ns: float) -> float:
+        """How far a reading moved from the median of those before it (0.12: 12% slower), 0.0
+        when within the noise; the reading joins the others."""
         baseline = statistics.median(self.readings) if self.readings else ns
         self.readings.append(ns)
         moved = ns / baseline - 1.0
-        if abs(moved) > self.tolerance():
+        return moved if abs(moved) > self.tolerance() else 0.0
+
+    def check(self, r: int, ns: float) -> str:
+        """'' when round r's canary is like the others, else why the round is disturbed."""
+        moved = self.moved(ns)
+        if moved:
             self.disturbed.append(r)
             return (f"round {r}: the canary ran {abs(moved):.0%} "
                     f"{'slower' if moved > 0 else 'faster'} than this comparison's median: the "
                     "CPU changed speed; the round is set apart and repeated")
         return ""
+
+
+# ---- kvb matrix --presets and kvb versions: the CPUs and the canary around every round ----------
+
+# A KV workload with a writer beside its --threads readers (kvbench --help: "*whilewriting",
+# insertbench's query phases q[rp]N).
+WRITER = re.compile(r"whilewriting$|^q[rp]\d+$")
+
+
+def kv_threads(workloads: str, extra: Sequence[str]) -> tuple[int, bool]:
+    """The worker threads of a KV plan (--threads in `extra`, the last one given; kvbench's
+    default 1) and whether a workload runs a writer beside them."""
+    threads = 1
+    for i, a in enumerate(extra):
+        value = a.split("=", 1)[1] if a.startswith("--threads=") else \
+            extra[i + 1] if a == "--threads" and i + 1 < len(extra) else None
+        if value is not None and value.isdigit():
+            threads = int(value)
+    return threads, any(WRITER.search(w.split("[")[0]) for w in workloads.split(",") if w)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Where every run of a comparison runs, and its canary."""
+    cpus: tuple[int, ...]       # () not pinned
+    canary: str                 # the binary whose --canary runs around every round; "" none
+    text: str                   # what was chosen and why, as the output says it
+    start: dict[int, float] = field(default_factory=dict)   # the readings at the start
+
+    def flag(self) -> list[str]:
+        """kvbench's and kvbench_micro's flag: one CPU, or one per thread round-robin."""
+        return [f"--cpu_affinity={','.join(map(str, self.cpus))}"] if self.cpus else []
+
+    def to_json(self) -> dict[str, object]:
+        return {"cpus": list(self.cpus), "canary": self.canary or None, "how": self.text,
+                "start_ns_per_loop": {str(k): v for k, v in self.start.items()}}
+
+
+def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Reading | None]:
+    """The first of `candidates` (binaries) whose --canary answers, and its reading on `cpu`."""
+    for b in candidates:
+        if b and os.path.isfile(b):
+            got = canary(b, cpu)
+            if got is not None:
+                return b, got
+    return "", None
+
+
+def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "") -> Pin:
+    """`cpu` (--cpu): 'auto' the fastest allowed CPU by the canary at the start (with `threads`
+    > 1, that many of the fastest, one a thread), a number that CPU, 'none' no pinning and no
+    canary. The canary is the first of `candidates` that has one; `shown` names the threads
+    (e.g. '--threads 2 and the writer') when there are several."""
+    allowed = allowed_cpus()
+    if cpu == "none" or not allowed:
+        why = "--cpu none" if cpu == "none" else "sched_getaffinity failed"
+        return Pin((), "", f"not pinned ({why}): runs go where the scheduler puts them; no "
+                           "canary (unpinned runs land on any CPU, a canary on one says nothing "
+                           "of them)")
+    binary, first = find_canary(candidates, allowed[0] if cpu == "auto" else int(cpu))
+    readings = {first.cpu: first.ns_per_loop} if first else {}
+    if cpu == "auto" and binary:
+        for c in allowed[1:]:
+            got = canary(binary, c)
+            if got is not None:
+                readings[got.cpu] = got.ns_per_loop
+    n = max(1, min(threads, len(allowed)))
+    if cpu != "auto":
+        cpus, how = (int(cpu),), "--cpu"
+    elif len(readings) == len(allowed):
+        cpus = tuple(sorted(readings, key=lambda c: readings[c])[:n])
+        how = "the fastest by the canary at the start: " + ", ".join(
+            f"CPU {c} {readings[c]:.3g} ns" for c in sorted(readings))
+    else:
+        cpus, how = tuple(allowed[-n:]), "the last allowed CPU" + ("s" if n > 1 else "")
+    where = f"CPU {cpus[0]}" if len(cpus) == 1 else f"CPUs {','.join(map(str, cpus))}"
+    if threads > 1 and len(cpus) == 1:
+        text = (f"every run on {where} ({how}); its {threads} threads ({shown}) share it, "
+                "taking turns (--cpu auto gives each thread a CPU of its own)")
+    elif threads > 1:
+        text = (f"every run's {threads} threads ({shown}) on {where} ({how}), one a CPU in "
+                "kvbench's round-robin; not all on one CPU: several threads on one CPU take "
+                "turns on it, which measures the scheduler, not the engine's concurrency")
+    else:
+        text = f"every run on {where} ({how})"
+    on = "it" if len(cpus) == 1 else "each"
+    text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
+             "last" if binary else
+             "; no canary (none of " + ", ".join(_shown(c) for c in candidates if c)
+             + " has --canary):"
+             " rounds are not checked for a CPU that changed speed")
+    return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings})
+
+
+def _shown(path: str) -> str:
+    """A path relative to the current directory when it is below it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+# The canary read after a round serves as the next round's "before" when at most this old.
+REUSE_SECONDS = 5.0
+
+
+class Watch:
+    """The canary around the rounds of one comparison: on each pinned CPU before every round
+    and after it. A round is disturbed when either moved beyond the noise of that CPU's
+    readings (Canaries): a neighbour that came during the round shows after it."""
+
+    def __init__(self, pin: Pin, read: Callable[[str, int], Reading | None] = canary,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.binary = pin.canary if pin.cpus else ""
+        self.cpus = pin.cpus
+        self.read_one, self.clock = read, clock
+        self.canaries = {c: Canaries([pin.start[c]] if c in pin.start else [])
+                         for c in self.cpus}
+        self.last_at: float | None = None
+        self.last_note = ""
+        self.seconds = 0.0
+        self.readings = 0
+
+    def read(self) -> str:
+        """One canary on every CPU: '' or how it moved."""
+        t = self.clock()
+        notes = []
+        for c in self.cpus:
+            got = self.read_one(self.binary, c)
+            if got is None:
+                continue
+            moved = self.canaries[c].moved(got.ns_per_loop)
+            if moved:
+                notes.append(f"{abs(moved):.0%} {'slower' if moved > 0 else 'faster'}"
+                             + (f" on CPU {c}" if len(self.cpus) > 1 else ""))
+        self.readings += 1
+        self.last_at = self.clock()
+        self.seconds += self.last_at - t
+        return ", ".join(notes)
+
+    def _said(self, r: int, when: str, note: str) -> str:
+        return (f"round {r}: the canary {when} it ran {note} than this comparison's median: "
+                "the CPU changed speed; the round is set apart and repeated") if note else ""
+
+    def before(self, r: int) -> str:
+        """The canary before round r ('' or why the round is disturbed)."""
+        if not self.binary:
+            return ""
+        fresh = self.last_at is None or self.clock() - self.last_at > REUSE_SECONDS
+        return self._said(r, "before", self.read() if fresh else self.last_note)
+
+    def after(self, r: int) -> str:
+        """The canary after round r (and before the next one, when that starts soon)."""
+        if not self.binary:
+            return ""
+        self.last_note = self.read()
+        return self._said(r, "after", self.last_note)
+
+
+def check_cpu(cpu: str) -> None:
+    """--cpu N names a CPU this process may run on (UsageError otherwise), before any build."""
+    allowed = allowed_cpus()
+    if cpu.isdigit() and allowed and int(cpu) not in allowed:
+        raise UsageError(f"--cpu {cpu}: not a CPU this process may run on (allowed: "
+                         f"{', '.join(map(str, allowed))})")

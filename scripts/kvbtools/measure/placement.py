@@ -20,6 +20,11 @@ estimate one spread, with sum(K_i - 1) degrees of freedom). Why this and not the
 
 With a single placement a side (--layouts 1) everything falls back to the rounds as units and to
 kvbtools.rounds' interval, exactly as before placements existed.
+
+No command's verdict uses the pooled t any longer: kvb bisect, matrix and versions run their
+builds in the same rounds and judge paired rounds, or link pairs with Yuen's trimmed t
+(core/levels.py), which a rare slow link does not throw (docs/placement.md). What they print from
+here is the placement spread (`spread_text`), beside their verdicts.
 """
 from __future__ import annotations
 
@@ -214,52 +219,3 @@ def seed_of_round(r: int, layouts: int) -> int:
     """The layout seed every build runs in round r (1-based): rounds rotate through the seeds,
     so drift and placement never line up with one build."""
     return (r - 1) % max(1, layouts)
-
-
-def by_rounds(values: Sequence[float], layouts: int) -> Sample:
-    """A series measured one value per round, round r on seed (r - 1) % layouts (matrix,
-    versions)."""
-    return Sample(tuple(values), tuple(i % max(1, layouts) for i in range(len(values))))
-
-
-def verdict(base: Sequence[float], other: Sequence[float], layouts: int,
-            judgement: stats.Judgement) -> stats.Verdict:
-    """stats.verdict with placements as the units: better/worse only when the t test on the
-    placements rejects at the judgement's alpha and the change is at least its threshold; no
-    change when the t interval lies within the threshold; undecided otherwise. The ratio is the
-    geometric mean of the per-placement medians' ratios."""
-    b, o = by_rounds(base, layouts), by_rounds(other, layouts)
-    if not placement_aware(b, o):
-        return stats.verdict(base, other, judgement)
-    threshold, alpha = judgement.threshold, judgement.alpha
-    c = compare(b, o, level=1.0 - alpha)
-    ratio, iv = c.interval.estimate, c.interval
-    test = stats.UTest(math.nan, c.p, f"t on {min(b.placements, o.placements)} placements")
-    improved = judgement.improved(ratio)
-    if math.isfinite(ratio) and c.p < alpha and abs(ratio - 1.0) >= threshold:
-        return stats.Verdict(ratio, improved, judgement.word(improved), test, "", iv)
-    if stats.within(iv, threshold):
-        return stats.Verdict(ratio, None, stats.NO_CHANGE, test,
-                             f"p<{alpha:g} but within the {stats.pct(threshold)} threshold"
-                             if c.p < alpha else "", iv)
-    if not iv.finite:
-        why = (f"{min(b.placements, o.placements)} placement(s) a side give no interval: "
-               "more links (--layouts) or rounds needed")
-    else:
-        why = (f"its {stats.pct(1 - alpha)} interval {iv.text()} over placements spans both no "
-               f"change and a change of {stats.pct(threshold)} or more: more links (--layouts) "
-               "or rounds needed")
-    return stats.Verdict(ratio, None, stats.UNDECIDED, test, why, iv)
-
-
-def decide(base: Sequence[float], other: Sequence[float], layouts: int,
-           judgement: stats.Judgement) -> rounds.Decision:
-    """rounds.decide with placements as the units: resolved when the interval is narrower than
-    the threshold (more rounds narrow it only down to the placement spread: then more links)."""
-    iv = compare(by_rounds(base, layouts), by_rounds(other, layouts)).interval
-    if iv.width >= judgement.threshold:
-        return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
-    v = verdict(base, other, layouts, judgement)
-    if not v.decided:  # narrow, but astride the threshold
-        return rounds.Decision(f"unresolved at n={iv.n} placements", iv, False)
-    return rounds.Decision(v.word if v.better is not None else "same", iv, True)

@@ -27,9 +27,10 @@ UNDECIDED_FACE = "#d9d9d9"
 
 
 def interval(cell: Cell) -> tuple[float, float] | None:
-    """The interval the verdict was judged on (core/stats.py: the Hodges-Lehmann interval of the
-    U test; with --layouts the t interval over placements); None when it has none (one value a
-    side) or an unbounded one (too few values: the verdict's reason says so)."""
+    """The interval the verdict was judged on (core/levels.py: the Hodges-Lehmann interval of the
+    U test on unpaired units; Yuen's trimmed t interval on rounds or link pairs paired by round,
+    as kvb matrix and versions measure); None when it has none (one value a side) or an
+    unbounded one (too few values: the verdict's reason says so)."""
     iv = cell.verdict.interval
     if iv is None or not iv.finite:
         return None

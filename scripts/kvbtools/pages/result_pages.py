@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, metrics, profiles, results, samples, stats
+from kvbtools.core import comparison, levels, metrics, profiles, results, samples, stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
@@ -124,6 +124,16 @@ def _file(directory: str, path: str) -> str:
     return os.path.join(directory, os.path.basename(path))
 
 
+def _rounds(directory: str, doc: dict[str, Any]) -> dict[str, levels.Where]:
+    """Each run's link and round as kvb matrix and versions recorded them ("runs"), by the path
+    its file is found at: the verdicts pair them by round again, as the table did."""
+    out = {}
+    for x in doc.get("runs", []) if isinstance(doc.get("runs"), list) else []:
+        path = _file(directory, x["file"])
+        out[path] = levels.Where(x["link"], path, x["round"])
+    return out
+
+
 def page_for_dir(directory: str) -> Page:
     kind = _kind(directory)
     if kind == "bisect":
@@ -133,7 +143,8 @@ def page_for_dir(directory: str) -> Page:
     doc = results.read_json(os.path.join(directory, f"{kind}.json"))
     if not isinstance(doc, dict) or doc.get("schema") != "kvb-comparison":
         raise UsageError(f"{directory}/{kind}.json: not a kvb {kind} results document")
-    sides = [samples.load_side(s["label"], [_file(directory, f) for f in s["files"]])
+    sides = [samples.load_side(s["label"], [_file(directory, f) for f in s["files"]],
+                               _rounds(directory, doc))
              for s in doc["sides"]]
     wanted = {(r["metric"], r["benchmark"]) for r in doc.get("rows", [])}
     c = comparison.build(sides, stats.Judgement(doc["threshold"], doc["alpha"]),
@@ -144,8 +155,12 @@ def page_for_dir(directory: str) -> Page:
         c.cells = [x for x in c.cells if (x.metric.key, x.bench) in wanted]
     what = {"matrix": f"presets {', '.join(doc.get('presets', []))}",
             "versions": f"{doc.get('dep', '')} {', '.join(doc.get('versions', []))}"}[kind]
-    page = comparison_page(c, f"kvb {kind}: {what}", f"results directory {directory}; "
-                           f"{doc.get('repeats', '?')} rounds, interleaved", measured=True)
+    cost = doc.get("cost")
+    how = f"cost: {cost['text']}" if isinstance(cost, dict) and "text" in cost else \
+        f"{doc.get('repeats', '?')} rounds, interleaved"
+    page = comparison_page(c, f"kvb {kind}: {what}", f"results directory {directory}; {how}"
+                           + (f"; cpu: {doc['cpu']['how']}" if isinstance(doc.get("cpu"), dict)
+                              else ""), measured=True)
     notes = [f"build of {b} failed: not measured" for b in doc.get("failed_builds", [])]
     notes += doc.get("library_version_mismatches", [])
     if notes:

@@ -1,0 +1,141 @@
+"""The rounds of kvb matrix --presets and kvb versions: every series once a round, back to back,
+the order rotating from round to round, each on the round's link of its build (`<build label>
+seed N`; the control runs the base's binary), pinned (measure/pinning.Pin), with a canary before
+and after every round (pinning.Watch). measure/round_loop.py decides what comes next: more rounds
+on every link, or more links (every build relinked: KVBENCH_LAYOUT_SEEDS and its -layouts
+target, which only link, RELINK_BATCH seeds at a time), and repeats a round whose canary moved.
+
+The runs of a round that was not set apart join their series' sides (core/samples) with their
+link and round, so core/levels pairs them by round: the units of the verdicts are per-round log
+ratios (one link) or link pairs (several). A set-apart round's files stay in the results
+directory, out of the verdicts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from dataclasses import dataclass
+
+from kvbtools.core import levels, results
+from kvbtools.core.samples import Side, add_document
+from kvbtools.measure import pinning, round_loop, runner
+from kvbtools.measure.runner import Build, Plan, Series, progress
+
+# Seeds one relink of a build adds: each relink runs CMake (seconds under load) before it links,
+# so a few seeds at once cost little more than one.
+RELINK_BATCH = 4
+# Seconds a relink of one build is taken to cost before one was measured.
+RELINK_GUESS = 30.0
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run's file and where it was measured."""
+    path: str
+    series: str
+    link: str                   # "<build label> seed N"
+    round: int
+
+
+def distinct_builds(series: list[Series]) -> list[Build]:
+    """The builds of the series, each once (the control shares the base's), in order."""
+    builds: list[Build] = []
+    for s in series:
+        if s.build not in builds:
+            builds.append(s.build)
+    return builds
+
+
+def link_name(build: Build, seed: int) -> str:
+    return f"{build.label} seed {seed}"
+
+
+class SeriesRounds(round_loop.Loop):
+    """The rounds of one comparison of builds (see the module doc)."""
+
+    def __init__(self, series: list[Series], plan: Plan, budget: round_loop.Budget,
+                 outdir: str, pin: pinning.Pin, watch: pinning.Watch) -> None:
+        super().__init__(budget, progress)
+        self.series = series
+        self.plan = dataclasses.replace(plan, extra=[*plan.extra, *pin.flag()])
+        self.outdir = outdir
+        self.watch = watch
+        self.builds = distinct_builds(series)
+        self.sides = [Side(s.label) for s in series]
+        self.runs: list[Run] = []
+        self.notes: dict[int, str] = {}         # set-apart rounds: why
+        self.relinks: list[float] = []          # seconds, per build relinked
+
+    # ---- round_loop's hooks ---------------------------------------------------------------------
+
+    def relink_to(self, k: int) -> None:
+        """Every build has links 0..k-1 (a prebuilt binary is one link: never relinked)."""
+        for b in self.builds:
+            if b.prebuilt or b.layouts >= k:
+                continue
+            b.layouts = max(k, b.layouts + RELINK_BATCH)
+            t = time.monotonic()
+            runner.relink(b, self.plan.micro)
+            self.relinks.append(time.monotonic() - t)
+
+    def relink_estimate(self) -> float:
+        return sum(self.relinks) / len(self.relinks) if self.relinks else RELINK_GUESS
+
+    def link_cost(self) -> float:
+        lacking = sum(1 for b in self.builds if not b.prebuilt and b.layouts <= self.links)
+        if any(b.prebuilt for b in self.builds):
+            return float("inf")
+        return lacking * self.relink_estimate() / RELINK_BATCH
+
+    def links_cost(self, add: int) -> float:
+        need = self.links + add
+        relinks = sum(1 for b in self.builds if not b.prebuilt and b.layouts < need)
+        return relinks * self.relink_estimate()
+
+    def name(self) -> str:
+        return "rounds"
+
+    def round_done(self, r: int, seed: int) -> str:
+        return f"round {r} done ({len(self.order(r))} runs, layout seed {seed})"
+
+    def measure_round(self, r: int, seed: int) -> str:
+        """Round r on link `seed` between its canaries; its runs join the sides unless a
+        canary moved ('' or why)."""
+        before = self.watch.before(r)
+        order = self.order(r)
+        got: list[tuple[int, Run]] = []
+        for i, (s, engine) in enumerate(order, 1):
+            name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
+            out = os.path.join(self.outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
+            progress(f"round {r}, run {i}/{len(order)}: {s.label}"
+                     + (f", engine {engine}" if engine else "") + f" (seed {seed})")
+            links = s.build.binaries(self.plan.micro)   # one when prebuilt: seed 0 always
+            runner.run_once(links[seed % len(links)], self.plan, out, engine, s.args)
+            got.append((self.series.index(s),
+                        Run(out, s.label, link_name(s.build, seed % len(links)), r)))
+        after = self.watch.after(r)
+        self.runs += [x for _, x in got]
+        note = before or after
+        if note:
+            self.notes[r] = note
+            return note
+        for i, x in got:
+            add_document(self.sides[i], results.load(x.path),
+                         levels.Where(x.link, x.path, x.round))
+        return ""
+
+    def order(self, r: int) -> list[tuple[Series, str]]:
+        """Round r's runs: every series (every engine of each), rotated by one a round."""
+        k = (r - 1) % len(self.series)
+        rotated = self.series[k:] + self.series[:k]
+        return [(s, e) for _, s, e in runner.run_order(rotated, self.plan, 1)]
+
+    # ---- what it measured -----------------------------------------------------------------------
+
+    def kept(self) -> list[Run]:
+        return [x for x in self.runs if x.round not in self.notes]
+
+    def links_measured(self) -> int:
+        return len({x.link.rsplit(" seed ", 1)[1] for x in self.kept()}) or self.links

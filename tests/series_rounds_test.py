@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""kvb matrix --presets and kvb versions' rounds (scripts/kvbtools/measure/series_run.py,
+series_rounds.py, round_loop.py, pinning.py) on a fake runner: no build, no benchmark. The runs
+write Google Benchmark JSON whose values the test chooses per build, link and round, so each test
+knows the answer: rounds paired (a moment shared by a round's runs cancels), a round whose canary
+moved set apart and repeated, links added where the variance is between links, the budget's
+stop, and the cost line."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import stat
+import sys
+import types
+import unittest
+from typing import Callable
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
+import kvbtest  # noqa: E402
+from kvbtools.core import stats  # noqa: E402
+from kvbtools.measure import pinning, round_loop, rounds, runner, series_rounds  # noqa: E402
+from kvbtools.measure import series_run  # noqa: E402
+from kvbtools.measure.runner import Build, Plan, Series  # noqa: E402
+
+BENCH = "lz4/compress/4096"
+# value(build label, seed, round, run number) -> bytes per second of that run
+Value = Callable[[str, int, int, int], float]
+
+
+def gbench(path: str, bps: float) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"context": {"kvbench_preset": "x86-gcc-native"}, "benchmarks": [
+            {"name": BENCH, "run_name": BENCH, "run_type": "iteration", "iterations": 1000,
+             "real_time": 4096 / bps * 1e9, "cpu_time": 4096 / bps * 1e9, "time_unit": "ns",
+             "bytes_per_second": bps}]}, f)
+
+
+class Fake:
+    """The runner, the relinks, the canary and the clock of one test."""
+
+    def __init__(self, value: Value, canary: Callable[[int], float] | None = None,
+                 run_seconds: float = 0.01, relink_seconds: float = 1.0) -> None:
+        self.value, self.canary = value, canary
+        self.run_seconds, self.relink_seconds = run_seconds, relink_seconds
+        self.now = 0.0
+        self.runs = 0
+        self.canaries = 0
+        self.relinked: list[tuple[str, int]] = []   # (build, links after)
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def run_once(self, binary: str, plan: Plan, out: str, engine: str = "",
+                 args: list[str] | None = None) -> None:
+        build = binary.split(os.sep)[-3].removeprefix("test-")
+        seed = int(binary.rsplit("-layout", 1)[1]) if "-layout" in binary else 0
+        r = int(re.search(r"\.r(\d+)\.json$", out).group(1))  # type: ignore[union-attr]
+        self.runs += 1
+        self.now += self.run_seconds
+        assert "--cpu_affinity=0" in plan.extra, plan.extra
+        gbench(out, self.value(build, seed, r, self.runs))
+
+    def relink(self, b: Build, micro: bool) -> None:
+        self.now += self.relink_seconds
+        self.relinked.append((b.label, b.layouts))
+
+    def read(self, binary: str, cpu: int) -> pinning.Reading | None:
+        self.canaries += 1
+        if self.canary is None:
+            return None
+        return pinning.Reading(cpu, self.canary(self.canaries))
+
+
+class SeriesRunTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvb-series-rounds-test."
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.saved = (runner.do_build, runner.check_plan, runner.run_once, runner.relink,
+                      round_loop.time, series_rounds.time, pinning.Watch.__init__.__defaults__)
+
+    def tearDown(self) -> None:
+        (runner.do_build, runner.check_plan, runner.run_once, runner.relink, round_loop.time,
+         series_rounds.time, pinning.Watch.__init__.__defaults__) = self.saved
+        super().tearDown()
+
+    def run_series(self, fake: Fake, *, links: int = 4, repeats: int = 5,
+                   max_rounds: int = 400, max_time: float | None = 600.0,
+                   builds: tuple[str, ...] = ("gcc", "clang")) -> series_run.SeriesOutcome:
+        """series_run.run over `builds` and the control, on `fake`; pinned to CPU 0 with a
+        canary when `fake` has one."""
+        runner.do_build = lambda b, micro, step="": 10.0  # type: ignore[assignment]
+        runner.check_plan = lambda binary, plan: None  # type: ignore[assignment]
+        runner.run_once = fake.run_once  # type: ignore[assignment]
+        runner.relink = fake.relink  # type: ignore[assignment]
+        clock = types.SimpleNamespace(monotonic=fake.monotonic)
+        round_loop.time = series_rounds.time = clock  # type: ignore[assignment]
+        pinning.Watch.__init__.__defaults__ = (fake.read, fake.monotonic)
+        made = [Build(label, label, f"test-{label}", layouts=links) for label in builds]
+        series = [Series(b.label, b) for b in made] + [Series("control", made[0])]
+        pin = pinning.Pin((0,), "fake-canary" if fake.canary else "", "CPU 0 (test)")
+        chosen = series_run.choose_pin
+        series_run.choose_pin = lambda s, p, c: pin  # type: ignore[assignment]
+        try:
+            return series_run.run(
+                "matrix", series, Plan(micro=True), series_run.Judging(
+                    stats.Judgement(0.05, 0.05), (), None),
+                series_run.Spending(links, rounds.Budget(repeats, max_rounds, max_time), "0"),
+                self.tmp)
+        finally:
+            series_run.choose_pin = chosen  # type: ignore[assignment]
+
+    def cell(self, out: series_run.SeriesOutcome, side: str) -> series_run.comparison.Cell:
+        return next(x for x in out.comparison.cells if x.side == side)
+
+    def test_rounds_are_paired_so_a_shared_moment_cancels(self) -> None:
+        # A moment of +-30% shared by every run of a round (the CPU, a neighbour), 0.5% noise of
+        # each run: clang 1.10x gcc is faster, the control no change, after the first rounds.
+        rng = random.Random(3)
+        moment = {r: math.exp(rng.gauss(0, 0.3)) for r in range(1, 500)}
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * moment[r] * (1.10 if build == "clang" else 1.0) * \
+                math.exp(rng.gauss(0, 0.005))
+        out = self.run_series(Fake(value), links=1)
+        clang, control = self.cell(out, "clang"), self.cell(out, "control")
+        self.assertEqual(clang.verdict.word, "faster", clang.verdict.note)
+        self.assertAlmostEqual(clang.verdict.ratio, 1.10, delta=0.01)
+        self.assertEqual(control.verdict.word, stats.NO_CHANGE, control.verdict.note)
+        self.assertEqual(clang.verdict.unit, "5 paired rounds")
+        self.assertTrue(out.cost.settled)
+        self.assertEqual((out.cost.rounds, out.cost.links, out.cost.runs), (5, 1, 15))
+        # The same values judged as if each run were independent are far from decided.
+        unpaired = stats.verdict(clang.base, clang.other, stats.Judgement(0.05, 0.05))
+        self.assertNotEqual(unpaired.word, "faster")
+
+    def test_the_control_pairs_the_base_binary_with_itself(self) -> None:
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * (0.77 if seed == 2 else 1.0) * (1 + 0.002 * (n % 3))
+        out = self.run_series(Fake(value))
+        links = {x.link for x in out.runs if x.series == "control"}
+        self.assertEqual(links, {x.link for x in out.runs if x.series == "gcc"})
+        self.assertTrue(all(x.startswith("gcc seed ") for x in links), links)
+        control = self.cell(out, "control")
+        self.assertEqual(control.verdict.word, stats.NO_CHANGE, control.verdict.note)
+        self.assertIn("link pairs, paired by round", control.verdict.unit)
+
+    def test_a_disturbed_round_is_set_apart_and_repeated_on_its_link(self) -> None:
+        # The 4th canary (after round 3, before round 4) reads 50% slower: rounds 3 and 4 are
+        # set apart; their runs of clang read 2x and would make it "faster".
+        def canary(n: int) -> float:
+            return 150.0 if n == 4 else 100.0 + n % 2
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            fast = 2.0 if build == "clang" and r in (3, 4) else 1.0
+            return 1e9 * fast * (1 + 0.003 * (n % 5))
+        fake = Fake(value, canary)
+        out = self.run_series(fake, max_rounds=10)
+        self.assertEqual(sorted(out.set_apart), [3, 4])
+        self.assertRegex(out.set_apart[3], r"^round 3: the canary after it ran \d+% slower")
+        self.assertRegex(out.set_apart[4], r"^round 4: the canary before it ran \d+% slower")
+        self.assertEqual(out.cost.set_apart, 2)
+        seeds = {x.round: x.link for x in out.runs if x.series == "gcc"}
+        self.assertEqual(seeds[3], seeds[4])   # repeated on the same link...
+        self.assertEqual(seeds[4], seeds[5])   # ...until a round on it was not disturbed
+        kept = [p for s in out.comparison.sides for p in s.paths]
+        self.assertFalse(any(re.search(r"\.r[34]\.json$", p) for p in kept))
+        self.assertEqual(self.cell(out, "clang").verdict.word, stats.NO_CHANGE)
+        self.assertIn("2 set apart by the canary", out.cost.text(out.unresolved()))
+        # A canary before every round, and after the last (the one after a round serves as the
+        # next one's before).
+        self.assertEqual(fake.canaries, out.cost.rounds + 1)
+
+    def test_links_are_added_where_the_variance_is_between_links(self) -> None:
+        rng = random.Random(4)
+        place = {(b, k): math.exp(rng.gauss(0, 0.08)) for b in ("gcc", "clang")
+                 for k in range(99)}
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * place[(build, seed)] * (1 + 0.002 * (n % 3))
+        fake = Fake(value, relink_seconds=1.0)
+        out = self.run_series(fake, max_rounds=200)
+        self.assertGreater(out.cost.links, 4)
+        # Relinked in batches: every build to 8 seeds at once (then 12, ...).
+        self.assertEqual(fake.relinked[:2], [("gcc", 8), ("clang", 8)])
+        links = {x.link for x in out.runs if x.series == "clang"}
+        self.assertEqual(len(links), out.cost.links)
+
+    def test_noise_within_links_takes_rounds_not_links(self) -> None:
+        rng = random.Random(5)
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * math.exp(rng.gauss(0, 0.05))
+        fake = Fake(value, relink_seconds=1000.0)
+        out = self.run_series(fake, max_rounds=60)
+        self.assertEqual(fake.relinked, [])
+        self.assertEqual((out.cost.links, out.cost.rounds, out.cost.why), (4, 60, "max rounds"))
+
+    def test_the_time_budget_stops_it_and_the_cost_line_says_so(self) -> None:
+        rng = random.Random(6)
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * math.exp(rng.gauss(0, 0.3))
+        fake = Fake(value, run_seconds=1.0)
+        out = self.run_series(fake, max_time=60.0)
+        self.assertFalse(out.cost.settled)
+        self.assertEqual(out.cost.why, "max time")
+        self.assertLessEqual(out.cost.measuring + out.cost.relinking, 60.0)
+        self.assertGreater(out.unresolved(), 0)
+        self.assertRegex(out.cost.text(out.unresolved()),
+                         r"^stopped after \d+ links? x [\d.]+ rounds? \(\d+ rounds, \d+ runs\), "
+                         r"\d+ s measuring \+ \d+ s relinking; builds took 20 s \(budget 60 s\): "
+                         r"the time budget ran out with \d+ row\(s\) unresolved$")
+
+    def test_the_default_budget_follows_the_builds_at_least_two_minutes(self) -> None:
+        rng = random.Random(7)
+
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * math.exp(rng.gauss(0, 0.3))
+        out = self.run_series(Fake(value, run_seconds=1.0), max_time=None)
+        self.assertEqual(out.cost.budget, round_loop.FLOOR)   # builds: 2 x 10 s
+        self.assertEqual(out.cost.why, "max time")
+
+    def test_repeats_and_max_rounds_give_exactly_n_rounds(self) -> None:
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * (1 + 0.2 * (n % 7))
+        out = self.run_series(Fake(value), repeats=5, max_rounds=5)
+        self.assertEqual((out.cost.rounds, out.cost.runs, out.cost.why), (5, 15, "max rounds"))
+
+    def test_a_clear_answer_costs_the_first_rounds_and_says_so(self) -> None:
+        def value(build: str, seed: int, r: int, n: int) -> float:
+            return 1e9 * (1.3 if build == "clang" else 1.0) * (1 + 0.001 * (n % 3))
+        out = self.run_series(Fake(value), max_time=None)
+        self.assertEqual(self.cell(out, "clang").verdict.word, "faster")
+        self.assertEqual(out.cost.text(0),
+                         "decided after 4 links x 2 rounds (8 rounds, 24 runs), 0 s measuring "
+                         "+ 0 s relinking; builds took 20 s (budget 120 s)")
+        self.assertEqual(out.cost.to_json()["rounds_per_link"], 2)
+
+
+class WatchTest(unittest.TestCase):
+    """The canary around the rounds (pinning.Watch)."""
+
+    def test_a_reading_judges_the_rounds_on_both_sides_of_it(self) -> None:
+        readings = iter([100.0, 101.0, 100.0, 160.0, 100.0, 101.0, 100.0])
+        now = [0.0]
+        w = pinning.Watch(pinning.Pin((3,), "canary", ""),
+                          read=lambda b, c: pinning.Reading(c, next(readings)),
+                          clock=lambda: now[0])
+        notes = []
+        for r in range(1, 6):
+            notes.append((w.before(r), w.after(r)))
+        self.assertEqual([bool(b or a) for b, a in notes], [False, False, True, True, False])
+        self.assertEqual(w.readings, 6)   # one before the first round, one after each
+        # A reading older than REUSE_SECONDS is not reused: a fresh one before the round.
+        now[0] += pinning.REUSE_SECONDS + 1
+        self.assertEqual(w.before(6), "")
+        self.assertEqual(w.readings, 7)
+
+    def test_no_canary_no_reading(self) -> None:
+        w = pinning.Watch(pinning.Pin((0,), "", ""), read=lambda b, c: None)
+        self.assertEqual((w.before(1), w.after(1), w.readings), ("", "", 0))
+
+
+class PinTest(kvbtest.TempDirTest):
+    TMP_PREFIX = "kvb-pin-test."
+
+    def canary_script(self, ns: dict[int, float]) -> str:
+        """A stand-in for `kvbench --canary [--cpu_affinity=N]`: ns[N] per loop."""
+        path = os.path.join(self.tmp, "canary")
+        cases = "".join(f'  *={cpu}) echo \'{{"cpu": {cpu}, "ns_per_loop": {v}}}\' ;;\n'
+                        for cpu, v in ns.items())
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\ncase "$2" in\n{cases}  *) exit 1 ;;\nesac\n')
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        return path
+
+    def test_auto_takes_the_fastest_cpu_and_one_a_thread(self) -> None:
+        cpus = pinning.allowed_cpus()
+        if len(cpus) < 2:
+            self.skipTest("one CPU allowed")
+        ns = {c: 2.0 + 0.1 * i for i, c in enumerate(cpus)}
+        ns[cpus[-1]] = 1.5
+        script = self.canary_script(ns)
+        pin = pinning.choose_pin("auto", 1, ["/nonexistent", script])
+        self.assertEqual((pin.cpus, pin.canary), ((cpus[-1],), script))
+        self.assertEqual(pin.flag(), [f"--cpu_affinity={cpus[-1]}"])
+        self.assertIn(f"every run on CPU {cpus[-1]} (the fastest by the canary", pin.text)
+        pin = pinning.choose_pin("auto", 2, [script], "1 worker and the writer")
+        self.assertEqual(pin.cpus, (cpus[-1], cpus[0]))
+        self.assertIn("one a CPU", pin.text)
+        pin = pinning.choose_pin(str(cpus[0]), 2, [script], "2 workers")
+        self.assertEqual(pin.cpus, (cpus[0],))
+        self.assertIn("share it, taking turns", pin.text)
+        pin = pinning.choose_pin("none", 1, [script])
+        self.assertEqual((pin.cpus, pin.canary, pin.flag()), ((), "", []))
+        pin = pinning.choose_pin("auto", 1, ["/nonexistent"])
+        self.assertEqual(pin.cpus, (cpus[-1],))
+        self.assertIn("no canary", pin.text)
+
+    def test_threads_of_a_kv_plan(self) -> None:
+        self.assertEqual(pinning.kv_threads("fillseq,readrandom", []), (1, False))
+        self.assertEqual(pinning.kv_threads("fillseq,readwhilewriting", ["--threads=3"]),
+                         (3, True))
+        self.assertEqual(pinning.kv_threads("l.i0,qr100", ["--threads", "2"]), (2, True))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
