@@ -63,8 +63,10 @@ def choose(rows: Sequence[Components], links: int, rounds_per_link: float,
         if gain > per_link:
             per_link, add = gain, m
     share = c.between / (c.between + c.within) if c.between + c.within > 0 else 0.0
+    link = ("the next link is already linked (no relink)" if costs.link_seconds == 0
+            else f"a link {costs.link_seconds:.1f} s")
     why = (f"{share:.0%} of a round's variance is between links; a round costs "
-           f"{costs.round_seconds:.1f} s, a link {costs.link_seconds:.1f} s")
+           f"{costs.round_seconds:.1f} s, {link}")
     if per_link > per_round:
         return Choice(LINK, why, add)
     return Choice(ROUND, why)
