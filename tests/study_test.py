@@ -65,6 +65,21 @@ class StudyTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn(":2: expected 'name: --flag=value ...'", p.stderr)
 
+    def test_presets_and_configs_run_every_configuration_on_every_preset(self) -> None:
+        # With --presets (built, not prebuilt) the configurations were checked for their form
+        # and then dropped: every series ran without its flags while the JSON listed them.
+        path = self.configs("small: --cache_size=1048576\nbig: --cache_size=67108864\n")
+        p = kvb("matrix", "--presets", "x86-gcc-native,x86-clang-native", "--engines", "memory",
+                "--workloads", "fillseq", "--configs", path, "--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first = [line.split(":", 1) for line in p.stdout.splitlines() if line.startswith("  1 ")]
+        self.assertEqual([(series.strip(), flags.split()[-1]) for series, flags in first],
+                         [("1 x86-gcc-native small", "--cache_size=1048576"),
+                          ("1 x86-gcc-native big", "--cache_size=67108864"),
+                          ("1 x86-clang-native small", "--cache_size=1048576"),
+                          ("1 x86-clang-native big", "--cache_size=67108864"),
+                          ("1 control", "--cache_size=1048576")])
+
     def test_threads_and_configs_give_relative_tables_and_qps_at_n(self) -> None:
         path = self.configs("small: --cache_size=1048576\nbig: --cache_size=67108864 --verify\n")
         p = self.matrix("--threads", "1,2", "--configs", path, "--workloads", "readrandom")

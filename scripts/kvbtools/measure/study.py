@@ -194,8 +194,8 @@ def plan_study(builds: list[tuple[str, Build]], plan: Plan, threads: str | None,
     prebuilt = builds[0][1].prebuilt
     if configs_path and prebuilt:
         configs = parse_configs(configs_path, known_flags(prebuilt))
-    elif configs_path:
-        parse_configs(configs_path, known=_any_flag())  # the form now, the flags after the build
+    elif configs_path:  # the form now, the flags against the binary after the build (measure)
+        configs = parse_configs(configs_path, known=_any_flag())
     workloads, note = with_load(plan.workloads)
     # One-second intervals (after run_once's 0, so this wins): the worst one is the stall.
     plan = dataclasses.replace(plan, workloads=workloads,
@@ -216,7 +216,7 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
         if not b.prebuilt:
             runner.do_build(b, False, f"[{i}/{len(builds)}] ")
     configs = study.configs
-    if study.configs_path and not prebuilt:
+    if study.configs_path and not prebuilt:  # the series carry them; now their flags are checked
         configs = parse_configs(study.configs_path, known_flags(builds[0][1].binary(False)))
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
