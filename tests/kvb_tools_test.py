@@ -10,6 +10,7 @@ tests/bisect_test.py.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import random
@@ -870,6 +871,35 @@ class UnitOfVerdictTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(len(re.findall(r"bench/\d+\s+1\.00\s+\d\.\d\d faster", p.stdout)), 20,
                          p.stdout)
+
+
+class CpuNotesTest(kvbtest.TempDirTest):
+    """Sides pinned to different CPUs, or on CPUs whose speed differed by kvbench's own audit,
+    are named at the top of a comparison (issue 36 item 5)."""
+    TMP_PREFIX = "kvb-cpu-test."
+
+    def doc(self, template: dict[str, Any], name: str, cpu: str, ns: float) -> str:
+        d = json.loads(json.dumps(template))
+        d["context"]["workload"]["cpu_affinity"] = cpu
+        for c in d["context"]["environment"]["cpu_speed"]["cpus"]:
+            c["start_ns_per_loop"] = c["end_ns_per_loop"] = ns
+        return write_json(os.path.join(self.tmp, name), d)
+
+    def test_different_cpus_and_speeds_are_named(self) -> None:
+        template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
+        self.assertIn("cpu_speed", template["context"]["environment"])
+        a = self.doc(template, "a.json", "0", 1.7)
+        same = self.doc(template, "same.json", "0", 1.72)
+        other_cpu = self.doc(template, "b.json", "1", 1.72)
+        slow = self.doc(template, "slow.json", "0", 2.6)
+        p = kvb("compare", a, same)
+        self.assertNotIn("WARNING: the sides", p.stdout)
+        p = kvb("compare", a, other_cpu)
+        self.assertIn("WARNING: the sides ran on different CPUs (a.json 0; b.json 1)", p.stdout)
+        p = kvb("compare", a, slow)
+        self.assertIn("WARNING: the sides' CPUs ran at different speeds by kvbench's reference "
+                      "loop (ns per loop, median of each side's runs: a.json 1.7; slow.json 2.6)",
+                      p.stdout)
 
 
 class MatrixVersionsArgsTest(unittest.TestCase):

@@ -664,7 +664,8 @@ class ComparisonPagesTest(unittest.TestCase):
     def micro_runs(self, scales: dict[str, tuple[float, float, float]] | None = None,
                    tag: str = "") -> list[str]:
         """Three sides from the real micro run: the base, 20% slower, the base again (control);
-        6 repetitions each (jittered copies), enough for the U test to call a change.
+        6 repetitions each (jittered copies) of one process: the pages are judged with
+        --repetitions-independent (compare.py's model), enough for the U test to call a change.
         `scales`: benchmark -> the three sides' factors instead of (1, 0.8, 1)."""
         data = load_json(MICRO)
         rows = [b for b in data["benchmarks"] if b.get("run_type") == "iteration"
@@ -689,7 +690,7 @@ class ComparisonPagesTest(unittest.TestCase):
         files = self.micro_runs()
         out = os.path.join(TMP, "cmp.html")
         p = kvb("compare", *files, "--label", "gcc", "--label", "clang", "--label", "control",
-                "--html", out)
+                "--html", out, "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stderr)
         page = read(out)
         self.assertIn('id="fig-ratio-bytes_per_second"', page)
@@ -711,7 +712,7 @@ class ComparisonPagesTest(unittest.TestCase):
                                  "crc32c/hw_3way/4096": (0.0, 0.0, 0.0)}, tag="w")
         out = os.path.join(TMP, "cmp-wide.html")
         p = kvb("compare", *files, "--label", "gcc", "--label", "clang", "--label", "control",
-                "--html", out)
+                "--html", out, "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stderr)
         page = read(out)
         texts = svg_texts(figure_html(page, "ratio-bytes_per_second"))
@@ -738,7 +739,8 @@ class ComparisonPagesTest(unittest.TestCase):
             out, note, warning, *files = sys.argv[2:]
             sides = [samples.load_side(label, [f]) for label, f in
                      zip(("gcc", "clang", "control"), files)]
-            c = comparison.build(sides, stats.Judgement(0.05, 0.05))
+            c = comparison.build(sides, stats.Judgement(0.05, 0.05),
+                                 repetitions_independent=True)
             for x in c.cells:
                 if x.side == "clang" and x.bench.endswith("hw_3way/4096"):
                     x.verdict = dataclasses.replace(x.verdict, better=None, word="undecided",
@@ -767,13 +769,13 @@ class ComparisonPagesTest(unittest.TestCase):
         from kvbtools.pages import compare_figures, figures, htmlpage
         files = self.micro_runs(tag="p")
         out = os.path.join(TMP, "plain.html")
-        p = kvb("compare", files[0], files[1], "--html", out)
+        p = kvb("compare", files[0], files[1], "--html", out, "--repetitions-independent")
         self.assertEqual(p.returncode, 0, p.stderr)
         text = caption(read(out), "ratio-bytes_per_second")
         self.assertNotIn("kvb matrix", text)
         self.assertNotIn("--no-control", text)
         c = comparison.build([samples.load_side(n, [f]) for n, f in zip(("a", "b"), files)],
-                             stats.Judgement(0.05, 0.05))
+                             stats.Judgement(0.05, 0.05), repetitions_independent=True)
         measured = compare_figures.ratio_figure(c, "bytes_per_second", figures.Colours(["b"]),
                                                 True)
         self.assertIn("rerun without --no-control", measured.caption)
@@ -814,7 +816,7 @@ class ComparisonPagesTest(unittest.TestCase):
             dst = os.path.join(d, f"{label}.r1.json")
             shutil.copy(f, dst)
             sides.append(samples.load_side(label, [dst]))
-        c = comparison.build(sides, stats.Judgement(0.05, 0.05))
+        c = comparison.build(sides, stats.Judgement(0.05, 0.05), repetitions_independent=True)
         doc = comparison.to_json(c)
         doc.update(command="matrix", presets=["x86-gcc-native", "x86-clang-native"],
                    repeats=1, build_seconds={"x86-gcc-native": 60.0}, failed_builds=[],

@@ -11,9 +11,10 @@ adjusted by Benjamini-Hochberg. A verdict is one of three: changed (faster / slo
 smaller: direction aware) when the adjusted p < alpha and the change is at least --threshold;
 "no change" when the 95% interval of the ratio lies within the threshold; "undecided"
 otherwise, with the reason ("n=3+3 cannot reach p<0.05: 4 runs a side needed"). The unit each
-verdict rested on is printed ("unit: 5 processes a side"). Before any ratio the sides' workloads are compared: sides that differ in what defines
-the workload (sizes, threads, engine options, memory budget, ...) are "not comparable" (exit 2)
-unless --allow-different names the differences to accept. For kvbench files the headline metrics by
+verdict rested on is printed ("unit: 5 processes a side"). Before any ratio the sides'
+workloads are compared: sides that differ in what defines the workload (sizes, threads, engine
+options, memory budget, ...) are "not comparable" (exit 2) unless --allow-different names the
+differences to accept. For kvbench files the headline metrics by
 default (ops/s, p50/p99/p99.9, CPU and storage per op, the worst interval, size; --metric all:
 every one). matrix, versions and bisect print through here.
 --html OUT.html also writes a page with a figure per metric: each side's ratio to the base with

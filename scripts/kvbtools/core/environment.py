@@ -119,9 +119,64 @@ def _micro_notes(side: Side) -> list[str]:
                   "machine was busy; the rates below are per CPU second and do not show it"]
 
 
+def pinned_cpus(ctx: dict[str, Any]) -> str:
+    """The CPUs a run was pinned to, as it records them ('' = not pinned): kvbench's
+    context.workload.cpu_affinity, kvbench_micro's cpu_affinity ('none' = not pinned)."""
+    work = ctx.get("workload")
+    given = work.get("cpu_affinity") if isinstance(work, dict) else ctx.get("cpu_affinity")
+    text = str(given or "")
+    return "" if text in ("", "none") else text
+
+
+def cpu_speed(ctx: dict[str, Any]) -> float | None:
+    """kvbench's audit: the median ns per reference loop, at the start and the end of the run,
+    of the CPUs the run was pinned to (all its allowed CPUs when it was not); None when the
+    file has no audit of CPU speed."""
+    env = ctx.get("environment")
+    speed = env.get("cpu_speed") if isinstance(env, dict) else None
+    cpus = speed.get("cpus") if isinstance(speed, dict) else None
+    if not isinstance(cpus, list):
+        return None
+    pinned = {c.strip() for c in pinned_cpus(ctx).split(",")}
+    vals = [float(c[k]) for c in cpus if isinstance(c, dict)
+            and (pinned == {""} or str(c.get("cpu")) in pinned)
+            for k in ("start_ns_per_loop", "end_ns_per_loop")
+            if isinstance(c.get(k), (int, float)) and c[k] > 0]
+    return statistics.median(vals) if vals else None
+
+
+# The sides' CPUs ran at different speeds when their canaries differ by more than this (the
+# audit's own threshold between CPUs of one run: docs/json.md).
+SPEED_DIFFERS = 0.10
+
+
+def cpu_notes(sides: list[Side]) -> list[str]:
+    """WARNING lines when the sides ran pinned to different CPUs, or on CPUs whose speed, by
+    kvbench's audit (its reference loop at the start and end of each run), differs: on a
+    shared host one vCPU can run 1.5-2x slower than another for minutes (docs/compare.md)."""
+    out = []
+    pins = {s.label: sorted({pinned_cpus(ctx) for ctx in s.contexts}) for s in sides}
+    if any(p != [""] for p in pins.values()) and len({tuple(p) for p in pins.values()}) > 1:
+        shown = "; ".join(f"{label} {'/'.join(p or ['-']) if p != [''] else 'not pinned'}"
+                          for label, p in pins.items())
+        out.append(f"WARNING: the sides ran on different CPUs ({shown}): one vCPU of a shared "
+                   "host can run 1.5-2x slower than another; pin both to one CPU (kvb matrix, "
+                   "versions and bisect do)")
+    speeds = {s.label: [x for x in (cpu_speed(ctx) for ctx in s.contexts) if x is not None]
+              for s in sides}
+    med = {k: statistics.median(v) for k, v in speeds.items() if v}
+    if len(med) == len(sides) and len(med) > 1 and max(med.values()) > \
+            min(med.values()) * (1 + SPEED_DIFFERS):
+        shown = "; ".join(f"{k} {v:.3g}" for k, v in med.items())
+        out.append(f"WARNING: the sides' CPUs ran at different speeds by kvbench's reference "
+                   f"loop (ns per loop, median of each side's runs: {shown}): the machine, not "
+                   "only the code, differs between them")
+    return out
+
+
 def notes(sides: list[Side]) -> list[str]:
     """Every line the comparison prints about the sides' environments."""
-    out = not_comparable(sides)
+    out = not_comparable(sides) + cpu_notes(sides)
     for s in sides:
         out.extend(noise_notes(s))
     return out
