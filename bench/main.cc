@@ -5,6 +5,7 @@
 //
 // main() parses kvbench's own flags (they decide what is registered), registers every benchmark,
 // records how this binary was built in the JSON context, then hands over to Google Benchmark.
+// --canary runs kvbench's CPU speed canary instead (cli/canary.h) and nothing else.
 #include <lz4.h>
 #include <zstd.h>
 
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/canary.h"
 #include "cli/flags.h"
 #include "common/build_info.h"
 #include "common/cpu_affinity.h"
@@ -37,6 +39,10 @@ constexpr char kUsage[] =
     "Benchmarks are named <algorithm>/<variant>/<block bytes>[/cold].\n"
     "crc32c/extend runs the crc32c kernel measured fastest per size class at start, or the one\n"
     "KVBENCH_CRC32C=<kernel> names (the context records which and how).\n"
+    "\n"
+    "kvbench_micro --canary [--cpu_affinity=N]: time kvbench's CPU speed reference loop on one\n"
+    "CPU (about 50 ms, best of its windows; default the CPU it starts on), print one JSON\n"
+    "object on one line (as kvbench --canary: docs/cli.md) and run no benchmark.\n"
     "\n"
     "kvbench flags (--flag=value, --flag value, --flag / --noflag for booleans):\n";
 
@@ -130,9 +136,35 @@ void PinBenchmarkThread(const std::string& text) {
   benchmark::AddCustomContext("cpu_affinity", std::to_string(cpus[0]));
 }
 
-// Consumes kvbench's flags from argv, leaving the rest for Google Benchmark.
-Options ParseFlags(int* argc, char** argv) {
-  Options o;
+// What the command line asks for: the benchmarks with `options`, or --canary on `cpu_affinity`.
+struct CommandLine {
+  Options options;
+  bool canary = false;
+  std::string cpu_affinity;  // --cpu_affinity as given
+};
+
+// Takes --canary out of argv, wherever it stands; true when it was there.
+bool TakeCanaryFlag(int* argc, char** argv) {
+  bool canary = false;
+  int n = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strcmp(argv[i], "--canary") == 0) {
+      canary = true;
+    } else {
+      argv[n++] = argv[i];
+    }
+  }
+  *argc = n;
+  argv[n] = nullptr;
+  return canary;
+}
+
+// Consumes kvbench's flags from argv, leaving the rest for Google Benchmark. With --canary they
+// are checked as for a run, and nothing is probed or pinned (the canary pins its own thread).
+CommandLine ParseFlags(int* argc, char** argv) {
+  CommandLine cl;
+  cl.canary = TakeCanaryFlag(argc, argv);
+  Options& o = cl.options;
   std::string block_sizes;
   uint64_t cold_buffer_mb = 0;
   std::string perf_counters, cpu_affinity;
@@ -150,13 +182,20 @@ Options ParseFlags(int* argc, char** argv) {
     std::exit(0);
   }
   o.block_sizes = ParseBlockSizes(block_sizes);
-  SetupCounters(perf_counters);
-  PinBenchmarkThread(cpu_affinity);
+  cl.cpu_affinity = cpu_affinity;
+  if (cl.canary) {
+    PerfPlan plan;
+    s = ParsePerfCounters(perf_counters, &plan);
+    if (!s.ok()) UsageError(s.message());
+  } else {
+    SetupCounters(perf_counters);
+    PinBenchmarkThread(cpu_affinity);
+  }
   o.cold_buffer_bytes = static_cast<size_t>(cold_buffer_mb) << 20;
   *argc = 1;
   for (char* arg : rest) argv[(*argc)++] = arg;
   argv[*argc] = nullptr;
-  return o;
+  return cl;
 }
 
 // The environment audit (env/host_audit.h) as flat "environment.<fact>" keys: Google Benchmark's
@@ -259,7 +298,14 @@ void AddContext(const Options& o) {
 
 int main(int argc, char** argv) {
   using namespace kvbench::micro;
-  const Options options = ParseFlags(&argc, argv);
+  const CommandLine command_line = ParseFlags(&argc, argv);
+  if (command_line.canary) {
+    // Google Benchmark's flags are checked as for a run too; then only the canary runs.
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kUsageError;
+    return kvbench::RunCanary("kvbench_micro", command_line.cpu_affinity);
+  }
+  const Options& options = command_line.options;
   SetOptions(options);
   // crc32c::Extend's choice, made before anything is measured; a KVBENCH_CRC32C that names a
   // kernel this CPU or build cannot run is refused here, as a usage error.

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       kvbench::PrintEngineList();
       return 0;
     case Action::kCanary:
-      return kvbench::RunCanary(command_line.cpu_affinity());
+      return kvbench::RunCanary("kvbench", command_line.cpu_affinity());
     case Action::kRun:
     case Action::kCheckFlags:
       break;

@@ -221,20 +221,29 @@ class CliTest(kvbtest.TempDirTest):
         allowed = sorted(os.sched_getaffinity(0))
         self.assertEqual([c["cpu"] for c in speed["cpus"]], allowed)
         for c in speed["cpus"]:
-            for key in ("start_ns_per_loop", "end_ns_per_loop", "end_over_start"):
+            for key in ("start_ns_per_loop", "end_ns_per_loop", "end_over_start",
+                        "start_seconds", "end_seconds"):
                 self.assertGreater(c[key], 0, c)
-            self.assertGreaterEqual(c["start_median_ns_per_loop"], c["start_ns_per_loop"])
+            for when in ("start", "end"):
+                self.assertGreaterEqual(c[f"{when}_median_ns_per_loop"], c[f"{when}_ns_per_loop"])
+                # The wall time of all the windows: never less than the best window's.
+                self.assertGreaterEqual(c[f"{when}_wall_ns_per_loop"], c[f"{when}_ns_per_loop"])
+                self.assertGreater(c[f"{when}_cpu_share"], 0, c)
+                self.assertLessEqual(c[f"{when}_cpu_share"], 1, c)
         self.assertEqual(speed["differs_threshold"], 0.1)
+        self.assertEqual(speed["low_share_threshold"], 0.8)
         if len(allowed) > 1:
-            self.assertGreaterEqual(speed["slowest_over_fastest_start"], 1)
-            self.assertGreaterEqual(speed["slowest_over_fastest_end"], 1)
+            for key in ("slowest_over_fastest_start", "slowest_over_fastest_end",
+                        "wall_slowest_over_fastest_start", "wall_slowest_over_fastest_end"):
+                self.assertGreaterEqual(speed[key], 1, key)
         # A finding is the noise verdict's: the run is noisy and the reason names the CPU.
         if speed["finding"]:
             self.assertTrue(env["noisy"])
             self.assertIn(speed["finding"], env["noisy_reason"])
             self.assertRegex(speed["finding"], r"^CPU \d+ ")
         self.assertEqual(p.stdout.count("CPU speed:  "), 2, p.stdout)
-        self.assertRegex(p.stdout, r"CPU speed:  CPU \d+ [0-9.]+ ns/loop")
+        self.assertRegex(p.stdout, r"CPU speed:  CPU \d+ [0-9.]+ ns/loop \(wall [0-9.]+, share "
+                                   r"[0-9.]+\)")
 
     def test_memory_engine_fills_from_its_prefaulted_arena(self) -> None:
         """Issue 38: the memory engine's first fill paid the kernel's first-touch page faults

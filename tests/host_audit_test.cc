@@ -134,6 +134,14 @@ CpuSpeed Speed(int cpu, double best, double median = -1) {
   return c;
 }
 
+// A measurement with its wall time: the loop ran `share` of it.
+CpuSpeed Shared(int cpu, double best, double share) {
+  CpuSpeed c = Speed(cpu, best);
+  c.cpu_share = share;
+  c.wall_ns_per_loop = best * 1.01 / share;
+  return c;
+}
+
 TEST(CpuSpeed, AgreeingCpusSayNothing) {
   EXPECT_EQ(AssessCpuSpeeds({Speed(0, 1.90), Speed(1, 1.95)}, {Speed(0, 1.92), Speed(1, 1.93)}),
             "");
@@ -154,6 +162,51 @@ TEST(CpuSpeed, ASlowCpuIsNamedAndMakesTheRunNoisy) {
   EXPECT_NE(r.reason.find("CPU 0 1.58x slower at the end than at the start"), std::string::npos)
       << r.reason;
   EXPECT_EQ(r.cpu_speed_end.size(), 2u);
+}
+
+// Issue 36: a busy loop pinned to CPU 1 leaves its best window as it was and takes half its time.
+TEST(CpuSpeed, ACpuAnotherThreadSharesIsNamedByItsShareAndWallClock) {
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99), Shared(1, 1.59, 0.99)},
+                            {Shared(0, 1.60, 0.98), Shared(1, 1.60, 1.00)}),
+            "");
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99), Shared(1, 1.59, 0.49)}, {}),
+            "CPU 1 gave the reference loop 49% of its time (below 80%: another thread shared it) "
+            "and ran it 2.01x slower than CPU 0 by the wall clock at the start");
+  // Below the share's threshold but beyond the wall clock's: named by the wall clock alone.
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99)}, {Shared(0, 1.60, 0.99), Shared(1, 1.6, 0.85)}),
+            "CPU 1 ran the reference loop 1.16x slower than CPU 0 by the wall clock at the end");
+  // One CPU alone: its share still names it.
+  EXPECT_EQ(AssessCpuSpeeds({Shared(3, 1.60, 0.50)}, {}),
+            "CPU 3 gave the reference loop 50% of its time (below 80%: another thread shared it) "
+            "at the start");
+  // Both shared alike (a loaded machine): both named, neither slower by the wall clock.
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.30), Shared(1, 1.60, 0.31)}, {}),
+            "CPU 0 gave the reference loop 30% of its time (below 80%: another thread shared it) "
+            "at the start; CPU 1 gave the reference loop 31% of its time (below 80%: another "
+            "thread shared it) at the start");
+  NoiseSnapshot a = Snap(0, 0, 0, 0, 0), b = Snap(10, 1000, 0, 10, 0);
+  a.cpu_speeds = {Shared(0, 1.60, 0.99), Shared(1, 1.60, 0.99)};
+  b.cpu_speeds = {Shared(0, 1.60, 0.99), Shared(1, 1.60, 0.50)};
+  const NoiseReport r = AssessNoise(a, b, 2, 100);
+  EXPECT_TRUE(r.noisy);
+  EXPECT_NE(r.reason.find("CPU 1 gave the reference loop 50% of its time"), std::string::npos)
+      << r.reason;
+}
+
+// A slower core is slower by the wall clock too: named once, by its best.
+TEST(CpuSpeed, ASlowCoreIsNotNamedTwice) {
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99), Shared(1, 2.64, 0.99)}, {}),
+            "CPU 1 ran the reference loop 1.65x slower than CPU 0 at the start");
+  EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99), Shared(1, 2.64, 0.40)}, {}),
+            "CPU 1 ran the reference loop 1.65x slower than CPU 0 at the start; CPU 1 gave the "
+            "reference loop 40% of its time (below 80%: another thread shared it) at the start");
+  EXPECT_NE(DescribeCpuSpeeds({Shared(0, 1.60, 0.5)}).find("CPU 0 1.600 ns/loop (wall 3.232, "
+                                                            "share 0.50)"),
+            std::string::npos)
+      << DescribeCpuSpeeds({Shared(0, 1.60, 0.5)});
+  EXPECT_DOUBLE_EQ(SlowestOverFastest({Shared(0, 1.60, 0.5), Shared(1, 2.0, 1.0)}, false), 1.25);
+  EXPECT_NEAR(SlowestOverFastest({Shared(0, 1.60, 0.5), Shared(1, 2.0, 1.0)}, true), 1.6, 1e-9);
+  EXPECT_EQ(SlowestOverFastest({Shared(0, 1.60, 0.5)}, true), 0);
 }
 
 // A difference inside the slow CPU's own noise (its windows' median over its best) is not one.
@@ -182,6 +235,9 @@ TEST(CpuSpeed, MeasuresEveryAllowedCpu) {
     EXPECT_GT(speeds[i].ns_per_loop, 0);
     EXPECT_GE(speeds[i].median_ns_per_loop, speeds[i].ns_per_loop);
     EXPECT_EQ(speeds[i].windows, kAuditWindows);
+    EXPECT_GE(speeds[i].wall_ns_per_loop, speeds[i].ns_per_loop) << "all windows, the best's too";
+    EXPECT_GT(speeds[i].cpu_share, 0);
+    EXPECT_LE(speeds[i].cpu_share, 1);
   }
   EXPECT_EQ(ReferenceLoop(1000, 7), ReferenceLoop(1000, 7)) << "the same work every time";
 }

@@ -36,6 +36,39 @@ class MicroCliTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(words, p.stderr)
 
+    def test_canary_prints_one_json_object_and_runs_nothing(self) -> None:
+        """kvbench_micro --canary: kvbench's CPU speed canary from this binary (kvb matrix --micro
+        takes it from the build it measures). Its figures are positive; their size is a
+        benchmark's, not a test's."""
+        allowed = sorted(os.sched_getaffinity(0))
+        for flags, cpus in (([f"--cpu_affinity={allowed[-1]}"], {allowed[-1]}),
+                            ([], set(allowed)),
+                            (["--benchmark_filter=crc32c", "--block_sizes=4096"], set(allowed))):
+            with self.subTest(flags=flags):
+                p = run("--canary", *flags)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                lines = p.stdout.splitlines()
+                self.assertEqual(len(lines), 1, p.stdout)  # no benchmark ran
+                c = json.loads(lines[0])
+                self.assertEqual(c["canary"], "kvbench reference loop")
+                self.assertIn(c["cpu"], cpus)
+                self.assertGreater(c["ns_per_loop"], 0)
+                self.assertGreaterEqual(c["wall_ns_per_loop"], c["ns_per_loop"])
+                self.assertGreater(c["cpu_share"], 0)
+                self.assertLessEqual(c["cpu_share"], 1)
+        bad = [([f"--cpu_affinity={max(allowed) + 1}"], "is not one this process may run on"),
+               (["--benchmark_nonsense=1"], "benchmark_nonsense"),
+               (["--perf_counters=bogus"], "unknown event 'bogus'")]
+        if len(allowed) > 1:
+            bad.append(([f"--cpu_affinity={allowed[0]},{allowed[1]}"], "--canary measures one CPU"))
+        for flags, words in bad:
+            with self.subTest(flags=flags):
+                p = run("--canary", *flags)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(words, p.stderr)
+                self.assertEqual(p.stdout, "")
+        self.assertIn("--canary [--cpu_affinity=N]", run("--help").stdout)
+
     def test_help_lists_the_flag_table_and_google_benchmarks(self) -> None:
         p = run("--help")
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -10,27 +10,28 @@
 
 namespace kvbench {
 
-int RunCanary(const std::string& cpu_affinity) {
+int RunCanary(const char* program, const std::string& cpu_affinity) {
   std::vector<int> cpus;
   const Status s = ParseCpuAffinity("cpu_affinity", cpu_affinity, &cpus);
   if (!s.ok() || cpus.size() > 1) {
-    std::fprintf(stderr, "kvbench: %s\nRun 'kvbench --help' for usage.\n",
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", program,
                  s.ok() ? ("--canary measures one CPU: --cpu_affinity=" + cpu_affinity + " names " +
                            std::to_string(cpus.size()))
                               .c_str()
-                        : s.message().c_str());
+                        : s.message().c_str(),
+                 program);
     return 2;
   }
   const bool asked = !cpus.empty();
   const int cpu = asked ? cpus[0] : sched_getcpu();
   if (cpu < 0) {
-    std::fprintf(stderr,
-                 "kvbench: error: --canary: cannot tell which CPU this is (sched_getcpu)\n");
+    std::fprintf(stderr, "%s: error: --canary: cannot tell which CPU this is (sched_getcpu)\n",
+                 program);
     return 1;
   }
   const CpuSpeed c = MeasureCpuSpeed(cpu, kCanaryWindows, kCanaryLoopsPerWindow);
   if (!c.error.empty()) {
-    std::fprintf(stderr, "kvbench: error: --canary: %s\n", c.error.c_str());
+    std::fprintf(stderr, "%s: error: --canary: %s\n", program, c.error.c_str());
     return 1;
   }
   std::printf(

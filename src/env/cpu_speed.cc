@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "common/cpu_affinity.h"
 
@@ -59,6 +60,64 @@ void MeasureHere(int windows, uint64_t loops, CpuSpeed* out) {
 // The slower of two measurements of CPUs, as a ratio >= 1.
 double Ratio(double a, double b) { return a > b ? a / b : b / a; }
 
+bool Measured(const CpuSpeed& c) { return c.error.empty() && c.ns_per_loop > 0; }
+
+// The slowest CPU of `speeds` by its best window, when it is slower than the fastest beyond the
+// threshold and beyond its own windows' noise (their median over their best). Returns the CPU
+// named, or -1.
+int AssessBest(const std::vector<CpuSpeed>& speeds, const std::string& when,
+               std::vector<std::string>* out) {
+  const CpuSpeed* fast = nullptr;
+  const CpuSpeed* slow = nullptr;
+  for (const auto& c : speeds) {
+    if (!Measured(c)) continue;
+    if (fast == nullptr || c.ns_per_loop < fast->ns_per_loop) fast = &c;
+    if (slow == nullptr || c.ns_per_loop > slow->ns_per_loop) slow = &c;
+  }
+  if (fast == nullptr || fast == slow) return -1;
+  const double ratio = slow->ns_per_loop / fast->ns_per_loop;
+  const double noise = slow->median_ns_per_loop / slow->ns_per_loop;
+  if (ratio > 1 + kCpuSpeedShare && ratio > noise) {
+    out->push_back("CPU " + std::to_string(slow->cpu) + " ran the reference loop " +
+                   Fixed(ratio, 2) + "x slower than CPU " + std::to_string(fast->cpu) + " at the " +
+                   when);
+    return slow->cpu;
+  }
+  return -1;
+}
+
+// Each CPU of `speeds` that another thread shared (the loop's share of the wall time below
+// kCpuShareLow) or that ran the loop slower than the fastest by the wall clock beyond the
+// threshold: one sentence per CPU. A CPU AssessBest named (`slow_core`) is not named again for a
+// wall time its slower core explains; measurements without a wall time are left out.
+void AssessShares(const std::vector<CpuSpeed>& speeds, int slow_core, const std::string& when,
+                  std::vector<std::string>* out) {
+  const CpuSpeed* fast = nullptr;
+  for (const auto& c : speeds) {
+    if (!Measured(c) || c.wall_ns_per_loop <= 0) continue;
+    if (fast == nullptr || c.wall_ns_per_loop < fast->wall_ns_per_loop) fast = &c;
+  }
+  for (const auto& c : speeds) {
+    if (!Measured(c) || c.wall_ns_per_loop <= 0) continue;
+    std::string s;
+    if (c.cpu_share < kCpuShareLow) {
+      s = "gave the reference loop " + Fixed(100 * c.cpu_share, 0) + "% of its time (below " +
+          Fixed(100 * kCpuShareLow, 0) + "%: another thread shared it)";
+    }
+    const double ratio = c.wall_ns_per_loop / fast->wall_ns_per_loop;
+    if (&c != fast && c.cpu != slow_core && ratio > 1 + kCpuSpeedShare) {
+      s += (s.empty() ? "ran the reference loop " : " and ran it ") + Fixed(ratio, 2) +
+           "x slower than CPU " + std::to_string(fast->cpu) + " by the wall clock";
+    }
+    if (s.empty()) continue;
+    std::string sentence = "CPU " + std::to_string(c.cpu) + " ";
+    sentence += s;
+    sentence += " at the ";
+    sentence += when;
+    out->push_back(std::move(sentence));
+  }
+}
+
 }  // namespace
 
 // Not inlined, and the seed comes from the caller: the compiler cannot fold the loop away or
@@ -96,40 +155,24 @@ std::vector<CpuSpeed> MeasureCpuSpeeds(const std::vector<int>& cpus) {
 }
 
 std::string AssessCpuSpeeds(const std::vector<CpuSpeed>& start, const std::vector<CpuSpeed>& end) {
-  std::string out;
-  const auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  std::vector<std::string> found;
   for (const auto* when : {&start, &end}) {
-    const CpuSpeed* fast = nullptr;
-    const CpuSpeed* slow = nullptr;
-    for (const auto& c : *when) {
-      if (!c.error.empty() || c.ns_per_loop <= 0) continue;
-      if (fast == nullptr || c.ns_per_loop < fast->ns_per_loop) fast = &c;
-      if (slow == nullptr || c.ns_per_loop > slow->ns_per_loop) slow = &c;
-    }
-    if (fast == nullptr || fast == slow) continue;
-    const double ratio = slow->ns_per_loop / fast->ns_per_loop;
-    // Beyond the slow CPU's own noise too: its windows' median over its best.
-    const double noise = slow->median_ns_per_loop / slow->ns_per_loop;
-    if (ratio > 1 + kCpuSpeedShare && ratio > noise) {
-      add("CPU " + std::to_string(slow->cpu) + " ran the reference loop " + Fixed(ratio, 2) +
-          "x slower than CPU " + std::to_string(fast->cpu) + " at the " +
-          (when == &start ? "start" : "end"));
-    }
+    const std::string at = when == &start ? "start" : "end";
+    AssessShares(*when, AssessBest(*when, at, &found), at, &found);
   }
   for (const auto& s : start) {
     for (const auto& e : end) {
-      if (e.cpu != s.cpu || !s.error.empty() || !e.error.empty() || s.ns_per_loop <= 0 ||
-          e.ns_per_loop <= 0) {
-        continue;
-      }
+      if (e.cpu != s.cpu || !Measured(s) || !Measured(e)) continue;
       const double ratio = Ratio(e.ns_per_loop, s.ns_per_loop);
       if (ratio > 1 + kCpuSpeedShare) {
-        add("CPU " + std::to_string(s.cpu) + " " + Fixed(ratio, 2) + "x " +
-            (e.ns_per_loop > s.ns_per_loop ? "slower" : "faster") +
-            " at the end than at the start");
+        found.push_back("CPU " + std::to_string(s.cpu) + " " + Fixed(ratio, 2) + "x " +
+                        (e.ns_per_loop > s.ns_per_loop ? "slower" : "faster") +
+                        " at the end than at the start");
       }
     }
   }
+  std::string out;
+  for (const auto& f : found) out += (out.empty() ? "" : "; ") + f;
   return out;
 }
 
@@ -137,11 +180,30 @@ std::string DescribeCpuSpeeds(const std::vector<CpuSpeed>& speeds) {
   std::string out;
   for (const auto& c : speeds) {
     if (!out.empty()) out += ", ";
-    out +=
-        "CPU " + std::to_string(c.cpu) + " " +
-        (c.error.empty() ? Fixed(c.ns_per_loop, 3) + " ns/loop" : "not measured (" + c.error + ")");
+    out += "CPU " + std::to_string(c.cpu) + " ";
+    if (!c.error.empty()) {
+      out += "not measured (" + c.error + ")";
+      continue;
+    }
+    out += Fixed(c.ns_per_loop, 3) + " ns/loop";
+    if (c.wall_ns_per_loop > 0) {
+      out += " (wall " + Fixed(c.wall_ns_per_loop, 3) + ", share " + Fixed(c.cpu_share, 2) + ")";
+    }
   }
   return out;
+}
+
+double SlowestOverFastest(const std::vector<CpuSpeed>& speeds, bool wall) {
+  double fast = 0, slow = 0;
+  int n = 0;
+  for (const auto& c : speeds) {
+    const double v = wall ? c.wall_ns_per_loop : c.ns_per_loop;
+    if (!Measured(c) || v <= 0) continue;
+    fast = n == 0 ? v : std::min(fast, v);
+    slow = std::max(slow, v);
+    ++n;
+  }
+  return n >= 2 ? slow / fast : 0;
 }
 
 }  // namespace kvbench

@@ -104,7 +104,9 @@ void ConsoleReporter::Begin(const RunContext& c) {
   std::fprintf(out_, "Host:       %s\n", env.audit.Summary().c_str());
   if (!env.noise_start.cpu_speeds.empty()) {
     const std::string finding = AssessCpuSpeeds(env.noise_start.cpu_speeds, {});
-    std::fprintf(out_, "CPU speed:  %s (reference loop, best of %d windows)%s%s\n",
+    std::fprintf(out_,
+                 "CPU speed:  %s (reference loop: best of %d windows, wall ns/loop and the "
+                 "loop's share of the wall time over all of them)%s%s\n",
                  DescribeCpuSpeeds(env.noise_start.cpu_speeds).c_str(), kAuditWindows,
                  finding.empty() ? "" : ": ", finding.c_str());
   }

@@ -129,19 +129,6 @@ void WriteCrc32c(JsonWriter& j, const crc32c::Choice& choice) {
   j.EndObject();
 }
 
-// The slower over the faster of the measured CPUs' best times; 0 with fewer than two.
-double SlowestOverFastest(const std::vector<CpuSpeed>& speeds) {
-  double fast = 0, slow = 0;
-  int n = 0;
-  for (const auto& c : speeds) {
-    if (!c.error.empty() || c.ns_per_loop <= 0) continue;
-    fast = n == 0 ? c.ns_per_loop : std::min(fast, c.ns_per_loop);
-    slow = std::max(slow, c.ns_per_loop);
-    ++n;
-  }
-  return n >= 2 ? slow / fast : 0;
-}
-
 // Each allowed CPU's speed at the start and, once the run has ended, at the end (env/cpu_speed.h).
 void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const NoiseReport* noise) {
   const bool ended = noise != nullptr && noise->measured;
@@ -150,7 +137,7 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
   j.BeginObject("cpu_speed");
   j.Str("reference_loop", "a 64-bit multiply, add, shift and xor per loop, each on the last");
   j.Int("windows", kAuditWindows).Int("loops_per_window", kAuditLoopsPerWindow);
-  j.Num("differs_threshold", kCpuSpeedShare);
+  j.Num("differs_threshold", kCpuSpeedShare).Num("low_share_threshold", kCpuShareLow);
   j.BeginArray("cpus");
   for (const auto& s : start) {
     j.BeginObject().Int("cpu", static_cast<uint64_t>(s.cpu));
@@ -159,6 +146,8 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
     } else {
       j.Num("start_ns_per_loop", s.ns_per_loop)
           .Num("start_median_ns_per_loop", s.median_ns_per_loop);
+      j.Num("start_wall_ns_per_loop", s.wall_ns_per_loop).Num("start_cpu_share", s.cpu_share);
+      j.Num("start_seconds", s.seconds);
     }
     for (const auto& e : end) {
       if (e.cpu != s.cpu) continue;
@@ -167,6 +156,8 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
         continue;
       }
       j.Num("end_ns_per_loop", e.ns_per_loop).Num("end_median_ns_per_loop", e.median_ns_per_loop);
+      j.Num("end_wall_ns_per_loop", e.wall_ns_per_loop).Num("end_cpu_share", e.cpu_share);
+      j.Num("end_seconds", e.seconds);
       if (s.error.empty() && s.ns_per_loop > 0) {
         j.Num("end_over_start", e.ns_per_loop / s.ns_per_loop);
       }
@@ -174,8 +165,12 @@ void WriteCpuSpeed(JsonWriter& j, const std::vector<CpuSpeed>& start, const Nois
     j.EndObject();
   }
   j.EndArray();
-  j.Num("slowest_over_fastest_start", SlowestOverFastest(start));
-  if (ended) j.Num("slowest_over_fastest_end", SlowestOverFastest(end));
+  j.Num("slowest_over_fastest_start", SlowestOverFastest(start, false));
+  j.Num("wall_slowest_over_fastest_start", SlowestOverFastest(start, true));
+  if (ended) {
+    j.Num("slowest_over_fastest_end", SlowestOverFastest(end, false));
+    j.Num("wall_slowest_over_fastest_end", SlowestOverFastest(end, true));
+  }
   j.Str("finding", ended ? noise->cpu_speed_finding : AssessCpuSpeeds(start, {}));
   j.EndObject();
 }

@@ -34,9 +34,11 @@ DIMENSIONLESS = {
     "ipc", "counted_fraction",
     "samples", "lost_samples",  # results[].profile (docs/profile.md)
     "delivered_share", "slowest_window_share", "windows",  # roles[].pacing (docs/metrics.md)
-    # context.environment.cpu_speed (docs/json.md): CPU numbers, loop counts, ratios
+    # context.environment.cpu_speed (docs/json.md): CPU numbers, loop counts, ratios, shares
     "cpu", "loops_per_window", "differs_threshold", "end_over_start",
     "slowest_over_fastest_start", "slowest_over_fastest_end",
+    "low_share_threshold", "start_cpu_share", "end_cpu_share",
+    "wall_slowest_over_fastest_start", "wall_slowest_over_fastest_end",
     # callgrind's counts (kvb --instructions: measure/callgrind.py), totals over a benchmark run
     "instructions", "background_instructions", "background_threads",
     "interrupted_bursts",  # context.crc32c: the calibration's discarded bursts (docs/micro.md)
