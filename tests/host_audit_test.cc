@@ -191,6 +191,14 @@ TEST(CpuSpeed, ACpuAnotherThreadSharesIsNamedByItsShareAndWallClock) {
   EXPECT_TRUE(r.noisy);
   EXPECT_NE(r.reason.find("CPU 1 gave the reference loop 50% of its time"), std::string::npos)
       << r.reason;
+  // The thresholds said are the ones that apply (not the speed's 10% after a share's finding).
+  EXPECT_NE(r.reason.find("(thresholds: CPUs 10.0% apart in speed, a share below 80.0%)"),
+            std::string::npos)
+      << r.reason;
+  // A share just under the threshold never reads as the threshold ("80% (below 80%)").
+  EXPECT_EQ(AssessCpuSpeeds({Shared(3, 1.60, 0.796)}, {}),
+            "CPU 3 gave the reference loop 79% of its time (below 80%: another thread shared it) "
+            "at the start");
 }
 
 // A slower core is slower by the wall clock too: named once, by its best.

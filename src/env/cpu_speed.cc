@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 #include <utility>
@@ -101,7 +102,9 @@ void AssessShares(const std::vector<CpuSpeed>& speeds, int slow_core, const std:
     if (!Measured(c) || c.wall_ns_per_loop <= 0) continue;
     std::string s;
     if (c.cpu_share < kCpuShareLow) {
-      s = "gave the reference loop " + Fixed(100 * c.cpu_share, 0) + "% of its time (below " +
+      // Rounded down: a share of 0.796 reads 79%, never "80% (below 80%)".
+      s = "gave the reference loop " + Fixed(std::floor(100 * c.cpu_share + 1e-9), 0) +
+          "% of its time (below " +
           Fixed(100 * kCpuShareLow, 0) + "%: another thread shared it)";
     }
     const double ratio = c.wall_ns_per_loop / fast->wall_ns_per_loop;

@@ -101,7 +101,8 @@ NoiseReport AssessNoise(const NoiseSnapshot& start, const NoiseSnapshot& end, in
   r.cpu_speed_finding = AssessCpuSpeeds(start.cpu_speeds, end.cpu_speeds);
   if (!r.cpu_speed_finding.empty()) {
     if (!r.reason.empty()) r.reason += "; ";
-    r.reason += r.cpu_speed_finding + " (threshold " + Percent(kCpuSpeedShare) + ")";
+    r.reason += r.cpu_speed_finding + " (thresholds: CPUs " + Percent(kCpuSpeedShare) +
+                " apart in speed, a share below " + Percent(kCpuShareLow) + ")";
   }
   r.noisy = !r.reason.empty();
   return r;
