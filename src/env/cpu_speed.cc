@@ -104,8 +104,7 @@ void AssessShares(const std::vector<CpuSpeed>& speeds, int slow_core, const std:
     if (c.cpu_share < kCpuShareLow) {
       // Rounded down: a share of 0.796 reads 79%, never "80% (below 80%)".
       s = "gave the reference loop " + Fixed(std::floor(100 * c.cpu_share + 1e-9), 0) +
-          "% of its time (below " +
-          Fixed(100 * kCpuShareLow, 0) + "%: another thread shared it)";
+          "% of its time (below " + Fixed(100 * kCpuShareLow, 0) + "%: another thread shared it)";
     }
     const double ratio = c.wall_ns_per_loop / fast->wall_ns_per_loop;
     if (&c != fast && c.cpu != slow_core && ratio > 1 + kCpuSpeedShare) {
