@@ -377,10 +377,15 @@ void ExpectMeasuredChoice(const crc32c::CpuFeatures& cpu) {
     return;
   }
   EXPECT_EQ(crc32c::ChosenBy::kMeasured, choice.chosen_by);
-  EXPECT_GE(choice.repeats, 1);
+  // Every contender kept an uninterrupted burst, or the choice says it rests on interrupted
+  // ones (a loaded or emulated CPU: qemu-user's threads switched out every burst of a kernel).
+  if (choice.repeats == 0) {
+    EXPECT_GT(choice.interrupted, 0);
+    EXPECT_NE(std::string::npos, crc32c::DescribeHow(choice).find("best of interrupted timings"));
+  }
   EXPECT_EQ(crc32c::FastestByRates(choice.rates), choice.kernel);
   EXPECT_EQ(0u, crc32c::DescribeChoice(choice).find("0-127 B "));
-  EXPECT_EQ(0u, crc32c::DescribeHow(choice).find("measured: best of "));
+  EXPECT_EQ(0u, crc32c::DescribeHow(choice).find("measured: best of "));  // either way
   EXPECT_NE(std::string::npos, crc32c::DescribeRates(choice, 0).find(" GB/s at 64 B"));
 }
 

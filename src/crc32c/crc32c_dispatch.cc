@@ -366,11 +366,19 @@ std::string DescribeHow(const Choice& choice) {
         choice.interrupted == 0 ? ""
                                 : " (" + std::to_string(choice.interrupted) + " interrupted burst" +
                                       (choice.interrupted == 1 ? "" : "s") + " discarded)";
-    char detail[192];
-    std::snprintf(detail, sizeof(detail),
-                  ": best of %d timings per kernel and size class%s, %.2f ms of CPU in %.2f ms",
-                  choice.repeats, interrupted.c_str(), choice.calibration_seconds * 1e3,
-                  choice.calibration_wall_seconds * 1e3);
+    char detail[256];
+    if (choice.repeats > 0) {
+      std::snprintf(detail, sizeof(detail),
+                    ": best of %d timings per kernel and size class%s, %.2f ms of CPU in %.2f ms",
+                    choice.repeats, interrupted.c_str(), choice.calibration_seconds * 1e3,
+                    choice.calibration_wall_seconds * 1e3);
+    } else {  // a kernel none of whose bursts ran uninterrupted: its rates are interrupted ones
+      std::snprintf(detail, sizeof(detail),
+                    ": best of interrupted timings (%d bursts interrupted, a kernel had no other),"
+                    " %.2f ms of CPU in %.2f ms",
+                    choice.interrupted, choice.calibration_seconds * 1e3,
+                    choice.calibration_wall_seconds * 1e3);
+    }
     how += detail;
   } else if (choice.chosen_by == ChosenBy::kForced) {
     how += std::string(" by ") + kForceVariable + "=" + choice.kernel[0]->name;
