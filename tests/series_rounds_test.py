@@ -16,7 +16,7 @@ import stat
 import sys
 import types
 import unittest
-from typing import Callable
+from typing import Callable, Iterator
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
@@ -260,6 +260,24 @@ class WatchTest(unittest.TestCase):
         now[0] += pinning.REUSE_SECONDS + 1
         self.assertEqual(w.before(6), "")
         self.assertEqual(w.readings, 7)
+
+    def test_wall_time_rates_watch_the_canarys_wall_clock(self) -> None:
+        # A busy loop sharing the CPU leaves the best window as it was and doubles the wall
+        # clock: KV runs (wall-time rates) set the round apart, micro runs (CPU time) do not.
+        def readings() -> Iterator[pinning.Reading]:
+            # before round 1, after 1, 2, 3 (the loop came), 4 (it went); a reading after a
+            # round serves the next one's "before"
+            for wall in (101.0, 100.0, 102.0, 200.0, 100.0):
+                yield pinning.Reading(3, 50.0, wall)
+
+        for by_wall, disturbed in ((True, [False, False, True, True]),
+                                   (False, [False, False, False, False])):
+            it = readings()
+            w = pinning.Watch(pinning.Pin((3,), "canary", "", by_wall=by_wall),
+                              read=lambda b, c: next(it), clock=lambda: 0.0)
+            got = [bool(w.before(r) or w.after(r)) for r in range(1, 5)]
+            self.assertEqual(got, disturbed, f"by_wall={by_wall}")
+        self.assertEqual(pinning.Reading(0, 50.0).value(True), 50.0)  # no wall clock reported
 
     def test_no_canary_no_reading(self) -> None:
         w = pinning.Watch(pinning.Pin((0,), "", ""), read=lambda b, c: None)

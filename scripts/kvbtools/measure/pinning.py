@@ -38,7 +38,16 @@ def allowed_cpus() -> list[int]:
 @dataclass(frozen=True)
 class Reading:
     cpu: int
-    ns_per_loop: float
+    ns_per_loop: float                  # the best window: the CPU's own speed
+    wall_ns_per_loop: float = 0.0       # wall clock over all windows (0: not reported): also
+                                        # slower when another thread shares the CPU
+
+    def value(self, by_wall: bool) -> float:
+        """What a comparison watches: the wall clock for wall-time rates (kvbench's KV runs),
+        whose runs a thread sharing the CPU slows; else the best window (kvbench_micro's rates
+        are CPU time, which sharing barely moves)."""
+        wall = self.wall_ns_per_loop
+        return wall if by_wall and wall > 0 else self.ns_per_loop
 
 
 def canary(binary: str, cpu: int | None) -> Reading | None:
@@ -54,9 +63,11 @@ def canary(binary: str, cpu: int | None) -> Reading | None:
     try:
         doc = json.loads(p.stdout.strip().splitlines()[-1])
         ns = float(doc["ns_per_loop"])
-    except (ValueError, KeyError, IndexError, TypeError):
+        wall = float(doc.get("wall_ns_per_loop") or 0.0)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return None
-    return Reading(int(doc.get("cpu", cpu if cpu is not None else -1)), ns) if ns > 0 else None
+    return Reading(int(doc.get("cpu", cpu if cpu is not None else -1)), ns,
+                   wall) if ns > 0 else None
 
 
 def choose_cpu(readings: list[Reading]) -> int | None:
@@ -122,6 +133,7 @@ class Pin:
     canary: str                 # the binary whose --canary runs around every round; "" none
     text: str                   # what was chosen and why, as the output says it
     start: dict[int, float] = field(default_factory=dict)   # the readings at the start
+    by_wall: bool = False       # readings by the wall clock (Reading.value)
 
     def flag(self) -> list[str]:
         """kvbench's and kvbench_micro's flag: one CPU, or one per thread round-robin."""
@@ -129,7 +141,8 @@ class Pin:
 
     def to_json(self) -> dict[str, object]:
         return {"cpus": list(self.cpus), "canary": self.canary or None, "how": self.text,
-                "start_ns_per_loop": {str(k): v for k, v in self.start.items()}}
+                "start_ns_per_loop": {str(k): v for k, v in self.start.items()},
+                "canary_reading": "wall clock" if self.by_wall else "best window"}
 
 
 def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Reading | None]:
@@ -142,11 +155,13 @@ def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Readin
     return "", None
 
 
-def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "") -> Pin:
+def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "",
+               by_wall: bool = False) -> Pin:
     """`cpu` (--cpu): 'auto' the fastest allowed CPU by the canary at the start (with `threads`
     > 1, that many of the fastest, one a thread), a number that CPU, 'none' no pinning and no
     canary. The canary is the first of `candidates` that has one; `shown` names the threads
-    (e.g. '--threads 2 and the writer') when there are several."""
+    (e.g. '--threads 2 and the writer') when there are several; `by_wall`: fastest and moved by
+    the canary's wall clock (wall-time rates: a CPU another thread shares is slow for them)."""
     allowed = allowed_cpus()
     if cpu == "none" or not allowed:
         why = "--cpu none" if cpu == "none" else "sched_getaffinity failed"
@@ -154,18 +169,19 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
                            "canary (unpinned runs land on any CPU, a canary on one says nothing "
                            "of them)")
     binary, first = find_canary(candidates, allowed[0] if cpu == "auto" else int(cpu))
-    readings = {first.cpu: first.ns_per_loop} if first else {}
+    readings = {first.cpu: first.value(by_wall)} if first else {}
     if cpu == "auto" and binary:
         for c in allowed[1:]:
             got = canary(binary, c)
             if got is not None:
-                readings[got.cpu] = got.ns_per_loop
+                readings[got.cpu] = got.value(by_wall)
     n = max(1, min(threads, len(allowed)))
     if cpu != "auto":
         cpus, how = (int(cpu),), "--cpu"
     elif len(readings) == len(allowed):
         cpus = tuple(sorted(readings, key=lambda c: readings[c])[:n])
-        how = "the fastest by the canary at the start: " + ", ".join(
+        how = ("the fastest by the canary's wall clock at the start" if by_wall else
+               "the fastest by the canary at the start") + ": " + ", ".join(
             f"CPU {c} {readings[c]:.3g} ns" for c in sorted(readings))
     else:
         cpus, how = tuple(allowed[-n:]), "the last allowed CPU" + ("s" if n > 1 else "")
@@ -181,11 +197,12 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
         text = f"every run on {where} ({how})"
     on = "it" if len(cpus) == 1 else "each"
     text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
-             "last" if binary else
+             "last" + (", by its wall clock (these rates are wall time: a thread sharing the "
+                       "CPU slows them)" if by_wall else "") if binary else
              "; no canary (none of " + ", ".join(_shown(c) for c in candidates if c)
              + " has --canary):"
              " rounds are not checked for a CPU that changed speed")
-    return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings})
+    return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings}, by_wall)
 
 
 def _shown(path: str) -> str:
@@ -207,6 +224,7 @@ class Watch:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.binary = pin.canary if pin.cpus else ""
         self.cpus = pin.cpus
+        self.by_wall = pin.by_wall
         self.read_one, self.clock = read, clock
         self.canaries = {c: Canaries([pin.start[c]] if c in pin.start else [])
                          for c in self.cpus}
@@ -223,7 +241,7 @@ class Watch:
             got = self.read_one(self.binary, c)
             if got is None:
                 continue
-            moved = self.canaries[c].moved(got.ns_per_loop)
+            moved = self.canaries[c].moved(got.value(self.by_wall))
             if moved:
                 notes.append(f"{abs(moved):.0%} {'slower' if moved > 0 else 'faster'}"
                              + (f" on CPU {c}" if len(self.cpus) > 1 else ""))

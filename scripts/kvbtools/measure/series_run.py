@@ -150,7 +150,8 @@ def run(kind: str, series: list[Series], plan: Plan, judging: Judging, spending:
 
 def choose_pin(series: list[Series], plan: Plan, cpu: str) -> pinning.Pin:
     """The CPU(s) of every run and the canary: the base's own binary when it has --canary,
-    else this tree's kvbench build (kvbench_micro has no canary yet)."""
+    else this tree's kvbench build. KV runs' rates are wall time, so their canary is read by
+    its wall clock; kvbench_micro's are CPU time, read by its best window."""
     if plan.instructions:
         return pinning.Pin((), "", "not pinned: instruction counts (--instructions) do not "
                                    "depend on the CPU or its speed; no canary")
@@ -160,7 +161,7 @@ def choose_pin(series: list[Series], plan: Plan, cpu: str) -> pinning.Pin:
                                                                         plan.extra)
     shown = f"{threads} worker{'s' if threads != 1 else ''}" + (" and the writer" if writer
                                                                 else "")
-    return pinning.choose_pin(cpu, threads + writer, candidates, shown)
+    return pinning.choose_pin(cpu, threads + writer, candidates, shown, by_wall=not plan.micro)
 
 
 def measure(loop: SeriesRounds, judging: Judging
