@@ -22,7 +22,7 @@ from kvbtools.measure import bisect_judge as judge
 from kvbtools.measure import pinning
 from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect_search import Ending, Search
-from kvbtools.measure.bisect_state import State
+from kvbtools.measure.bisect_state import KvbenchMode, State
 from kvbtools.measure.bisect_trees import Workspace
 
 
@@ -58,22 +58,27 @@ class Ranges:
         chosen, for the progress line."""
         st = self.state
         binary = os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")
+        # kvbench's KV runs are timed by the wall clock: a thread sharing the CPU slows them,
+        # and the canary's wall clock shows it; kvbench_micro's and generic benchmarks' rates
+        # are read by the canary's best window (pinning.Reading.value).
+        by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
         cpus = pinning.allowed_cpus()
         readings = [pinning.canary(binary, c) for c in cpus] if os.path.isfile(binary) else []
         got = [r for r in readings if r is not None]
         if st.cpu is None or st.cpu not in cpus:
             if got and len(got) == len(cpus):
-                st.cpu = pinning.choose_cpu(got)
-                shown = ", ".join(f"CPU {r.cpu} {r.ns_per_loop:.3g} ns" for r in got)
+                st.cpu = min(got, key=lambda r: r.value(by_wall)).cpu
+                shown = ", ".join(f"CPU {r.cpu} {r.value(by_wall):.3g} ns" for r in got)
                 st.cpu_note = f"the fastest by the canary ({shown})"
             else:
                 st.cpu = cpus[-1] if cpus else None
                 st.cpu_note = "the last allowed CPU"
         if got and st.cpu is not None:
             cpu = st.cpu
-            self.canary = lambda: (lambda r: r.ns_per_loop if r else None)(
+            self.canary = lambda: (lambda r: r.value(by_wall) if r else None)(
                 pinning.canary(binary, cpu))
-            return f"every run on CPU {st.cpu} ({st.cpu_note}); a canary before every round"
+            return (f"every run on CPU {st.cpu} ({st.cpu_note}); a canary before every round"
+                    + (", by its wall clock (KV rates are wall time)" if by_wall else ""))
         why = ("no kvbench build at " + binary if not os.path.isfile(binary) else
                f"{binary} has no --canary yet")
         return (f"every run on CPU {st.cpu} ({st.cpu_note}); no canary ({why}): rounds are not "
