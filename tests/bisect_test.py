@@ -358,7 +358,9 @@ class BisectTest(BisectCase):
     def test_ctrl_c_then_resume_without_measuring_again(self) -> None:
         repo = Repo(self.tmp, history(10, 13))
         c = repo.commits
-        env = self.kvb_env(repo, CLEAN, KVB_TEST_SLEEP_MS="40")
+        # 80 ms a run: the measured step lasts about a second, long enough for this loop to see
+        # it on a loaded machine (at 40 ms, 1 run in 4 at load 5 finished before it looked).
+        env = self.kvb_env(repo, CLEAN, KVB_TEST_SLEEP_MS="80")
         proc = subprocess.Popen(self.args(repo, "--old", c[0], "--new", c[LAST], "--repeats", "4"),
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
