@@ -197,8 +197,8 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
         text = f"every run on {where} ({how})"
     on = "it" if len(cpus) == 1 else "each"
     text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
-             "last" + (", by its wall clock (these rates are wall time: a thread sharing the "
-                       "CPU slows them)" if by_wall else "") if binary else
+             "last" + (", by its wall clock (a thread taking turns on the CPU slows the runs)"
+                       if by_wall else "") if binary else
              "; no canary (none of " + ", ".join(_shown(c) for c in candidates if c)
              + " has --canary):"
              " rounds are not checked for a CPU that changed speed")

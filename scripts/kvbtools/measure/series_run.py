@@ -150,8 +150,9 @@ def run(kind: str, series: list[Series], plan: Plan, judging: Judging, spending:
 
 def choose_pin(series: list[Series], plan: Plan, cpu: str) -> pinning.Pin:
     """The CPU(s) of every run and the canary: the base's own binary when it has --canary,
-    else this tree's kvbench build. KV runs' rates are wall time, so their canary is read by
-    its wall clock; kvbench_micro's are CPU time, read by its best window."""
+    else this tree's kvbench build. The canary is read by its wall clock: a thread taking turns
+    on the CPU slows KV runs (wall time) and micro runs too (an A/A --micro matrix beside a busy
+    loop that came and went read 0.83-1.02 with the best window watched)."""
     if plan.instructions:
         return pinning.Pin((), "", "not pinned: instruction counts (--instructions) do not "
                                    "depend on the CPU or its speed; no canary")
@@ -161,7 +162,7 @@ def choose_pin(series: list[Series], plan: Plan, cpu: str) -> pinning.Pin:
                                                                         plan.extra)
     shown = f"{threads} worker{'s' if threads != 1 else ''}" + (" and the writer" if writer
                                                                 else "")
-    return pinning.choose_pin(cpu, threads + writer, candidates, shown, by_wall=not plan.micro)
+    return pinning.choose_pin(cpu, threads + writer, candidates, shown, by_wall=True)
 
 
 def measure(loop: SeriesRounds, judging: Judging
