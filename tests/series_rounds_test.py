@@ -263,7 +263,8 @@ class WatchTest(unittest.TestCase):
 
     def test_wall_time_rates_watch_the_canarys_wall_clock(self) -> None:
         # A busy loop sharing the CPU leaves the best window as it was and doubles the wall
-        # clock: KV runs (wall-time rates) set the round apart, micro runs (CPU time) do not.
+        # clock: read by the wall clock (kvb matrix, KV bisects) the round is set apart; by the
+        # best window it is not.
         def readings() -> Iterator[pinning.Reading]:
             # before round 1, after 1, 2, 3 (the loop came), 4 (it went); a reading after a
             # round serves the next one's "before"

@@ -59,8 +59,8 @@ class Ranges:
         st = self.state
         binary = os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")
         # kvbench's KV runs are timed by the wall clock: a thread sharing the CPU slows them,
-        # and the canary's wall clock shows it; kvbench_micro's and generic benchmarks' rates
-        # are read by the canary's best window (pinning.Reading.value).
+        # and the canary's wall clock shows it. Micro and generic bisects still read the best
+        # window (their lz4 runs were measured so); kvb matrix reads the wall clock for all.
         by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
         cpus = pinning.allowed_cpus()
         readings = [pinning.canary(binary, c) for c in cpus] if os.path.isfile(binary) else []

@@ -43,9 +43,9 @@ class Reading:
                                         # slower when another thread shares the CPU
 
     def value(self, by_wall: bool) -> float:
-        """What a comparison watches: the wall clock for wall-time rates (kvbench's KV runs),
-        whose runs a thread sharing the CPU slows; else the best window (kvbench_micro's rates
-        are CPU time, which sharing barely moves)."""
+        """What a comparison watches: `by_wall`, the wall clock over all windows, which a thread
+        taking turns on the CPU slows as it slows the runs (KV rates are wall time; micro runs
+        lose their caches at every turn); else the best window, the CPU's own speed alone."""
         wall = self.wall_ns_per_loop
         return wall if by_wall and wall > 0 else self.ns_per_loop
 
