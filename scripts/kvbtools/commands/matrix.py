@@ -182,7 +182,8 @@ def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Plan) -
         print(s.note)
     outdir = runner.new_results_dir("study", "+".join(x.label for x in s.series[:4]),
                                     req.plan.results_dir)
-    got = study.measure(s, req.plan.repeats, outdir, list(req.plan.metrics))
+    got = study.measure(s, req.plan.repeats, outdir,
+                        list(series_report.metric_keys(req.plan, plan)))
     print(got.text)
     output.write_text(os.path.join(outdir, "table.txt"), got.text + "\n")
     results.write_json(os.path.join(outdir, "study.json"), got.doc)
