@@ -208,8 +208,9 @@ TEST(CpuSpeed, ASlowCoreIsNotNamedTwice) {
   EXPECT_EQ(AssessCpuSpeeds({Shared(0, 1.60, 0.99), Shared(1, 2.64, 0.40)}, {}),
             "CPU 1 ran the reference loop 1.65x slower than CPU 0 at the start; CPU 1 gave the "
             "reference loop 40% of its time (below 80%: another thread shared it) at the start");
-  EXPECT_NE(DescribeCpuSpeeds({Shared(0, 1.60, 0.5)}).find("CPU 0 1.600 ns/loop (wall 3.232, "
-                                                            "share 0.50)"),
+  EXPECT_NE(DescribeCpuSpeeds({Shared(0, 1.60, 0.5)})
+                .find("CPU 0 1.600 ns/loop (wall 3.232, "
+                      "share 0.50)"),
             std::string::npos)
       << DescribeCpuSpeeds({Shared(0, 1.60, 0.5)});
   EXPECT_DOUBLE_EQ(SlowestOverFastest({Shared(0, 1.60, 0.5), Shared(1, 2.0, 1.0)}, false), 1.25);

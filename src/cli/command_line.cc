@@ -38,7 +38,8 @@ Status CommandLine::Parse(int argc, char** argv) {
                                                                    : Action::kHelp;
   if (action_ == Action::kRun && check_only) action_ = Action::kCheckFlags;
   if (action_ == Action::kRun && canary) action_ = Action::kCanary;
-  if (action_ == Action::kCanary || action_ == Action::kHelp || action_ == Action::kListEngines) return Status::OK();
+  if (action_ == Action::kCanary || action_ == Action::kHelp || action_ == Action::kListEngines)
+    return Status::OK();
   const std::string& error = crc32c::CurrentChoice().error;
   return error.empty() ? Status::OK() : Status::InvalidArgument(error);
 }

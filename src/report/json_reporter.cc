@@ -29,7 +29,7 @@ void WriteBuild(JsonWriter& j, const Environment& env) {
   j.Str("target_arch", b.target_arch).Str("target_cpu", b.target_cpu);
   j.Str("emulator", b.emulator).Bool("assertions", b.assertions);
   j.Str("callgrind_marks", InstructionMarksText());  // kvb --instructions can count it
-  j.Str("atomics", env.atomics);  // AArch64 only, else ""
+  j.Str("atomics", env.atomics);                     // AArch64 only, else ""
   // The link's code placement (common/layout.h) and where two hot workloads landed in it.
   j.Str("layout", LayoutText());
   j.Str("layout_symbols",
