@@ -67,7 +67,7 @@ class Ranges:
         got = [r for r in readings if r is not None]
         if st.cpu is None or st.cpu not in cpus:
             if got and len(got) == len(cpus):
-                st.cpu = min(got, key=lambda r: r.value(by_wall)).cpu
+                st.cpu = pinning.choose_cpu(got, by_wall)
                 shown = ", ".join(f"CPU {r.cpu} {r.value(by_wall):.3g} ns" for r in got)
                 st.cpu_note = f"the fastest by the canary ({shown})"
             else:

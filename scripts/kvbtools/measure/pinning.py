@@ -70,9 +70,9 @@ def canary(binary: str, cpu: int | None) -> Reading | None:
                    wall) if ns > 0 else None
 
 
-def choose_cpu(readings: list[Reading]) -> int | None:
-    """The fastest CPU of the readings (the lowest ns per loop)."""
-    return min(readings, key=lambda r: r.ns_per_loop).cpu if readings else None
+def choose_cpu(readings: list[Reading], by_wall: bool = False) -> int | None:
+    """The fastest CPU of the readings (the lowest ns per loop, by Reading.value)."""
+    return min(readings, key=lambda r: r.value(by_wall)).cpu if readings else None
 
 
 @dataclass
