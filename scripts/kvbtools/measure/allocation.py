@@ -34,8 +34,9 @@ class Costs:
 
 
 # Links one step may add: Yuen's trimmed t over link pairs (core/levels) is wider at 5 pairs
-# than at 4 (trimming starts and takes 2 degrees of freedom), narrower from 6 on, so one link at
-# a time would stop at 4; a step looks up to this many ahead.
+# than at 4 (trimming starts and takes 2 degrees of freedom), narrower from 6 on (at 30%, for two
+# builds' links: 7 wider than 6 again), so one link at a time would stop at 4; a step looks up to
+# this many ahead.
 MAX_LINKS = 4
 
 
