@@ -31,20 +31,22 @@ BENCH = "lz4/compress/4096"
 Value = Callable[[str, int, int, int], float]
 
 
-def gbench(path: str, bps: float) -> None:
+def gbench(path: str, bps: float, names: tuple[str, ...] = (BENCH,)) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"context": {"kvbench_preset": "x86-gcc-native"}, "benchmarks": [
-            {"name": BENCH, "run_name": BENCH, "run_type": "iteration", "iterations": 1000,
+            {"name": n, "run_name": n, "run_type": "iteration", "iterations": 1000,
              "real_time": 4096 / bps * 1e9, "cpu_time": 4096 / bps * 1e9, "time_unit": "ns",
-             "bytes_per_second": bps}]}, f)
+             "bytes_per_second": bps} for n in names]}, f)
 
 
 class Fake:
     """The runner, the relinks, the canary and the clock of one test."""
 
     def __init__(self, value: Value, canary: Callable[[int], float] | None = None,
-                 run_seconds: float = 0.01, relink_seconds: float = 1.0) -> None:
-        self.value, self.canary = value, canary
+                 run_seconds: float = 0.01, relink_seconds: float = 1.0,
+                 names: tuple[str, ...] = (BENCH,)) -> None:
+        self.value, self.canary, self.names = value, canary, names
+        self.log: list[tuple[str, int, tuple[str, ...]]] = []   # (file, round, benchmarks)
         self.run_seconds, self.relink_seconds = run_seconds, relink_seconds
         self.now = 0.0
         self.runs = 0
@@ -58,11 +60,16 @@ class Fake:
                  args: list[str] | None = None) -> None:
         build = binary.split(os.sep)[-3].removeprefix("test-")
         seed = int(binary.rsplit("-layout", 1)[1]) if "-layout" in binary else 0
-        r = int(re.search(r"\.r(\d+)\.json$", out).group(1))  # type: ignore[union-attr]
+        r = int(re.search(r"\.r(\d+)(\.c\d+)?\.json$", out).group(1))  # type: ignore[union-attr]
         self.runs += 1
         self.now += self.run_seconds
         assert "--cpu_affinity=0" in plan.extra, plan.extra
-        gbench(out, self.value(build, seed, r, self.runs))
+        names = tuple(n for n in self.names if re.search(plan.micro_filter, n))
+        self.log.append((os.path.basename(out), r, names))
+        gbench(out, self.value(build, seed, r, self.runs), names)
+
+    def micro_names(self, binary: str, plan: Plan) -> list[str]:
+        return [n for n in self.names if re.search(plan.micro_filter, n)]
 
     def relink(self, b: Build, micro: bool) -> None:
         self.now += self.relink_seconds
@@ -81,11 +88,12 @@ class SeriesRunTest(kvbtest.TempDirTest):
     def setUp(self) -> None:
         super().setUp()
         self.saved = (runner.do_build, runner.check_plan, runner.run_once, runner.relink,
-                      round_loop.time, series_rounds.time, pinning.Watch.__init__.__defaults__)
+                      runner.micro_names, round_loop.time, series_rounds.time,
+                      pinning.Watch.__init__.__defaults__)
 
     def tearDown(self) -> None:
-        (runner.do_build, runner.check_plan, runner.run_once, runner.relink, round_loop.time,
-         series_rounds.time, pinning.Watch.__init__.__defaults__) = self.saved
+        (runner.do_build, runner.check_plan, runner.run_once, runner.relink, runner.micro_names,
+         round_loop.time, series_rounds.time, pinning.Watch.__init__.__defaults__) = self.saved
         super().tearDown()
 
     def run_series(self, fake: Fake, *, links: int = 4, repeats: int = 5,
@@ -97,6 +105,7 @@ class SeriesRunTest(kvbtest.TempDirTest):
         runner.check_plan = lambda binary, plan: None  # type: ignore[assignment]
         runner.run_once = fake.run_once  # type: ignore[assignment]
         runner.relink = fake.relink  # type: ignore[assignment]
+        runner.micro_names = fake.micro_names  # type: ignore[assignment]
         clock = types.SimpleNamespace(monotonic=fake.monotonic)
         round_loop.time = series_rounds.time = clock  # type: ignore[assignment]
         pinning.Watch.__init__.__defaults__ = (fake.read, fake.monotonic)
@@ -137,6 +146,25 @@ class SeriesRunTest(kvbtest.TempDirTest):
         # The same values judged as if each run were independent are far from decided.
         unpaired = stats.verdict(clang.base, clang.other, stats.Judgement(0.05, 0.05))
         self.assertNotEqual(unpaired.word, "faster")
+
+    def test_a_micro_round_runs_its_benchmarks_in_chunks_every_series_once_a_chunk(self) -> None:
+        # 12 benchmarks: chunks of 5, 5 and 2; in a round each chunk runs on every series before
+        # the next chunk starts, so a benchmark's paired runs are a chunk apart, not a suite.
+        names = tuple(f"b{i}/4096" for i in range(12))
+        fake = Fake(lambda build, seed, r, n: 1e9 * (1.10 if build == "clang" else 1.0),
+                    names=names)
+        out = self.run_series(fake, links=1, repeats=2, max_rounds=2)
+        first = [(f, b) for f, r, b in fake.log if r == 1]
+        chunks = [names[0:5], names[5:10], names[10:12]]
+        self.assertEqual([b for _, b in first], [c for c in chunks for _ in range(3)])
+        self.assertEqual([f.split(".r1.")[1] for f, _ in first],
+                         [f"c{i}.json" for i in (1, 2, 3) for _ in range(3)])
+        self.assertEqual(sorted({f.split(".r1.")[0] for f, _ in first[:3]}),
+                         ["clang", "control", "gcc"])
+        rows = {x.bench for x in out.comparison.cells}
+        self.assertEqual(rows, set(names))
+        clang = [x for x in out.comparison.cells if x.side == "clang"]
+        self.assertTrue(all(abs(x.verdict.ratio - 1.10) < 1e-9 for x in clang))
 
     def test_the_control_pairs_the_base_binary_with_itself(self) -> None:
         def value(build: str, seed: int, r: int, n: int) -> float:

@@ -170,6 +170,21 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
 
 
+def micro_names(binary: str, plan: Plan) -> list[str]:
+    """The kvbench_micro benchmarks plan.micro_filter selects in `binary`, in its order."""
+    cmd = [binary, f"--benchmark_filter={plan.micro_filter}", "--benchmark_list_tests=true"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
+    return [x.strip() for x in p.stdout.splitlines() if x.strip()]
+
+
+def exact_filter(names: Sequence[str]) -> str:
+    """A --benchmark_filter that selects exactly `names` (POSIX extended regex, as Google
+    Benchmark's)."""
+    return "^(" + "|".join(re.sub(r"([.\\[\](){}*+?|^$])", r"\\\1", n) for n in names) + ")$"
+
+
 def check_plan(binary: str, plan: Plan) -> None:
     """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
     run it, before the first run: a name it does not know, or a value it refuses, is bad input

@@ -9,6 +9,12 @@ The runs of a round that was not set apart join their series' sides (core/sample
 link and round, so core/levels pairs them by round: the units of the verdicts are per-round log
 ratios (one link) or link pairs (several). A set-apart round's files stay in the results
 directory, out of the verdicts.
+
+A kvbench_micro round runs its benchmarks in chunks of CHUNK, every series once a chunk (each a
+process of its own, `<series>.r<round>.c<chunk>.json`): the two runs of a benchmark that a ratio
+pairs are then about a second apart, not a whole run of the suite (5-10 s for the 25 default
+benchmarks), so a neighbour that comes and goes every 20 s falls between them about one time in
+twenty rather than one in four. Instruction counts (exact) run the suite in one process.
 """
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ from kvbtools.measure.runner import Build, Plan, Series, progress
 RELINK_BATCH = 4
 # Seconds a relink of one build is taken to cost before one was measured.
 RELINK_GUESS = 30.0
+# Benchmarks a kvbench_micro run of a round holds (the module doc): about a second of measuring
+# at kvb's --benchmark_min_time 0.1, where starting a process costs 0.1 s here.
+CHUNK = 5
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,8 @@ class SeriesRounds(round_loop.Loop):
         self.runs: list[Run] = []
         self.notes: dict[int, str] = {}         # set-apart rounds: why
         self.relinks: list[float] = []          # seconds, per build relinked
+        self._names: dict[str, list[str]] = {}  # build label -> its micro benchmarks
+        self._chunks: list[list[str] | None] | None = None
 
     # ---- round_loop's hooks ---------------------------------------------------------------------
 
@@ -98,7 +109,8 @@ class SeriesRounds(round_loop.Loop):
         return "rounds"
 
     def round_done(self, r: int, seed: int) -> str:
-        return f"round {r} done ({len(self.order(r))} runs, layout seed {seed})"
+        n = sum(1 for x in self.runs if x.round == r)
+        return f"round {r} done ({n} run{'s' if n != 1 else ''}, layout seed {seed})"
 
     def measure_round(self, r: int, seed: int) -> str:
         """Round r on link `seed` between its canaries; its runs join the sides unless a
@@ -106,15 +118,27 @@ class SeriesRounds(round_loop.Loop):
         before = self.watch.before(r)
         order = self.order(r)
         got: list[tuple[int, Run]] = []
-        for i, (s, engine) in enumerate(order, 1):
-            name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
-            out = os.path.join(self.outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
-            progress(f"round {r}, run {i}/{len(order)}: {s.label}"
-                     + (f", engine {engine}" if engine else "") + f" (seed {seed})")
-            links = s.build.binaries(self.plan.micro)   # one when prebuilt: seed 0 always
-            runner.run_once(links[seed % len(links)], self.plan, out, engine, s.args)
-            got.append((self.series.index(s),
-                        Run(out, s.label, link_name(s.build, seed % len(links)), r)))
+        chunks = self.chunks()
+        for c, chunk in enumerate(chunks, 1):
+            for i, (s, engine) in enumerate(order, 1):
+                name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
+                out = os.path.join(self.outdir, f"{name}{'.' + engine if engine else ''}.r{r}"
+                                   + (f".c{c}" if len(chunks) > 1 else "") + ".json")
+                links = s.build.binaries(self.plan.micro)   # one when prebuilt: seed 0 always
+                binary = links[seed % len(links)]
+                plan = self.plan
+                if chunk is not None:
+                    mine = [n for n in chunk if n in self.names(s.build, binary)]
+                    if not mine:
+                        continue
+                    plan = dataclasses.replace(plan, micro_filter=runner.exact_filter(mine))
+                progress(f"round {r}, run {i}/{len(order)}: {s.label}"
+                         + (f", engine {engine}" if engine else "")
+                         + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
+                         + f" (seed {seed})")
+                runner.run_once(binary, plan, out, engine, s.args)
+                got.append((self.series.index(s),
+                            Run(out, s.label, link_name(s.build, seed % len(links)), r)))
         after = self.watch.after(r)
         self.runs += [x for _, x in got]
         note = before or after
@@ -125,6 +149,27 @@ class SeriesRounds(round_loop.Loop):
             add_document(self.sides[i], results.load(x.path),
                          levels.Where(x.link, x.path, x.round))
         return ""
+
+    def names(self, build: Build, binary: str) -> list[str]:
+        """The benchmarks the plan's filter selects in a build (listed once, by its first
+        link)."""
+        if build.label not in self._names:
+            self._names[build.label] = runner.micro_names(binary, self.plan)
+        return self._names[build.label]
+
+    def chunks(self) -> list[list[str] | None]:
+        """The benchmarks of a round in chunks of CHUNK (the module doc), every build's in the
+        base's order first; [None] (one run of the whole filter) for kvbench runs and
+        instruction counts."""
+        if not self.plan.micro or self.plan.instructions:
+            return [None]
+        if self._chunks is None:
+            names: list[str] = []
+            for s in self.series:
+                binary = s.build.binaries(True)[0]
+                names += [n for n in self.names(s.build, binary) if n not in names]
+            self._chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)] or [None]
+        return self._chunks
 
     def order(self, r: int) -> list[tuple[Series, str]]:
         """Round r's runs: every series (every engine of each), rotated by one a round."""
