@@ -138,8 +138,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "compared (--presets, kvb versions): the first rounds, in whole cycles "
                         "of the links, at least 2 on each (8 with 4 links); more follow where "
                         "the variance is, within the budget. A study runs exactly these")
-    p.add_argument("--min-time", type=float, default=0.1,
-                   help="kvbench_micro --benchmark_min_time in seconds (default 0.1)")
+    p.add_argument("--min-time", type=float, default=0.02,
+                   help="kvbench_micro --benchmark_min_time in seconds (default 0.02: a "
+                        "process's repetitions vary less than processes do, so short runs and "
+                        "more rounds narrow the intervals sooner; docs/compare.md)")
     p.add_argument("--filter", metavar="REGEX",
                    help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
                         "table rows that match")

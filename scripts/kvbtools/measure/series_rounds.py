@@ -34,8 +34,8 @@ from kvbtools.measure.runner import Build, Plan, Series, progress
 RELINK_BATCH = 4
 # Seconds a relink of one build is taken to cost before one was measured.
 RELINK_GUESS = 30.0
-# Benchmarks a kvbench_micro run of a round holds (the module doc): about a second of measuring
-# at kvb's --benchmark_min_time 0.1, where starting a process costs 0.1 s here.
+# Benchmarks a kvbench_micro run of a round holds (the module doc): a fraction of a second to a
+# second of measuring (--min-time 0.02 to 0.1), where starting a process costs 0.05 s here.
 CHUNK = 5
 
 
