@@ -4,10 +4,10 @@ or RunError (exit 1), printed once, here.
 
 Only the parser of the command asked for is imported, and its run module only when the command
 runs: every module at once made `kvb --version` 557 ms against the interpreter's 138, bisect's
-alone 0.36 s; a command's run module alone is up to 0.1 s more than its parser (issue 38,
-docs/kvbtools.md "kvb's start"). COMMANDS names each command's two modules and its line in
-`kvb --help`; importlib imports the chosen ones by those names, the one dynamic import of kvb's
-own modules (tests/kvbtools_layers_test.py holds the table's modules to the layers;
+alone 0.36 s; bisect's run module still took `kvb bisect --help` from 0.085 s to 0.19 s of CPU
+(issue 38, docs/kvbtools.md "kvb's start"). COMMANDS names each command's two modules and its
+line in `kvb --help`; importlib imports the chosen ones by those names, the one dynamic import
+of kvb's own modules (tests/kvbtools_layers_test.py holds the table's modules to the layers;
 tests/scripts_test.py holds each line equal to its parser's docstring)."""
 from __future__ import annotations
 

@@ -136,7 +136,8 @@ def register(sub: Any) -> None:
 
 
 def _bisect_budget_help(p: argparse.ArgumentParser) -> None:
-    """--max-rounds and --max-time (groups.add_budget_arguments) as the bisect's budget means them."""
+    """--max-rounds and --max-time (groups.add_budget_arguments) as the bisect's budget means
+    them."""
     for a in p._actions:  # argparse keeps no public handle on an added option's help
         if "--max-rounds" in a.option_strings:
             a.help = (f"budget of each series: at most N rounds (default {DEFAULT_MAX_ROUNDS}: "
