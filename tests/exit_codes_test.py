@@ -553,7 +553,7 @@ class ExitCodesTest(unittest.TestCase):
         self.assertEqual(-p.returncode, signal.SIGPIPE)
 
     def test_every_subcommand_has_its_error_paths_walked(self) -> None:
-        names = {name for name, _, _ in cli.COMMANDS}
+        names = {name for name, *_ in cli.COMMANDS}
         walked = {c.command for c in self.cases if c.kind == "usage"}
         self.assertEqual(names - walked, set(), "subcommands without a bad-input case")
 

@@ -29,7 +29,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.commands import arguments  # noqa: E402
+from kvbtools.commands.parsers import groups  # noqa: E402
 from kvbtools.core import fingerprint, host, results, stats  # noqa: E402
 from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
@@ -224,10 +224,10 @@ class RoundsTest(unittest.TestCase):
     def test_durations(self) -> None:
         for text, seconds in (("90s", 90), ("20m", 1200), ("1h30m", 5400), ("1.5h", 5400),
                               ("45", 45)):
-            self.assertEqual(arguments.parse_duration(text), seconds)
+            self.assertEqual(groups.parse_duration(text), seconds)
         for bad in ("soon", "-5m", "0", "", "5 minutes"):
             with self.assertRaises(argparse.ArgumentTypeError):
-                arguments.parse_duration(bad)
+                groups.parse_duration(bad)
 
     def test_bad_budgets_exit_2(self) -> None:
         base = ["matrix", "--presets", f"{HOST}-gcc-native", "--micro", "--dry-run"]

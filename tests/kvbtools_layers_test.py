@@ -7,14 +7,16 @@ a function-level import is allowed only of an optional heavy module (matplotlib,
 must say why in a comment on its line, and no function is longer than 70 lines.
 
 Two modules import by name (importlib.import_module), and none other may: commands/cli.py, the
-modules of its COMMANDS table (only the command asked for is imported: kvb's start), which count
-here as cli's imports; and core/io_util.py, Debian's optional modules (import_debian: psycopg,
-matplotlib).
+modules of its COMMANDS table (each command's parser and run module: only the command asked for
+is imported, its run module only when it runs: kvb's start), which count here as cli's imports;
+and core/io_util.py, Debian's optional modules (import_debian: psycopg, matplotlib).
 
 The command line stops at commands/: a module of core/, measure/ or pages/ that imports argparse,
-has a parameter annotated Namespace or reads `args.<name>` fails; so does a command module (one
-that commands/cli.py registers) importing another command module: what commands share lives in
-a helper module of commands/ (arguments.py, series_report.py) or in a lower layer."""
+has a parameter annotated Namespace or reads `args.<name>` fails; so does a command module (the
+parser or the run module of a command of commands/cli.py's table) importing a module of another
+command: what commands share lives in a helper module of commands/ (arguments.py,
+series_report.py, parsers/groups.py) or in a lower layer. A command's two modules may import
+each other (its run module takes the defaults its --help states from its parser)."""
 from __future__ import annotations
 
 import ast
@@ -91,15 +93,19 @@ def dynamic_calls(path: str) -> list[int]:
     return out
 
 
-def command_table(path: str) -> list[str]:
-    """The modules named in cli.py's COMMANDS: (name, module, help line) tuples."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    for node in tree.body:
+def command_rows(cli_source: str) -> list[tuple[str, str, str, str]]:
+    """cli.py's COMMANDS: (name, parser module, run module, help line) tuples."""
+    for node in ast.parse(cli_source).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMMANDS"
                                                 for t in node.targets):
-            return [row[1] for row in ast.literal_eval(node.value)]
+            return list(ast.literal_eval(node.value))
     return []
+
+
+def command_table(path: str) -> list[str]:
+    """The modules named in cli.py's COMMANDS: each command's parser and run module."""
+    with open(path, encoding="utf-8") as f:
+        return [m for row in command_rows(f.read()) for m in (row[1], row[2])]
 
 
 def argparse_uses(source: str, path: str) -> list[str]:
@@ -125,30 +131,17 @@ def argparse_uses(source: str, path: str) -> list[str]:
     return out
 
 
-def command_modules(cli_source: str, sources: dict[str, str]) -> set[str]:
-    """The command modules: those commands/cli.py registers, i.e. the modules of commands/ with
-    a register() that cli.py names (an import, or a string of its lazy table). `sources`: the
-    source of every module, by name."""
-    named = set()
-    for node in ast.walk(ast.parse(cli_source)):
-        if isinstance(node, ast.ImportFrom) and node.module == "kvbtools.commands":
-            named |= {f"kvbtools.commands.{a.name}" for a in node.names}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            v = node.value
-            named.add(v if v.startswith("kvbtools.commands.") else f"kvbtools.commands.{v}")
-    out = set()
-    for m in named & set(sources):
-        tree = ast.parse(sources[m])
-        if any(isinstance(n, ast.FunctionDef) and n.name == "register" for n in tree.body):
-            out.add(m)
-    return out
+def command_modules(cli_source: str) -> dict[str, str]:
+    """The command modules, each with its command: the parser and the run module of every row of
+    commands/cli.py's COMMANDS."""
+    return {m: row[0] for row in command_rows(cli_source) for m in (row[1], row[2])}
 
 
-def command_imports(found: dict[str, list[Import]], commands: set[str]) -> list[str]:
-    """Every import of a command module by another command module."""
+def command_imports(found: dict[str, list[Import]], commands: dict[str, str]) -> list[str]:
+    """Every import of a command's module by a module of another command."""
     return [f"{m}:{i.line}: imports the command {i.target}"
             for m in sorted(commands) for i in found.get(m, [])
-            if i.target in commands and i.target != m]
+            if i.target in commands and commands[i.target] != commands[m]]
 
 
 def layer(module: str) -> int:
@@ -273,9 +266,11 @@ class LayersTest(unittest.TestCase):
                                   "the namespace (docs/kvbtools.md)")
 
     def test_no_command_imports_another_command(self) -> None:
-        commands = command_modules(self.sources["kvbtools.commands.cli"], self.sources)
-        self.assertIn("kvbtools.commands.matrix", commands)
+        commands = command_modules(self.sources["kvbtools.commands.cli"])
+        self.assertEqual(commands.get("kvbtools.commands.matrix"), "matrix")
+        self.assertEqual(commands.get("kvbtools.commands.parsers.matrix"), "matrix")
         self.assertNotIn("kvbtools.commands.arguments", commands)
+        self.assertNotIn("kvbtools.commands.parsers.groups", commands)
         self.assertEqual(command_imports(self.imports, commands), [],
                          "shared code goes to a helper of commands/ or a lower layer")
 
@@ -292,21 +287,27 @@ class LayersTest(unittest.TestCase):
                                  "args.store", "args.append"]), found)
         self.assertEqual(argparse_uses("def f(cfg: Config) -> int:\n    return cfg.args\n",
                                        "y.py"), [])
-        sources = {"kvbtools.commands.a": "def register(sub): pass\n",
-                   "kvbtools.commands.b": "def register(sub): pass\n",
-                   "kvbtools.commands.c": "def register(sub): pass\n",
-                   "kvbtools.commands.helper": "def shared(): pass\n"}
-        cli = ("from kvbtools.commands import a, helper\n"
-               "LAZY = {'b': 'kvbtools.commands.b'}\n")
-        commands = command_modules(cli, sources)
-        self.assertEqual(commands, {"kvbtools.commands.a", "kvbtools.commands.b"})
+        cli = ("from kvbtools.commands import helper\n"
+               "COMMANDS = (('a', 'kvbtools.commands.parsers.a', 'kvbtools.commands.a', 'A'),\n"
+               "            ('b', 'kvbtools.commands.parsers.b', 'kvbtools.commands.b', 'B'))\n")
+        commands = command_modules(cli)
+        self.assertEqual(commands, {"kvbtools.commands.parsers.a": "a", "kvbtools.commands.a": "a",
+                                    "kvbtools.commands.parsers.b": "b", "kvbtools.commands.b": "b"})
         found_imports = {
             "kvbtools.commands.a": [Import("kvbtools.commands.b", 3, False, ""),
                                     Import("kvbtools.commands.helper", 4, False, ""),
-                                    Import("kvbtools.commands.c", 5, True, "")],
+                                    Import("kvbtools.commands.c", 5, True, ""),
+                                    Import("kvbtools.commands.parsers.a", 6, False, ""),
+                                    Import("kvbtools.commands.parsers.b", 7, False, "")],
+            "kvbtools.commands.parsers.a": [Import("kvbtools.commands.a", 1, False, "")],
+            "kvbtools.commands.parsers.b": [Import("kvbtools.commands.a", 2, False, "")],
             "kvbtools.commands.helper": [Import("kvbtools.commands.a", 1, False, "")]}
         self.assertEqual(command_imports(found_imports, commands),
-                         ["kvbtools.commands.a:3: imports the command kvbtools.commands.b"])
+                         ["kvbtools.commands.a:3: imports the command kvbtools.commands.b",
+                          "kvbtools.commands.a:7: imports the command "
+                          "kvbtools.commands.parsers.b",
+                          "kvbtools.commands.parsers.b:2: imports the command "
+                          "kvbtools.commands.a"])
 
     def test_the_checks_see_what_they_check(self) -> None:
         # An upward import, a circle and a late import, in modules that exist only here.
@@ -317,8 +318,8 @@ class LayersTest(unittest.TestCase):
         late = [i for i in self.imports["kvbtools.pages.figures"] if i.late]
         self.assertTrue(any(i.target.startswith("matplotlib") for i in late))
         self.assertTrue(dynamic_calls(self.known["kvbtools.commands.cli"]))
-        self.assertIn("kvbtools.commands.bisect",
-                      {i.target for i in self.imports["kvbtools.commands.cli"]})
+        self.assertLessEqual({"kvbtools.commands.bisect", "kvbtools.commands.parsers.bisect"},
+                             {i.target for i in self.imports["kvbtools.commands.cli"]})
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ manifest, the interpreter kvb runs under, the top-level error handling, and kvb 
 flag mapping and statistics. kvb runs as users run it: scripts/kvb, and python3 scripts/kvb."""
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import copy
 import importlib
@@ -29,6 +30,9 @@ from kvbtools.core import manifest  # noqa: E402
 from kvbtools.commands import cli, command as kvb_command  # noqa: E402
 from kvbtools.commands import dbbench_parity  # noqa: E402
 from kvbtools.measure import dbbench_runs  # noqa: E402
+from kvbtools.commands.parsers import bisect as bisect_parser, groups, trend  # noqa: E402
+from kvbtools.core import changes, deps_json  # noqa: E402
+from kvbtools.measure import bisect_state, dbbench_args, round_loop  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
 from kvbtools.core import summary  # noqa: E402
@@ -576,7 +580,7 @@ class TopLevelTest(unittest.TestCase):
     def test_every_command_has_help(self) -> None:
         p = kvb("--help")
         self.assertEqual(p.returncode, 0)
-        commands = [name for name, _, _ in cli.COMMANDS]
+        commands = [name for name, *_ in cli.COMMANDS]
         for c in commands:
             self.assertRegex(p.stdout, rf"\n    {c}\b")
         for args in ([[c, "--help"] for c in commands]
@@ -585,42 +589,97 @@ class TopLevelTest(unittest.TestCase):
                 self.assertEqual(kvb(*args).returncode, 0)
 
     def test_the_command_table_is_the_modules(self) -> None:
-        # kvb imports only the module of the command asked for: `kvb --help` lists the others
-        # from cli.COMMANDS, whose lines must be the modules' own (their docstrings' first).
+        # kvb imports only the parser of the command asked for: `kvb --help` lists the others
+        # from cli.COMMANDS, whose lines must be the parsers' own (their docstrings' first).
         raw = kvb("--help").stdout
-        names = [name for name, _, _ in cli.COMMANDS]
+        names = [name for name, *_ in cli.COMMANDS]
         self.assertEqual(re.findall(r"^    ([a-z]+)\b", raw, re.M), names)
         listed = " ".join(raw.split())
         listing = listed[listed.index("COMMAND report"):listed.index("options:")]
-        for name, module, line in cli.COMMANDS:
+        for name, module, _, line in cli.COMMANDS:
             with self.subTest(command=name):
                 doc = importlib.import_module(module).__doc__ or ""
                 self.assertEqual(line, kvb_command.help_line(doc))
                 self.assertIn(f" {name} {line}", listing)
         order = [listing.index(f" {name} ") for name in names]
         self.assertEqual(order, sorted(order))
-        # Every module of commands/ with a register() is a command of the table, or a
-        # subcommand registered by one (dbbench's); a helper module (arguments.py, command.py,
-        # whose docstring shows one indented) is neither.
+        # Every module of commands/parsers/ with a register() is a command of the table, or a
+        # subcommand registered by one (dbbench's); every other module (groups.py, and the run
+        # modules of commands/) registers nothing.
         here = os.path.join(SCRIPTS, "kvbtools", "commands")
-        registering = set()
-        for f in os.listdir(here):
-            if f.endswith(".py"):
-                with open(os.path.join(here, f), encoding="utf-8") as fh:
-                    if re.search(r"^def register\(", fh.read(), re.M):
-                        registering.add(f[:-3])
-        self.assertEqual(registering - set(names), {"dbbench_parity", "dbbench_instructions"})
-        # Each line in full (argparse wraps it) and only the chosen module imported (with
+        registering = {}
+        for d in (here, os.path.join(here, "parsers")):
+            for f in os.listdir(d):
+                if f.endswith(".py"):
+                    with open(os.path.join(d, f), encoding="utf-8") as fh:
+                        if re.search(r"^def register\(", fh.read(), re.M):
+                            registering[f[:-3]] = d
+        self.assertEqual(set(registering.values()), {os.path.join(here, "parsers")})
+        self.assertEqual(set(registering) - set(names), {"dbbench_parity", "dbbench_instructions"})
+        # Each line in full (argparse wraps it) and only the chosen parser imported (with
         # commands/command.py, kvb's parser class, which cli itself needs).
         probe = ("import sys; sys.path.insert(0, sys.argv[1]); from kvbtools.commands import cli; "
                  "cli.parser(sys.argv[2] or None); print(' '.join(sorted(m for m in sys.modules "
                  "if m.startswith('kvbtools.commands.'))))")
         for chosen, imported in (("", "kvbtools.commands.cli kvbtools.commands.command"),
                                  ("report", "kvbtools.commands.cli kvbtools.commands.command "
-                                            "kvbtools.commands.report")):
+                                            "kvbtools.commands.parsers "
+                                            "kvbtools.commands.parsers.report")):
             p = subprocess.run([sys.executable, "-c", probe, SCRIPTS, chosen], capture_output=True,
                                text=True, timeout=60)
             self.assertEqual(p.stdout.strip(), imported, p.stderr)
+
+    def test_a_parser_loads_no_run_module(self) -> None:
+        # kvb's start (docs/kvbtools.md): `kvb COMMAND --help`, and the parse of every command
+        # line, import the command's parser and what it names, none of the run modules' weight:
+        # of kvbtools only these modules, and none of the standard library's heavier ones (those
+        # the run modules bring: dataclasses, with inspect and ast, is the most common).
+        light = {"kvbtools", "kvbtools.commands", "kvbtools.commands.cli",
+                 "kvbtools.commands.command", "kvbtools.core", "kvbtools.core.errors",
+                 "kvbtools.core.version", "kvbtools.core.store_schema", "kvbtools.core.deps_json"}
+        heavy = {"dataclasses", "inspect", "hashlib", "datetime", "socket", "sqlite3",
+                 "statistics", "matplotlib"}
+        probe = ("import sys; sys.path.insert(0, sys.argv[1]); from kvbtools.commands import cli; "
+                 "cli.parser(sys.argv[2]).format_help(); print(' '.join(sorted("
+                 "m for m in sys.modules if m.startswith('kvbtools') or m in sys.argv[3:])))")
+        for name, *_ in cli.COMMANDS:
+            with self.subTest(command=name):
+                p = subprocess.run([sys.executable, "-c", probe, SCRIPTS, name, *heavy],
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                loaded = set(p.stdout.split())
+                self.assertIn(f"kvbtools.commands.parsers.{name}", loaded)
+                self.assertEqual({m for m in loaded - light
+                                  if not m.startswith("kvbtools.commands.parsers")}, set())
+
+    def test_every_parser_names_a_function_of_its_run_module(self) -> None:
+        # A parser sets `func`, the name of the function of its run module that cli calls.
+        p = cli.parser(None, every=True)
+        run_modules = {name: run for name, _, run, _ in cli.COMMANDS}
+
+        def funcs(q: argparse.ArgumentParser) -> list[str]:
+            sub = [a for a in q._actions if isinstance(a, argparse._SubParsersAction)]
+            if not sub:
+                return [q.get_default("func")]
+            return [f for inner in sub[0].choices.values() for f in funcs(inner)]
+        top = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)][0]
+        for name, q in top.choices.items():
+            for func in funcs(q):
+                with self.subTest(command=name, func=func):
+                    self.assertTrue(callable(getattr(importlib.import_module(run_modules[name]),
+                                                     func, None)))
+
+    def test_the_defaults_a_parser_states_are_the_run_codes(self) -> None:
+        # The parsers write these numbers down rather than import the modules that define them
+        # (kvb's start): they must stay the same numbers.
+        self.assertEqual((groups.MAX_ROUNDS, groups.FLOOR),
+                         (round_loop.MAX_ROUNDS, round_loop.FLOOR))
+        self.assertEqual(groups.DBBENCH_BENCHMARKS, tuple(dbbench_args.BENCHMARKS))
+        self.assertEqual(bisect_parser.WITNESSES, bisect_state.WITNESSES)
+        self.assertEqual((trend.WINDOW, trend.PVALUE, trend.MIN_SIZE),
+                         (changes.Params.window, changes.Params.judgement.alpha,
+                          changes.Params.min_size))
+        self.assertEqual(deps_json.buildable(), manifest.buildable())
 
     def test_an_unknown_argument_is_said_with_its_commands_usage(self) -> None:
         # argparse said it with kvb's own usage, which names no argument of report.

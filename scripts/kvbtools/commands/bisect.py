@@ -1,46 +1,5 @@
-"""kvb bisect: the commit of a library that made a benchmark slower (or faster), noise and all.
-
-  kvb bisect --repo DIR --old OLD --new NEW [--find slower|faster] (kvbench or generic mode)
-
-OLD must be an ancestor of NEW (--good/--bad are the same options under their git names). Each
-commit is built in a worktree of its own in a temporary directory; the user's checkout never
-moves, no ref is written, and the worktrees are removed however the bisect ends.
-
-Every series runs its commits in rounds (each commit once a round, back to back, pinned to one
-CPU, on the round's link), starting with --layouts links x 2 rounds, and adds a round on every
-link or another link (whichever narrows the widest interval most per second) until it decides
-or its budget is spent: as long as building its commits took, at least 2 minutes (--max-time
-sets it; --max-rounds bounds it). Verdicts rest on paired rounds: Yuen's trimmed t over link
-pairs (docs/placement.md).
-
-1. old and new are built (traced, to learn which files of the repository the build compiles)
-   and measured until old -> new is established as a change of at least --threshold in the
-   --find direction (the metric's better direction honoured), or refused.
-2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks commits. A commit
-   whose compiled sources hash like an already judged commit's takes that verdict without a
-   build or a run; one that does not build (or run) is skipped.
-   Any other is measured together with old and new, in the same rounds, and judged like old or
-   like new by the halfway point of the change; a commit between them (a spread change) by the
-   halfway rule once its intervals are narrow against the change. When time cannot decide
-   within the budget, instruction counts do (--witness auto; kvbench_micro benchmarks).
-3. The commit where the change crosses halfway is measured against its parent, with old and
-   new: confirmed when it differs significantly, by the threshold, in the direction looked for
-   and changes something the build compiles; the report gives its share of old -> new and how
-   much lies before and after it. --all-steps searches those ranges too.
-
-Two ways to build and measure a commit:
-  kvbench mode:  --dep DEP [--preset P] (--bench WORKLOAD | --micro NAME): the library is built
-                 with the preset's toolchain through -DKVBENCH_<DEP>_SOURCE_DIR=<worktree>, then
-                 kvbench (or kvbench_micro) against it, in build/kvb/bisect-<preset>-<dep>.
-  generic mode:  --build-cmd CMD --measure-cmd CMD: shell commands run in the commit's worktree;
-                 the measure command prints kvbench or Google Benchmark JSON on stdout.
-
-Results: results/bisect-<UTC time>-<repo>-<old>..<new>/ with summary.txt (how it ended),
-bisect.txt (the report), bisect.json, steps.jsonl (every series and its values), state.json,
-build.log and every run's JSON. Ctrl-C stops; --resume DIR continues without measuring the
-finished steps again. Exit status (docs/cli.md): 0 found and confirmed; 4 not confirmed, could
-not decide, or refused (old -> new is not such a change); 1 a failure (the commits left do not
-build); 2 bad input; 130 interrupted. See docs/compare.md.
+"""kvb bisect, run: what the command does with its arguments. Its command line and
+--help: commands/parsers/bisect.py (kvb's start: docs/kvbtools.md).
 """
 from __future__ import annotations
 
@@ -53,7 +12,8 @@ import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kvbtools.commands import arguments, command
+from kvbtools.commands import arguments
+from kvbtools.commands.parsers.bisect import DEFAULT_LAYOUTS, DEFAULT_MAX_ROUNDS
 from kvbtools.core import manifest, output, results, store
 from kvbtools.core.stats import Judgement
 from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
@@ -68,98 +28,6 @@ from kvbtools.measure.bisect_trees import git
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Plan
 from kvbtools.core.table import fmt_value
-
-# Links a series starts with. Yuen's trimmed t over 4 link pairs has 3 degrees of freedom (t
-# 3.18) where 3 have 2 (t 4.30): an interval 26% narrower for one relink; and 4 links x 2 rounds
-# (--repeats 5 rounded up to whole cycles) is the least that splits the variance between links
-# and rounds for the allocation. More links are added where the variance is.
-DEFAULT_LAYOUTS = 4
-# Rounds a series may take at most unless --max-rounds says: the time budget decides first.
-DEFAULT_MAX_ROUNDS = 400
-
-
-def register(sub: Any) -> None:
-    p = command.add(sub, "bisect", __doc__, run)
-    p.add_argument("--repo", help="git repository of the library (never checked out by kvb)")
-    p.add_argument("--old", "--good", dest="old", metavar="OLD",
-                   help="the older commit, without the change (--good: the same)")
-    p.add_argument("--new", "--bad", dest="new", metavar="NEW",
-                   help="a later commit, with the change; OLD must be its ancestor (--bad: the "
-                        "same)")
-    p.add_argument("--find", choices=("slower", "faster"), default="slower",
-                   help="the change to look for, in the metric's better direction: slower "
-                        "(default) or faster")
-    p.add_argument("--metric", help="metric to watch, as kvb compare --metric names it: kvbench "
-                                    "ops_per_sec (default), p99, ...; Google Benchmark "
-                                    "bytes_per_second (default), items_per_second, cpu_time, "
-                                    "real_time")
-    p.add_argument("--threshold", type=arguments.parse_threshold,
-                   default=arguments.parse_threshold("5%"),
-                   help="old -> new must differ by at least this much (default 5%%)")
-    p.add_argument("--alpha", type=arguments.parse_alpha, default=0.05,
-                   help="significance level of the confirmation (default 0.05)")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="rounds every series starts with (default 5; with --layouts K, whole "
-                        "cycles of the K seeds and at least 2K)")
-    p.add_argument("--layouts", type=arguments.positive_int, metavar="K",
-                   help=f"links every series starts with, each commit linked with different "
-                        f"code placement (seeds 0..K-1; kvbench mode: lld --shuffle-sections, "
-                        f"relinks only; generic mode: KVB_LAYOUT_SEED in the build's and the "
-                        f"measure command's environment); more are added where the variance "
-                        f"is (default {DEFAULT_LAYOUTS}; 1: one link, none added; 1 with "
-                        f"--instructions; docs/placement.md)")
-    arguments.add_budget_arguments(p, flag=False, scope=" of each series (old and new, a step)")
-    _bisect_budget_help(p)
-    p.add_argument("--witness", choices=bisect_state.WITNESSES, default=None,
-                   help="what decides a series: time; instructions (callgrind counts of a "
-                        "portable build, kvbench_micro benchmarks); auto (default): time, and "
-                        "the counts when time cannot decide within the budget")
-    p.add_argument("--all-steps", action="store_true", default=None,
-                   help="after the culprit, search the ranges before and after it whose ends "
-                        "differ by --threshold or more, and so on: every step of the change")
-    p.add_argument("--no-skip-identical", action="store_true",
-                   help="measure a commit even when the files its build compiles are identical "
-                        "to a judged commit's (when the measure command reads files the build "
-                        "does not)")
-    p.add_argument("--bench", help="kvbench mode: the workload (e.g. readrandom); generic mode: "
-                                   "the benchmark name in the JSON (optional when there is one)")
-    g = p.add_argument_group("kvbench mode")
-    g.add_argument("--dep", help=f"the library: {', '.join(manifest.buildable())}")
-    g.add_argument("--preset", help="configure preset (default: this host's gcc native; its "
-                                    "portable one with --instructions on an AVX-512 host)")
-    g.add_argument("--micro", metavar="NAME",
-                   help="measure this kvbench_micro benchmark, e.g. lz4/compress/4096")
-    g.add_argument("--instructions", action="store_true", default=None,
-                   help="count instructions under valgrind's callgrind instead of timing: per "
-                        "byte (--micro), per op of the workload's measured loop (--bench) "
-                        "(deterministic; instructions are not time; a portable preset on an "
-                        "AVX-512 host, the default there: docs/compare.md)")
-    g.add_argument("--engine", help="kvbench engine (default: the dep if it is an engine, "
-                                    "else the first engine of cmake/deps.json)")
-    g.add_argument("--num", type=int,
-                   help="kvbench --num (default 100000; 20000 with --instructions)")
-    g.add_argument("--min-time", type=float, default=0.1,
-                   help="kvbench_micro --benchmark_min_time (default 0.1)")
-    g = p.add_argument_group("generic mode")
-    g.add_argument("--build-cmd", help="shell command that builds the commit (cwd: worktree)")
-    g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
-    p.add_argument("--results-dir", help="parent of the results directory (default results/)")
-    p.add_argument("--resume", metavar="DIR",
-                   help="continue the interrupted bisect whose results directory is DIR "
-                        "(no other options but --store/--no-store)")
-    arguments.add_store_arguments(p, auto=True)
-
-
-def _bisect_budget_help(p: argparse.ArgumentParser) -> None:
-    """--max-rounds and --max-time (arguments.add_budget_arguments) as the bisect's budget means them."""
-    for a in p._actions:  # argparse keeps no public handle on an added option's help
-        if "--max-rounds" in a.option_strings:
-            a.help = (f"budget of each series: at most N rounds (default {DEFAULT_MAX_ROUNDS}: "
-                      "the time budget decides first)")
-        elif "--max-time" in a.option_strings:
-            a.help = ("budget of each series: seconds of measuring and relinking (e.g. 5m); "
-                      "default: as long as building its commits took, at least 2 minutes")
-
 
 # ---- the command line -> a request -> the state of a search ---------------------------------
 

@@ -1,54 +1,58 @@
-"""kvb: tools around kvbench results. Every command is a module with register(subparsers); its
-errors reach main() as UsageError (exit 2) or RunError (exit 1), printed once, here.
+"""kvb: tools around kvbench results. Every command is two modules: its parser (commands/parsers/,
+with register(subparsers)) and its run module; their errors reach main() as UsageError (exit 2)
+or RunError (exit 1), printed once, here.
 
-Only the module of the command asked for is imported (every module at once made `kvb --version`
-557 ms against the interpreter's 138, bisect's alone 0.36 s: issue 38). COMMANDS names each
-module and its line in `kvb --help`; importlib imports the chosen one by that name, the one
-dynamic import of kvb's own modules (tests/kvbtools_layers_test.py holds the table's modules to
-the layers; tests/scripts_test.py holds each line equal to its module's docstring)."""
+Only the parser of the command asked for is imported, and its run module only when the command
+runs: every module at once made `kvb --version` 557 ms against the interpreter's 138, bisect's
+alone 0.36 s; bisect's run module still took `kvb bisect --help` from 0.085 s to 0.19 s of CPU
+(issue 38, docs/kvbtools.md "kvb's start"). COMMANDS names each command's two modules and its
+line in `kvb --help`; importlib imports the chosen ones by those names, the one dynamic import
+of kvb's own modules (tests/kvbtools_layers_test.py holds the table's modules to the layers;
+tests/scripts_test.py holds each line equal to its parser's docstring)."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kvbtools.commands import command
 from kvbtools.core.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_USAGE, \
     RunError, UsageError
 from kvbtools.core.version import ROOT, tool_version
 
-# In `kvb --help` order: (command, its module, its line in `kvb --help`: command.help_line of the
-# module's docstring).
+# In `kvb --help` order: (command, its parser module, its run module, its line in `kvb --help`:
+# command.help_line of the parser module's docstring). The parser sets `func`, the name of the run
+# module's function that runs the command (command.add).
 COMMANDS = (
-    ("report", "kvbtools.commands.report",
+    ("report", "kvbtools.commands.parsers.report", "kvbtools.commands.report",
      "one summary table over kvbench runs: a line per engine, benchmark and role"),
-    ("validate", "kvbtools.commands.validate",
+    ("validate", "kvbtools.commands.parsers.validate", "kvbtools.commands.validate",
      "check kvbench run documents against the whole schema of docs/json.md"),
-    ("compare", "kvbtools.commands.compare",
+    ("compare", "kvbtools.commands.parsers.compare", "kvbtools.commands.compare",
      "values of two or more sides and their ratios to the first, with verdicts"),
-    ("matrix", "kvbtools.commands.matrix",
+    ("matrix", "kvbtools.commands.parsers.matrix", "kvbtools.commands.matrix",
      "the same benchmarks across presets, engines, thread counts or configurations"),
-    ("versions", "kvbtools.commands.versions",
+    ("versions", "kvbtools.commands.parsers.versions", "kvbtools.commands.versions",
      "kvbench built against several versions of one library, interleaved, compared"),
-    ("bisect", "kvbtools.commands.bisect",
+    ("bisect", "kvbtools.commands.parsers.bisect", "kvbtools.commands.bisect",
      "the commit of a library that made a benchmark slower (or faster), noise and all"),
-    ("crashtest", "kvbtools.commands.crashtest",
+    ("crashtest", "kvbtools.commands.parsers.crashtest", "kvbtools.commands.crashtest",
      "kill fills with SIGKILL and check that every acknowledged write survived"),
-    ("micro", "kvbtools.commands.micro",
+    ("micro", "kvbtools.commands.parsers.micro", "kvbtools.commands.micro",
      "kvbench_micro on one block size with a short minimum time, GB/s per function"),
-    ("dbbench", "kvbtools.commands.dbbench",
+    ("dbbench", "kvbtools.commands.parsers.dbbench", "kvbtools.commands.dbbench",
      "kvbench's rocksdb engine against RocksDB's db_bench on the same librocksdb"),
-    ("selfcheck", "kvbtools.commands.selfcheck",
+    ("selfcheck", "kvbtools.commands.parsers.selfcheck", "kvbtools.commands.selfcheck",
      "kvbench's own cost per op and its memory against --num, measured in one run"),
-    ("store", "kvbtools.commands.store",
+    ("store", "kvbtools.commands.parsers.store", "kvbtools.commands.store",
      "keep every kvbench and kvbench_micro result in one place (docs/history.md)"),
-    ("history", "kvbtools.commands.history",
+    ("history", "kvbtools.commands.parsers.history", "kvbtools.commands.history",
      "the series in the results store and their points (docs/history.md)"),
-    ("trend", "kvbtools.commands.trend",
+    ("trend", "kvbtools.commands.parsers.trend", "kvbtools.commands.trend",
      "where each series in the results store changed, and what to bisect (docs/history.md)"),
-    ("export", "kvbtools.commands.export",
+    ("export", "kvbtools.commands.parsers.export", "kvbtools.commands.export",
      "the store's series for the tools people already run (docs/history.md)"),
 )
 
@@ -95,13 +99,13 @@ def chosen(argv: Sequence[str]) -> str | None:
 
 
 def parser(name: str | None, every: bool = False) -> argparse.ArgumentParser:
-    """kvb's parser, with the full parser of command `name` (its module imported) and, for the
-    others, their line in `kvb --help` alone; every: each command in full (tests)."""
+    """kvb's parser, with the full parser of command `name` (its parser module imported) and, for
+    the others, their line in `kvb --help` alone; every: each command in full (tests)."""
     p = command.Parser(prog="kvb", description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command_name, module, line in COMMANDS:
+    for command_name, module, _, line in COMMANDS:
         if every or command_name == name:
             importlib.import_module(module).register(sub)
         else:
@@ -128,6 +132,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def handler(args: argparse.Namespace) -> Callable[[argparse.Namespace], int]:
+    """The function that runs the parsed command: `args.func` of its run module, imported now."""
+    run_module = next(run for name, _, run, _ in COMMANDS if name == args.command)
+    return getattr(importlib.import_module(run_module), args.func)
+
+
 def _error(e: Exception) -> None:
     for line in str(e).splitlines() or [type(e).__name__]:
         print(f"kvb: error: {line}", file=sys.stderr)
@@ -140,7 +150,7 @@ def main(argv: list[str]) -> int:
         # 1..127 as "this commit is bad", so a failure of kvb itself must exit 128).
         failure = getattr(args, "failure_exit", None)
         try:
-            rc = args.func(args)
+            rc = handler(args)(args)
             sys.stdout.flush()
             return rc
         except (UsageError, RunError) as e:

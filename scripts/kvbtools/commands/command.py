@@ -1,13 +1,15 @@
-"""How a kvb command registers itself: every command module has
+"""How a kvb command registers itself: every command's parser module (commands/parsers/) has
 
     def register(subparsers) -> None:
-        p = command.add(subparsers, "name", __doc__, lambda args: run(Request.of(args)))
+        p = command.add(subparsers, "name", __doc__, "main")
         p.add_argument(...)
 
-turns its arguments into a typed request (a frozen dataclass) before anything else, and raises
-kvbtools.core.errors.UsageError or RunError; scripts/kvb (kvbtools.commands.cli) catches them.
-Argument groups that several commands share are in commands/arguments.py. Nothing below
-commands/ sees argparse (tests/kvbtools_layers_test.py).
+and its run module (commands/name.py) has main(args), which turns the arguments into a typed
+request (a frozen dataclass) before anything else and raises kvbtools.core.errors.UsageError or
+RunError; scripts/kvb (kvbtools.commands.cli) imports the run module only then, and catches the
+errors. Argument groups that several commands share are in commands/parsers/groups.py, the
+values they become in commands/arguments.py. Nothing below commands/ sees argparse
+(tests/kvbtools_layers_test.py).
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ import argparse
 import sys
 from typing import Any, Callable, NoReturn, TypeVar
 
-Handler = Callable[[argparse.Namespace], int]
 T = TypeVar("T")
 
 
@@ -50,10 +51,11 @@ def help_line(doc: str) -> str:
 
 
 def add(subparsers: Any, name: str, doc: str | None,
-        func: Handler | None) -> argparse.ArgumentParser:
+        func: str | None) -> argparse.ArgumentParser:
     """The parser of command `name`: its --help is the module docstring `doc`, whose first line
-    ("kvb name: what it does") gives the one-line help of `kvb --help`. `func` runs it (None for a
-    group of subcommands, each with its own)."""
+    ("kvb name: what it does") gives the one-line help of `kvb --help`. `func` names the function
+    of the command's run module (cli.COMMANDS) that runs it, given the parsed arguments (None for
+    a group of subcommands, each with its own)."""
     text = (doc or name).strip()
     p = subparsers.add_parser(name, help=help_line(text), description=text,
                               formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,20 +1,11 @@
-"""kvb dbbench: kvbench's rocksdb engine against RocksDB's db_bench on the same librocksdb.
-
-  kvb dbbench parity        ops/s of both tools, alternating runs, ratio with a 95% interval
-  kvb dbbench instructions  instructions per op of both tools under callgrind
-
-The flag mapping and the latest figures: docs/dbbench-parity.md.
+"""kvb dbbench, run: what the command does with its arguments. Its command line and
+--help: commands/parsers/dbbench.py (kvb's start: docs/kvbtools.md).
 """
 from __future__ import annotations
 
-from typing import Any
-
-from kvbtools.commands import command
 from kvbtools.commands import dbbench_instructions, dbbench_parity
 
 
-def register(sub: Any) -> None:
-    p = command.add(sub, "dbbench", __doc__, None)
-    inner = p.add_subparsers(dest="dbbench_command", required=True, metavar="COMMAND")
-    dbbench_parity.register(inner)
-    dbbench_instructions.register(inner)
+# The subcommands as commands/parsers/dbbench_*.py name them.
+parity = dbbench_parity.main
+instructions = dbbench_instructions.main

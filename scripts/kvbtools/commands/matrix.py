@@ -1,20 +1,5 @@
-"""kvb matrix: the same benchmarks across presets, engines, thread counts or configurations.
-
-With --presets alone: the same benchmarks built with several presets, interleaved, one table per
-metric (below). With --threads, --configs, or without --presets: a study
-(kvbtools/measure/study.py): every combination of the axes, the first the base, tables relative
-to it, QPS@N per thread count.
-
-Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off,
-linked --layouts times (4 by default: lld --shuffle-sections seeds, relinks only). The runs go
-in rounds: each round runs every preset once, back to back on one CPU (--cpu), on the round's
-link, the order rotating, with a canary before and after it; a round whose canary moved is set
-apart and repeated. The first preset is also measured a second time in every round, as a series
-labelled "control": the same binaries, so its verdict shows the noise floor. Verdicts rest on
-rounds paired (link pairs with several links; docs/compare.md). After the first rounds (--repeats,
-whole cycles of the links) more rounds or links are added where the variance is until every
-row's interval is narrower than --threshold or the budget is spent: as long as the builds took,
-at least 2 minutes (--max-time, --max-rounds); the output says what the decision cost.
+"""kvb matrix, run: what the command does with its arguments. Its command line and
+--help: commands/parsers/matrix.py (kvb's start: docs/kvbtools.md).
 """
 from __future__ import annotations
 
@@ -24,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.commands import arguments, command, series_report
+from kvbtools.commands import series_report
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import host, manifest, output, results, store
 from kvbtools.measure import runner, sources, study
@@ -80,26 +65,9 @@ def from_source_defines(items: list[str], source_args: list[str]
     return defines, suffix, versions
 
 
-def register(sub: Any) -> None:
-    p = command.add(sub, "matrix", __doc__, lambda args: run(MatrixRequest.of(args)))
-    p.add_argument("--presets",
-                   help="comma-separated configure presets; the first is the base. Without it, "
-                        "a study of one kvbench binary (--kvbench)")
-    p.add_argument("--threads", metavar="N,N,...",
-                   help="an axis: kvbench --threads values (a study: QPS@N tables too)")
-    p.add_argument("--configs", metavar="FILE",
-                   help="an axis: named configurations, one a line, 'name: --flag=value ...'; "
-                        "the first is the base")
-    p.add_argument("--kvbench", metavar="BINARY",
-                   help="without --presets: the kvbench to run (default: this tree's "
-                        "build/<arch>-gcc-native/src/kvbench)")
-    p.add_argument("--micro", action="store_true",
-                   help="run kvbench_micro instead of kvbench workloads")
-    p.add_argument("--from-source", default="", metavar="DEP[@VERSION],...",
-                   help="build these libraries from source with each preset's toolchain")
-    p.add_argument("--source", action="append", default=[], metavar="DEP=DIR",
-                   help="source tree for a --from-source dependency (repeat)")
-    arguments.add_plan_arguments(p)
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return run(MatrixRequest.of(args))
 
 
 def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]], list[Build],

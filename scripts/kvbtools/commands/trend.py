@@ -1,14 +1,5 @@
-"""kvb trend: where each series in the results store changed, and what to bisect (docs/history.md).
-
-Each series' points (the median of each run) go through E-divisive means with Hunter's changes
-(scripts/kvbtools/core/edivisive.py): windowed, a Student t-test for significance, weak change
-points re-tested against their neighbours. A slide along the whole series is reported as a drift
-rather than as a staircase of steps. For each change: the series, the point before and the
-point after (time, commit, library versions), the magnitude with its 95% interval, what the
-store records as different between the two points and, when that is exactly one library's
-version or commit (or kvbench's own commit), the `kvb bisect` command that finds the culprit.
---fail-on-change (for CI) exits 3 when anything is reported, else 4 when a series was too short
-to test (undecided), else 0 (docs/cli.md).
+"""kvb trend, run: what the command does with its arguments. Its command line and
+--help: commands/parsers/trend.py (kvb's start: docs/kvbtools.md).
 """
 from __future__ import annotations
 
@@ -18,9 +9,7 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
-from typing import Any
 
-from kvbtools.commands import arguments, command
 from kvbtools.commands.arguments import Selection
 from kvbtools.core import edivisive, manifest, stats, store
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
@@ -282,25 +271,6 @@ def cmd(req: TrendRequest) -> int:
     return EXIT_CHANGED if found else EXIT_UNDECIDED if short else EXIT_OK
 
 
-def _percent(text: str) -> float:
-    return command.checked(text, lambda t: float(t.rstrip("%")) / 100.0,
-                           f"not a percentage: {text!r}", lambda v: v >= 0, "must not be negative")
-
-
-def register(subparsers: Any) -> None:
-    p = command.add(subparsers, "trend", __doc__, lambda args: cmd(TrendRequest.of(args)))
-    arguments.add_selection_arguments(p)
-    p.add_argument("--window", type=int, default=Params.window,
-                   help="points per E-divisive window (default 50, as Otava)")
-    p.add_argument("--pvalue", type=arguments.parse_alpha, default=Params.judgement.alpha,
-                   help="significance of a change, t-test (default 0.001, as Otava)")
-    p.add_argument("--min-magnitude", type=_percent, default=0.0, metavar="PERCENT",
-                   help="ignore changes smaller than this, e.g. 2%% (default 0); a drift "
-                        "counts by its change from the first point to the last")
-    p.add_argument("--min-size", type=int, default=Params.min_size,
-                   help="points needed on each side of a change (default 3)")
-    p.add_argument("--last", type=int, metavar="N",
-                   help="report only changes among the last N points (drifts always)")
-    p.add_argument("--fail-on-change", action="store_true",
-                   help="a gate for CI: exit 3 when a change or a drift is reported, else 4 "
-                        "when a series is too short to test, else 0 (docs/cli.md)")
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return cmd(TrendRequest.of(args))

@@ -1,22 +1,17 @@
-"""kvb validate: check kvbench run documents against the whole schema of docs/json.md.
-
-Every problem of every file is listed, one `FILE: $.json.path: message` line each (a missing
-field, a wrong type, null, NaN or Infinity, a number whose name gives no unit, a malformed
-"metrics" entry); exit 2 when any file has one. Google Benchmark JSON (kvbench_micro) is checked
-for the fields kvb reads. A file that conforms prints `FILE: OK`.
+"""kvb validate, run: what the command does with its arguments. Its command line and
+--help: commands/parsers/validate.py (kvb's start: docs/kvbtools.md).
 """
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
-from kvbtools.commands import command
 from kvbtools.core import results
 from kvbtools.core.errors import UsageError
 
 
-def register(sub: Any) -> None:
-    p = command.add(sub, "validate", __doc__, lambda args: run(tuple(args.files)))
-    p.add_argument("files", nargs="+", metavar="FILE.json")
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return run(tuple(args.files))
 
 
 def run(files: tuple[str, ...]) -> int:

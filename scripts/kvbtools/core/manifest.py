@@ -5,7 +5,6 @@ A new engine or library is an entry in cmake/deps.json: nothing in kvbtools name
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -13,10 +12,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core import deps_json
+from kvbtools.core.errors import UsageError
 from kvbtools.core.host import BINARIES, ROOT, native_preset
 
-DEPS_JSON = os.path.join(ROOT, "cmake", "deps.json")
+DEPS_JSON = deps_json.DEPS_JSON
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,9 @@ def _dep(d: dict[str, Any]) -> Dep:
 def deps() -> dict[str, Dep]:
     """Every entry of cmake/deps.json, by name, in its order."""
     try:
-        with open(DEPS_JSON, encoding="utf-8") as f:
-            doc = json.load(f)
-        if doc.get("schema") != "kvbench-deps" or doc.get("schema_version") != 1:
-            raise ValueError("not a kvbench-deps version 1 document")
-        return {d["name"]: _dep(d) for d in doc["deps"]}
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise RunError(f"{DEPS_JSON}: cannot read the dependency manifest: {e}") from None
+        return {d["name"]: _dep(d) for d in deps_json.entries()}
+    except (KeyError, TypeError) as e:
+        raise deps_json.unreadable(e) from None
 
 
 def buildable() -> list[str]:

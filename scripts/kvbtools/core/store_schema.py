@@ -17,7 +17,7 @@ from typing import Callable, Union
 
 # The environment variable that names the store when --store does not (core/store.location);
 # here, in a module that imports nothing, so that a command's --help can name it without loading
-# the store's machinery (commands/arguments.py).
+# the store's machinery (commands/parsers/groups.py).
 ENV = "KVBENCH_STORE"
 
 DIALECT = {
