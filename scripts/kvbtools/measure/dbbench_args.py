@@ -1,6 +1,6 @@
 """The flags that make kvbench's rocksdb engine and RocksDB's db_bench run the same workload
 (docs/dbbench-parity.md), and what `kvb dbbench parity` and `instructions` share (their flags:
-commands/arguments.py)."""
+commands/parsers/groups.py, their values commands/arguments.py)."""
 from __future__ import annotations
 
 import contextlib
