@@ -181,11 +181,16 @@ make_root() {
   echo "arm64-root: made $root in $((SECONDS - t0)) s, $(du -sm "$root" | cut -f1) MB" >&2
 }
 
-# Each run holds a shared lock on its root; making one, or removing an old one, an exclusive lock.
+# Each run holds a shared lock on its root (runs share it: each mounts in a namespace of its own);
+# making one, or removing an old one, an exclusive lock, taken only when there is one to make.
 exec 9>"$root.lock"
-flock -x 9
-[ -f "$root/etc/kvbench-arm64-root" ] || make_root
 flock -s 9
+if [ ! -f "$root/etc/kvbench-arm64-root" ]; then
+  flock -u 9
+  flock -x 9
+  [ -f "$root/etc/kvbench-arm64-root" ] || make_root
+  flock -s 9
+fi
 for old in "$cache/$kind"-*.lock; do
   [ "$old" != "$root.lock" ] && [ -e "$old" ] || continue
   if (flock -n -x 8 || exit 1; rm -rf --one-file-system "${old%.lock}" "${old%.lock}.new"
