@@ -166,6 +166,14 @@ class SeriesRunTest(kvbtest.TempDirTest):
         clang = [x for x in out.comparison.cells if x.side == "clang"]
         self.assertTrue(all(abs(x.verdict.ratio - 1.10) < 1e-9 for x in clang))
 
+    def test_a_chunk_filter_selects_exactly_its_names(self) -> None:
+        f = runner.exact_filter(["lz4/compress/4096", "a.b/4096", "x(y)+[z]"])
+        self.assertEqual(f, r"^(lz4/compress/4096|a\.b/4096|x\(y\)\+\[z\])$")
+        for name, hit in (("lz4/compress/4096", True), ("a.b/4096", True), ("x(y)+[z]", True),
+                          ("axb/4096", False), ("lz4/compress/40960", False),
+                          ("zlz4/compress/4096", False)):
+            self.assertEqual(bool(re.search(f, name)), hit, name)
+
     def test_the_control_pairs_the_base_binary_with_itself(self) -> None:
         def value(build: str, seed: int, r: int, n: int) -> float:
             return 1e9 * (0.77 if seed == 2 else 1.0) * (1 + 0.002 * (n % 3))
