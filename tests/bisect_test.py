@@ -454,7 +454,12 @@ class BisectTest(BisectCase):
                 self.assertEqual(whole.returncode, 0, whole.stdout + whole.stderr)
                 fresh = [x for x in self.results_dirs() if x != d]
                 ref = json.loads(self.read(os.path.join(fresh[0], "bisect.json")))
-                for key in ("first_new", "confirmed", "compiled", "benchmark", "metric"):
+                # What a build compiles is learnt by tracing it: where bisect cannot (qemu-user
+                # has no ptrace), the fresh run has none, and the resumed one keeps the traced
+                # record of its fixture.
+                keys = ("first_new", "confirmed", "benchmark", "metric") + \
+                    (() if tracer() else ("compiled",))
+                for key in keys:
                     self.assertEqual(doc[key], ref[key], key)
                 steps = [[(r["step"], r["commit"], r["verdict"], r["how"])
                           for r in x["records"] if r["kind"] == "step"] for x in (doc, ref)]
