@@ -196,17 +196,24 @@ def _round_diffs(base: Sample, other: Sample, log: bool) -> list[tuple[tuple[str
 
 # ---- tests --------------------------------------------------------------------------------------
 
+def trimmed(n: int, trim: float) -> int:
+    """How many of n values Yuen's t trims from each end: floor(trim n), fewer where the h - 1
+    degrees of freedom (h = n - 2 g) would fall below 2 (at 30%, 4 values are not trimmed)."""
+    g = int(math.floor(trim * n))
+    while g > 0 and n - 2 * g < 3:
+        g -= 1
+    return g
+
+
 def yuen(d: Sequence[float], level: float, trim: float = TRIM) -> tuple[float, float, float, float]:
     """Yuen's one-sample trimmed t on differences: (trimmed mean, lo, hi, two-sided p of 0).
     g = floor(trim * n) values are trimmed from each end; the standard error comes from the
     winsorized sum of squares, SE^2 = SSw / (h (h - 1)), h = n - 2g, with h - 1 degrees of
-    freedom (Tukey & McLaughlin 1963; Wilcox, Introduction to Robust Estimation, 4.2). Fewer are
-    trimmed where h would fall below 3 (at 30%, 4 values are not trimmed)."""
+    freedom (Tukey & McLaughlin 1963; Wilcox, Introduction to Robust Estimation, 4.2); g is
+    `trimmed`."""
     n = len(d)
     x = sorted(d)
-    g = int(math.floor(trim * n))
-    while g > 0 and n - 2 * g < 3:  # keep 2 degrees of freedom: 4 values are not trimmed to 2
-        g -= 1
+    g = trimmed(n, trim)
     h = n - 2 * g
     tm = statistics.fmean(x[g:n - g])
     w = [x[g]] * g + x[g:n - g] + [x[n - g - 1]] * g
@@ -429,15 +436,13 @@ class Components:
     def width(self, links: int, rounds: float, level: float = stats.LEVEL) -> float:
         """The expected full width, in log ratio, of Yuen's trimmed t interval over `links`
         link pairs with `rounds` rounds each (inf below two links): h - 1 degrees of freedom
-        (h = links - 2 g, g as yuen trims: at 20%, 5 link pairs have 2, as 3 do), and on normal
+        (h = links - 2 g, g = trimmed(links): at 20%, 5 link pairs have 2, as 3 do), and on normal
         data the trimmed mean's variance of 1 / efficiency of the mean's once anything is trimmed
         (0.87 at 20%, 0.80 at 30%: trimmed_efficiency). So 5 links are wider than 4, and 6
         narrower."""
         if links < 2 or rounds < 1:
             return math.inf
-        g = int(math.floor(self.trim * links))
-        while g > 0 and links - 2 * g < 3:
-            g -= 1
+        g = trimmed(links, self.trim)
         h = links - 2 * g
         eff = trimmed_efficiency(self.trim) if g else 1.0
         var = (self.between + self.within / rounds) / (links * eff)

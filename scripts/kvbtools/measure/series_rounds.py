@@ -128,7 +128,7 @@ class SeriesRounds(round_loop.Loop):
                 binary = links[seed % len(links)]
                 plan = self.plan
                 if chunk is not None:
-                    mine = [n for n in chunk if n in self.names(s.build, binary)]
+                    mine = [n for n in chunk if n in self.names(s.build)]
                     if not mine:
                         continue
                     plan = dataclasses.replace(plan, micro_filter=runner.exact_filter(mine))
@@ -150,11 +150,11 @@ class SeriesRounds(round_loop.Loop):
                          levels.Where(x.link, x.path, x.round))
         return ""
 
-    def names(self, build: Build, binary: str) -> list[str]:
+    def names(self, build: Build) -> list[str]:
         """The benchmarks the plan's filter selects in a build (listed once, by its first
-        link)."""
+        link: its links differ only in placement)."""
         if build.label not in self._names:
-            self._names[build.label] = runner.micro_names(binary, self.plan)
+            self._names[build.label] = runner.micro_names(build.binaries(True)[0], self.plan)
         return self._names[build.label]
 
     def chunks(self) -> list[list[str] | None]:
@@ -166,8 +166,7 @@ class SeriesRounds(round_loop.Loop):
         if self._chunks is None:
             names: list[str] = []
             for s in self.series:
-                binary = s.build.binaries(True)[0]
-                names += [n for n in self.names(s.build, binary) if n not in names]
+                names += [n for n in self.names(s.build) if n not in names]
             self._chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)] or [None]
         return self._chunks
 
