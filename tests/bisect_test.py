@@ -23,10 +23,9 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KVB = os.path.join(ROOT, "scripts", "kvb")
-# Results directories of bisects interrupted under previous releases (state.json schema 1 and 2;
-# made by tests/data/bisect_v1/make_fixture.py).
-V1 = os.path.join(ROOT, "tests", "data", "bisect_v1")
-V2 = os.path.join(ROOT, "tests", "data", "bisect_v2")
+# Results directories of bisects interrupted under previous releases (state.json schema 1, 2 and
+# 3; made by tests/data/bisect_v1/make_fixture.py).
+FIXTURES = {v: os.path.join(ROOT, "tests", "data", f"bisect_v{v}") for v in (1, 2, 3)}
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from kvbtools.core import levels  # noqa: E402
@@ -406,10 +405,10 @@ class BisectTest(BisectCase):
         self.assert_clean(repo)
 
     def v1_directory(self, name: str, version: int = 1) -> tuple[Repo, str, list[str]]:
-        """A copy of V1/<name> (V2/<name>: `version` 2; see make_fixture.py), on a history
+        """A copy of tests/data/bisect_v<version>/<name> (see make_fixture.py), on a history
         generated here: the fixture's commits, its repository path swapped for this one's.
         Returns the repository, the directory and the fixture's lines of steps.jsonl."""
-        src = os.path.join(V1 if version == 1 else V2, name)
+        src = os.path.join(FIXTURES[version], name)
         repo = Repo(os.path.join(self.tmp, f"v{version}-{name}"), history(10, 13))
         d = os.path.join(self.tmp, "results", f"v{version}-{name}")
         os.makedirs(d)
@@ -423,10 +422,13 @@ class BisectTest(BisectCase):
 
     def test_resumes_a_bisect_interrupted_under_the_previous_releases(self) -> None:
         # Interrupted after the endpoints (one link a commit) and in the confirmation (three
-        # links, three steps: skipped, measured, same sources), under state.json schema 1 and 2.
+        # links, three steps: skipped, measured, same sources), under state.json schema 1 and 2;
+        # and under schema 3 (four links), the current one.
         for version, name, extra in ((1, "after_endpoints", ["--repeats", "4"]),
                                      (1, "after_step", ["--layouts", "3"]),
-                                     (2, "after_step", ["--layouts", "3"])):
+                                     (2, "after_step", ["--layouts", "3"]),
+                                     (3, "after_endpoints", ["--repeats", "4"]),
+                                     (3, "after_step", ["--layouts", "4"])):
             with self.subTest(f"v{version} {name}"):
                 repo, d, before = self.v1_directory(name, version)
                 c = repo.commits

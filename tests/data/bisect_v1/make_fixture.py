@@ -4,14 +4,17 @@ whose state.json bisect_test.py's resume test converts (not run by ctest).
 
   make_fixture.py --src OLD_TREE [--out DIR]   (e.g. git worktree add /tmp/old b8ff310;
                                                tests/data/bisect_v2: --out ../bisect_v2 with
-                                               a tree of 54a7234, state.json schema 2)
+                                               a tree of 54a7234, state.json schema 2;
+                                               tests/data/bisect_v3: --out ../bisect_v3 with
+                                               a tree of 02e24f1, schema 3)
 
 Each fixture is the state.json and steps.jsonl the older kvb left, copied as they are, of a
 generic-mode bisect of bisect_test.py's history(10, 13) (its commits have fixed dates, so their
 ids are the same wherever the history is generated; the test swaps in its repository's path):
 
 after_endpoints: --repeats 4 --layouts 1, interrupted once the endpoints are recorded.
-after_step:      the default --layouts 3, interrupted in the confirmation, after three steps.
+after_step:      the default --layouts (3 in v1 and v2, 4 in v3), interrupted in the confirmation,
+                 after three steps.
 """
 from __future__ import annotations
 
