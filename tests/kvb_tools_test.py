@@ -4,7 +4,7 @@
 The statistics are checked against textbook and published values; compare against synthetic
 documents made here with a seeded RNG (from a real kvbench document as the template) and against
 real output of kvbench and kvbench_micro; matrix and versions for their argument handling (no
-builds); the adaptive rounds (kvbtools.rounds) on synthetic samples. kvb bisect has its own
+builds); the interval of the adaptive rounds (core/stats) on synthetic samples. kvb bisect has its own
 tests/bisect_test.py.
 """
 from __future__ import annotations
@@ -30,8 +30,8 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.commands.parsers import groups  # noqa: E402
-from kvbtools.core import fingerprint, host, results, stats  # noqa: E402
-from kvbtools.measure import callgrind, rounds, sources  # noqa: E402
+from kvbtools.core import fingerprint, host, levels, results, stats  # noqa: E402
+from kvbtools.measure import callgrind, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, kvbench_doc, load_json, write_json  # noqa: E402
@@ -136,50 +136,52 @@ class StatsTest(unittest.TestCase):
         self.assertLess(hi, 1.0)  # 10% slower with 2% noise: the interval excludes 1
 
     def test_verdict_rules(self) -> None:
+        # One file (process) a value, as kvb compare pools files: the one verdict, levels.judge.
+        def verdict(a: list[float], b: list[float], j: stats.Judgement) -> stats.Verdict:
+            return levels.judge(levels.Sample.processes(a), levels.Sample.processes(b), j)
         base = [100.0, 101.0, 99.0, 100.5, 99.5]
         slower = [x * 0.9 for x in base]
-        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, True))
+        v = verdict(base, slower, stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, "slower")
         self.assertTrue(v.regression)
         # Lower is better (latency): the same numbers are an improvement.
-        v = stats.verdict(base, slower, stats.Judgement(0.05, 0.05, False))
+        v = verdict(base, slower, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "faster")
         self.assertFalse(v.regression)
         # Significant, but the whole interval is within a 15% threshold: no change.
-        v = stats.verdict(base, slower, stats.Judgement(0.15, 0.05, True))
+        v = verdict(base, slower, stats.Judgement(0.15, 0.05, True))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(v.decided)
         self.assertIn("within the 15% threshold", v.note)
         # Significant, 10% under a 10.5% threshold, but the interval reaches past it: undecided.
-        v = stats.verdict(base, slower, stats.Judgement(0.105, 0.05, True))
+        v = verdict(base, slower, stats.Judgement(0.105, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("reaches beyond it", v.note)
         # One value a side: no noise estimate, no verdict.
-        v = stats.verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
+        v = verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
-                      "needed", v.note)
+        self.assertEqual(v.note, levels.ONE_PROCESS)
         self.assertFalse(v.regression)
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
-        v = stats.verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
+        v = verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.
         wide = [100.0, 130.0, 70.0, 110.0, 90.0]
-        v = stats.verdict(wide, [x * 0.95 for x in wide], stats.Judgement(0.05, 0.05))
+        v = verdict(wide, [x * 0.95 for x in wide], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("spans both no change and a change of 5% or more", v.note)
         # The same noise, five a side, no change: the interval is within 5%, decided.
-        v = stats.verdict(base, [x * 1.001 for x in reversed(base)],
+        v = verdict(base, [x * 1.001 for x in reversed(base)],
                           stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.NO_CHANGE)
         self.assertTrue(stats.within(v.interval, 0.05))
         # Constant sides (sizes, counts): no noise, decided either way.
-        v = stats.verdict([0.0] * 3, [0.0] * 3, stats.Judgement(0.05, 0.05, False))
+        v = verdict([0.0] * 3, [0.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, stats.NO_CHANGE)
-        v = stats.verdict([4.0] * 3, [5.0] * 3, stats.Judgement(0.05, 0.05, False))
+        v = verdict([4.0] * 3, [5.0] * 3, stats.Judgement(0.05, 0.05, False))
         self.assertEqual(v.word, "slower")
 
 
@@ -189,15 +191,15 @@ class RoundsTest(unittest.TestCase):
     def test_the_interval_is_the_inverted_u_test(self) -> None:
         # 5 values a side: the 3rd smallest and 3rd largest of the 25 pairwise log ratios, as the
         # tables of Hollander & Wolfe give (coverage 1 - 2 * 4/252 = 96.8%).
-        self.assertEqual(rounds.cut(5, 5), 3)
-        self.assertEqual(rounds.cut(8, 8), 14)
-        self.assertEqual(rounds.cut(10, 10), 24)
-        self.assertEqual(rounds.cut(3, 3), 0)         # no finite 95% interval with 3 a side
+        self.assertEqual(stats.cut(5, 5), 3)
+        self.assertEqual(stats.cut(8, 8), 14)
+        self.assertEqual(stats.cut(10, 10), 24)
+        self.assertEqual(stats.cut(3, 3), 0)         # no finite 95% interval with 3 a side
         # Past 25 a side, the normal approximation: one pair wider than the exact 318.
-        self.assertEqual(rounds.cut(30, 30), 317)
+        self.assertEqual(stats.cut(30, 30), 317)
         base, other = [10, 11, 12, 13, 14], [15, 16, 17, 18, 19]
         d = sorted(math.log(o / b) for o in other for b in base)
-        iv = rounds.ratio_interval(base, other)
+        iv = stats.ratio_interval(base, other)
         self.assertAlmostEqual(iv.lo, math.exp(d[2]))
         self.assertAlmostEqual(iv.hi, math.exp(d[22]))
         self.assertAlmostEqual(iv.estimate, math.exp(d[12]))
@@ -207,7 +209,7 @@ class RoundsTest(unittest.TestCase):
         for _ in range(300):
             a = [rng.lognormvariate(0, 0.1) for _ in range(5)]
             b = [rng.lognormvariate(0.08, 0.1) for _ in range(5)]
-            iv = rounds.ratio_interval(a, b)
+            iv = stats.ratio_interval(a, b)
             self.assertEqual(not iv.lo <= 1 <= iv.hi, stats.mann_whitney_u(b, a).p <= edge)
 
     def test_the_interval_covers_the_true_ratio(self) -> None:
@@ -216,7 +218,7 @@ class RoundsTest(unittest.TestCase):
         for _ in range(400):
             a = [100 * rng.lognormvariate(0, 0.05) for _ in range(6)]
             b = [110 * rng.lognormvariate(0, 0.05) for _ in range(6)]
-            iv = rounds.ratio_interval(a, b)
+            iv = stats.ratio_interval(a, b)
             hits += iv.lo <= 1.1 <= iv.hi
         self.assertGreaterEqual(hits / 400, 0.94)
         self.assertLessEqual(hits / 400, 0.995)

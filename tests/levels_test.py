@@ -22,6 +22,11 @@ S = levels.Sample
 J = stats.Judgement(0.05, 0.05)
 
 
+def one_process(values: list[float]) -> levels.Sample:
+    """Every value a repetition of one process."""
+    return S(tuple(values), tuple(levels.Where("", "p0") for _ in values))
+
+
 def noisy(rng: random.Random, centre: float, n: int, sd: float = 0.02) -> list[float]:
     return [centre * math.exp(rng.gauss(0, sd)) for _ in range(n)]
 
@@ -32,12 +37,12 @@ class UnitTest(unittest.TestCase):
         rng = random.Random(1)
         a = noisy(rng, 100, 5, 0.01)
         b = [1.5 * x for x in a]
-        v = levels.judge(S.one_process(a), S.one_process(b), J)
+        v = levels.judge(one_process(a), one_process(b), J)
         self.assertEqual(v.word, stats.UNDECIDED)
         self.assertIn("one process a side", v.note)
         self.assertIn("--repetitions-independent", v.note)
         self.assertEqual(v.unit, "one process a side")
-        v = levels.judge(S.one_process(a), S.one_process(b), J, repetitions_independent=True)
+        v = levels.judge(one_process(a), one_process(b), J, repetitions_independent=True)
         self.assertEqual(v.word, "faster")
         self.assertIn("counted as independent", v.unit)
 
@@ -100,7 +105,7 @@ class UnitTest(unittest.TestCase):
         self.assertEqual(v.word, stats.NO_CHANGE)
 
     def test_a_constant_count_is_decided_a_single_timed_value_is_not(self) -> None:
-        v = levels.judge(S.one_process([5.0, 5.0]), S.one_process([7.0, 7.0]),
+        v = levels.judge(one_process([5.0, 5.0]), one_process([7.0, 7.0]),
                          stats.Judgement(0.05, 0.05, False, "smaller", "larger"))
         self.assertEqual(v.word, "larger")
         v = levels.judge(S.processes([5.0]), S.processes([7.0]), J)
@@ -151,7 +156,7 @@ class FamilyTest(unittest.TestCase):
         self.assertEqual([v.word for v in fam], ["faster"] * 20)
 
     def test_rows_without_a_test_are_not_counted(self) -> None:
-        undecided = levels.judge(S.one_process([1.0, 1.1]), S.one_process([2.0, 2.1]), J)
+        undecided = levels.judge(one_process([1.0, 1.1]), one_process([2.0, 2.1]), J)
         rng = random.Random(7)
         fam = levels.family([undecided] + self.rows(rng, [1.5]), 0.05)
         self.assertIsNone(fam[0].p_adjusted)

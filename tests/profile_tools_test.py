@@ -157,7 +157,7 @@ class ProfiledRunTest(kvbtest.TempDirTest):
         if doc["context"]["workload"]["profile"].startswith("unavailable"):
             self.assertRegex(stdout, r"(?m)^Profile: +unavailable: ")
             self.skipTest(doc["context"]["workload"]["profile"])
-        self.assertEqual(schema.validate(doc), [])
+        self.assertEqual(schema.check_kvbench(doc, full=True), [])
         result = [r for r in doc["results"] if r["benchmark"] == "readrandom"][0]
         reader = [r for r in result["profile"]["roles"] if r["role"] == "reader"][0]
         self.assertGreater(reader["samples"], 20)
@@ -255,7 +255,7 @@ class ProfiledRunTest(kvbtest.TempDirTest):
                                    r"running unprofiled$")
         self.assertIn("readrandom", p.stdout)
         doc = load_json(out)
-        self.assertEqual(schema.validate(doc), [])
+        self.assertEqual(schema.check_kvbench(doc, full=True), [])
         self.assertTrue(doc["context"]["workload"]["profile"].startswith("unavailable: "))
         for result in doc["results"]:
             self.assertIn("EPERM", result["profile"]["unavailable"])

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 import kvbtest  # noqa: E402
-from kvbtools.core import stats  # noqa: E402
+from kvbtools.core import levels, stats  # noqa: E402
 from kvbtools.measure import pinning, round_loop, rounds, runner, series_rounds  # noqa: E402
 from kvbtools.measure import series_run  # noqa: E402
 from kvbtools.measure.runner import Build, Plan, Series  # noqa: E402
@@ -144,7 +144,8 @@ class SeriesRunTest(kvbtest.TempDirTest):
         self.assertTrue(out.cost.settled)
         self.assertEqual((out.cost.rounds, out.cost.links, out.cost.runs), (5, 1, 15))
         # The same values judged as if each run were independent are far from decided.
-        unpaired = stats.verdict(clang.base, clang.other, stats.Judgement(0.05, 0.05))
+        unpaired = levels.judge(levels.Sample.processes(clang.base),
+                                levels.Sample.processes(clang.other), stats.Judgement(0.05, 0.05))
         self.assertNotEqual(unpaired.word, "faster")
 
     def test_a_micro_round_runs_its_benchmarks_in_chunks_every_series_once_a_chunk(self) -> None:

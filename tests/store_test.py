@@ -38,7 +38,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import edivisive, metrics, store, store_schema  # noqa: E402
+from kvbtools.core import edivisive, metrics, store, store_schema, tdist  # noqa: E402
 from kvbtools.core import series as series_mod  # noqa: E402
 
 ARGS = argparse.Namespace(backend="sqlite", kvbench="", micro="")
@@ -947,11 +947,12 @@ class ChangePointTest(unittest.TestCase):
                 for i in range(n)]
 
     def test_student_t_against_tables(self) -> None:
-        self.assertAlmostEqual(edivisive.t_two_sided_p(2.0, 10), 0.0733880, places=6)
-        self.assertAlmostEqual(edivisive.t_two_sided_p(2.228139, 10), 0.05, places=6)
-        self.assertAlmostEqual(edivisive.t_quantile(0.975, 38), 2.024394, places=5)
-        self.assertAlmostEqual(edivisive.t_quantile(0.995, 5), 4.032143, places=5)
-        self.assertAlmostEqual(edivisive.betainc(2, 3, 0.4), 0.5248, places=10)
+        self.assertAlmostEqual(tdist.t_sf2(2.0, 10), 0.0733880, places=6)
+        self.assertAlmostEqual(tdist.t_sf2(2.228139, 10), 0.05, places=6)
+        self.assertAlmostEqual(tdist.t_quantile(0.95, 38), 2.024394, places=5)
+        self.assertAlmostEqual(tdist.t_quantile(0.99, 5), 4.032143, places=5)
+        self.assertAlmostEqual(tdist.betainc(2, 3, 0.4), 0.5248, places=10)
+        self.assertEqual(tdist.t_sf2(float("nan"), 5), 1.0)
 
     def test_a_5_percent_step_in_3_percent_noise_is_found_at_its_index(self) -> None:
         changes = edivisive.hunter(self.step(0))

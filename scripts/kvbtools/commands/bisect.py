@@ -8,6 +8,7 @@ import glob
 import json
 import math
 import os
+import statistics
 import sys
 from dataclasses import dataclass, fields
 from typing import Any
@@ -376,7 +377,8 @@ def _range_lines(f: Found, scale: float) -> list[str]:
     for r in search.recorded(Endpoints):
         what = "old -> new" if not search.sub else f"range {r.old[:12]}..{r.new[:12]}"
         if r.measured.values:
-            med = {k: fmt_value(_median(v) * scale) for k, v in r.measured.values.items()}
+            med = {k: fmt_value(statistics.median(v) * scale)
+                   for k, v in r.measured.values.items()}
             lines.append(f"{what}: new/old {iv_text(r.change)} ({r.unit or f'n={r.measured.n}'}"
                          f"; medians old {med['old']}, new {med['new']}"
                          + (f"; {r.spent.text()}" if r.spent else "") + ")")
@@ -435,15 +437,10 @@ def placement_line(ranges: Ranges) -> str:
         samples += got.values()
         if "old" in got and isinstance(r, (Endpoints, Step)) and \
                 not (isinstance(r, Step) and r.ends):
-            olds.append(_median(list(got["old"].values)))
+            olds.append(statistics.median(got["old"].values))
     drift = (f"; drift of old between series: {(max(olds) / min(olds) - 1) * 100:.1f}%"
              if len(olds) > 1 and min(olds) > 0 else "")
     return placement.spread_text(samples) + drift
-
-
-def _median(v: list[float]) -> float:
-    s = sorted(v)
-    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
 
 
 def _direction_word(search: Search, ratio: float, p: float) -> str:

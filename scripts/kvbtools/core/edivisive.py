@@ -20,8 +20,7 @@ Regressions", arXiv 2301.03034), as Apache Otava keeps them:
     while any has p >= max_pvalue (or a change smaller than min_magnitude); so a point that
     only looked significant inside one window does not survive.
 
-Also here: the Student t distribution (its CDF by the regularized incomplete beta function, a
-continued fraction evaluated by the modified Lentz method), and a drift test: a straight line
+Also here: a drift test (Student's t distribution: core/tdist.py): a straight line
 fitted to the whole series, preferred to the step model when its Bayesian information
 criterion is lower and its slope is significant, so a slow 1% per point slide is reported as
 a drift instead of a staircase of steps.
@@ -33,70 +32,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-# ---- Student's t --------------------------------------------------------------------------------
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < eps:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x)
-          + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(ln) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(ln) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with df degrees of freedom."""
-    if math.isnan(t):
-        return 1.0
-    if math.isinf(t):
-        return 0.0
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The t with P(T <= t) = p (p > 0.5), by bisection on the CDF."""
-    lo, hi = 0.0, 1.0
-    while 1.0 - t_two_sided_p(hi, df) / 2.0 < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if 1.0 - t_two_sided_p(mid, df) / 2.0 < p:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2.0
+from kvbtools.core.tdist import t_quantile, t_sf2
 
 
 @dataclass(frozen=True)
@@ -122,7 +58,7 @@ def student_t(a: Sequence[float], b: Sequence[float]) -> TTest:
         t = 0.0 if ma == mb else math.copysign(math.inf, mb - ma)
     else:
         t = (mb - ma) / se
-    return TTest(t, df, t_two_sided_p(t, df), ma, mb, se)
+    return TTest(t, df, t_sf2(t, df), ma, mb, se)
 
 
 # ---- E-divisive means ---------------------------------------------------------------------------
@@ -186,7 +122,7 @@ class Change:
         d = self.test.mean_b - self.test.mean_a
         if not self.test.mean_a or not math.isfinite(self.test.se):
             return float("nan"), float("nan")
-        h = t_quantile(0.5 + level / 2.0, self.test.df) * self.test.se
+        h = t_quantile(level, self.test.df) * self.test.se
         return (d - h) / abs(self.test.mean_a), (d + h) / abs(self.test.mean_a)
 
 
@@ -280,7 +216,7 @@ def drift(xs: Sequence[float], changes: list[Change], max_pvalue: float,
     if n < min_points:
         return None
     icpt, slope, se, rss = _line(xs)
-    p = t_two_sided_p(slope / se, n - 2) if se > 0 else (0.0 if slope else 1.0)
+    p = t_sf2(slope / se, n - 2) if se > 0 else (0.0 if slope else 1.0)
     if p >= max_pvalue:
         return None
     if changes:
@@ -288,5 +224,5 @@ def drift(xs: Sequence[float], changes: list[Change], max_pvalue: float,
         if len(changes) < 2 or not one_way or \
                 _bic(rss, n, 2) >= _bic(_steps_rss(xs, changes), n, 2 * len(changes) + 1):
             return None
-    h = t_quantile(0.975, n - 2) * se
+    h = t_quantile(0.95, n - 2) * se
     return Drift(slope, icpt, icpt + slope * (n - 1), p, (slope - h, slope + h))

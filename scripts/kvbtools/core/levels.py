@@ -80,12 +80,6 @@ class Sample:
         return Sample(vals, tuple(Where(link, f"p{i}") for i in range(len(vals))))
 
     @staticmethod
-    def one_process(values: Iterable[float], process: str = "p0", link: str = "") -> "Sample":
-        """Every value a repetition of one process."""
-        vals = tuple(float(v) for v in values)
-        return Sample(vals, tuple(Where(link, process) for _ in vals))
-
-    @staticmethod
     def rounds(values: Iterable[float], blocks: Sequence[int],
                links: Sequence[str] | None = None) -> "Sample":
         """One process per value, value i measured in round blocks[i] on link links[i]."""

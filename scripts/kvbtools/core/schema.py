@@ -322,11 +322,6 @@ def check_kvbench(doc: Any, *, full: bool = False) -> list[str]:
     return problems
 
 
-def validate(doc: Any) -> list[str]:
-    """The whole schema (kvb validate)."""
-    return check_kvbench(doc, full=True)
-
-
 # ---- Google Benchmark JSON (kvbench_micro --benchmark_out) ------------------------------------
 
 TIME_TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}

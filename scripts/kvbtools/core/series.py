@@ -13,11 +13,9 @@ from kvbtools.core import store as store_mod, store_runs
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import Metric
 
-SERIES_COLUMNS = {"kind": "s.kind", "engine": "s.engine", "benchmark": "s.benchmark",
-                  "role": "s.role", "row": "s.row_name", "metric": "s.metric"}
-
 # The first of these a row has is its default metric (kvb compare's choice for micro rows).
 PRIMARY = ("ops_per_sec", "bytes_per_second", "items_per_second", "cpu_time")
+
 
 def median_interval(values: list[float]) -> tuple[float, float, float]:
     """A distribution-free interval of the median from the order statistics: the narrowest

@@ -5,8 +5,8 @@
   `mannwhitneyu(method="auto")` does: exact for n <= 8 without ties).
 - A bootstrap interval of the ratio of medians, seeded so the same data give the same interval.
 - The Hodges-Lehmann interval of the ratio, inverted from the U test.
-- The geometric mean of ratios, and the three-valued verdict every table uses (`verdict`):
-  changed, no change, or undecided with its reason.
+- The geometric mean of ratios, and the three-valued Verdict every table prints (decided in one
+  place, core/levels.judge): changed, no change, or undecided with its reason.
 """
 from __future__ import annotations
 
@@ -133,8 +133,8 @@ def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], *, seed: int = 1,
 # C-th smallest to the C-th largest, C from the exact distribution of U (the normal approximation
 # past 25 values a side). It is the interval of the very test whose p-value the tables print, so
 # the two never disagree; it is distribution-free (benchmark noise is skewed), deterministic (no
-# resampling), and valid at the small n where a bootstrap of medians is not. kvb matrix's
-# --until-resolved (measure/rounds.py) and the verdicts below use it.
+# resampling), and valid at the small n where a bootstrap of medians is not. core/levels'
+# unpaired units (kvb compare of files) use it.
 
 LEVEL = 0.95
 # Exact distribution of U up to this many values a side; the normal approximation beyond.
@@ -252,10 +252,6 @@ class Judgement:
     def word(self, improved: bool) -> str:
         return self.better_word if improved else self.worse_word
 
-    def improved(self, ratio: float) -> bool:
-        """other / base = `ratio` is a change in the better direction."""
-        return ratio > 1 if self.higher_is_better else ratio < 1
-
 
 class HasDirection(Protocol):
     """What Judgement.for_metric reads of a metric (core/metrics.Metric has it)."""
@@ -319,57 +315,6 @@ def within(iv: Interval, threshold: float) -> bool:
 
 def pct(x: float) -> str:
     return f"{x * 100:.3g}%"
-
-
-def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement) -> Verdict:
-    """Three-valued, by the `judgement`'s threshold, alpha, direction and words:
-    - changed (better_word / worse_word): the U test rejects at `alpha` AND the medians differ
-      by at least `threshold` (a fraction: 0.05 = 5%), as Google's compare.py and kvb always did;
-    - NO_CHANGE: the 1 - alpha interval of the ratio lies within +-threshold: whatever the change
-      is, it is smaller than the threshold;
-    - UNDECIDED otherwise, the note saying why: a single value a side; too few values for the
-      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 runs a side needed"); or an interval
-      that spans both no change and a change of the threshold or more.
-    Never "no change" when the data could not have shown a change."""
-    threshold, alpha = judgement.threshold, judgement.alpha
-    mb, mo = statistics.median(base), statistics.median(other)
-    ratio = mo / mb if mb else (1.0 if mo == 0 else float("nan"))
-    need = runs_needed(alpha)
-    if len(base) < 2 or len(other) < 2:
-        return Verdict(ratio, None, UNDECIDED, None,
-                       f"n={len(base)}+{len(other)}: a single value gives no estimate of the "
-                       f"noise; {need} runs a side needed")
-    test = mann_whitney_u(other, base)
-    iv = verdict_interval(base, other, 1.0 - alpha)
-    if not math.isfinite(ratio):  # the base's median is 0, the other's is not
-        if test.p < alpha:
-            improved = (mo > mb) == judgement.higher_is_better
-            return Verdict(ratio, improved, judgement.word(improved), test,
-                           "the base's median is 0", iv)
-        return Verdict(ratio, None, UNDECIDED, test,
-                       f"the base's median is 0 and p={test.p:.3g}: more runs needed", iv)
-    improved = judgement.improved(ratio)
-    if constant(base, other) and iv.finite and abs(ratio - 1.0) >= threshold:
-        return Verdict(ratio, improved, judgement.word(improved), test,
-                       "every value of each side is the same: no noise to test against", iv)
-    if test.p < alpha and abs(ratio - 1.0) >= threshold:
-        return Verdict(ratio, improved, judgement.word(improved), test, "", iv)
-    if within(iv, threshold):
-        return Verdict(ratio, None, NO_CHANGE, test,
-                       f"p<{alpha:g} but within the {pct(threshold)} threshold"
-                       if test.p < alpha else "", iv)
-    if not iv.finite and mb == 0:
-        why = "the base's median is 0: the ratio has no interval; more runs needed"
-    elif min_p(len(base), len(other)) >= alpha:
-        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} runs a side "
-               "needed")
-    elif test.p < alpha:
-        why = (f"p<{alpha:g} and the change is under the {pct(threshold)} threshold, but its "
-               f"{pct(1 - alpha)} interval {iv.text()} reaches beyond it: more runs needed")
-    else:
-        why = (f"its {pct(1 - alpha)} interval {iv.text()} spans both no change and a change of "
-               f"{pct(threshold)} or more: more runs needed")
-    return Verdict(ratio, None, UNDECIDED, test, why, iv)
 
 
 def cv(values: Sequence[float]) -> float:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kvbtools.core import levels
 from kvbtools.core.levels import Sample
-from kvbtools.measure.rounds import Interval
+from kvbtools.core.stats import Interval
 
 # check_change states
 ESTABLISHED, SAME, OPPOSITE, UNDECIDED = "established", "same", "opposite", "undecided"

@@ -17,9 +17,8 @@ from typing import Any, Union
 
 from kvbtools.core import levels
 from kvbtools.core.errors import UsageError
-from kvbtools.measure import placement
 from kvbtools.measure.bisect_witness import Witness
-from kvbtools.measure.rounds import Interval
+from kvbtools.core.stats import Interval
 
 IvJson = list  # a recorded interval: [estimate, lo, hi], lo and hi None when unbounded
 
@@ -55,9 +54,11 @@ class Measured:
         got = (self.seeds or {}).get(role)
         return list(got) if got is not None else [0] * len(self.values[role])
 
-    def samples(self) -> dict[str, placement.Sample]:
-        """By role, with their seeds (the placement spread of the report)."""
-        return {k: placement.sample(v, self.seed_of(k)) for k, v in self.values.items()}
+    def samples(self) -> dict[str, levels.Sample]:
+        """By role, every value (set apart or not) on its link: the placement spread."""
+        return {k: levels.Sample.rounds(v, self.round_of(k), [f"seed {s}" for s in
+                                                              self.seed_of(k)])
+                for k, v in self.values.items()}
 
     def levels(self) -> dict[str, levels.Sample]:
         """By role, as core/levels judges them: one process per round, each on its link, the

@@ -28,7 +28,7 @@ from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.bisect_state import KvbenchMode, Mode, State
 from kvbtools.measure.presets import load_presets
-from kvbtools.measure.runner import Build, BuildError
+from kvbtools.measure.runner import Build
 from kvbtools.core.samples import load_side
 
 # Counts within this fraction of each other are "the same instructions": callgrind's counts are
@@ -130,23 +130,6 @@ def counted(mode: Mode) -> KvbenchMode | None:
     if isinstance(mode, KvbenchMode) and mode.plan.micro and not mode.plan.instructions:
         return mode
     return None
-
-
-def witness(state: State, trees: dict[str, str], parent: str, blamed: str
-            ) -> tuple[Witness | None, str]:
-    """The counts of parent and blamed, or None and why not ("" where counts do not apply:
-    generic mode, kvbench workloads, a search that counted instructions itself)."""
-    mode = counted(state.mode)
-    if mode is None:
-        return None, ""
-    preset = witness_preset(mode.preset)
-    if preset is None:
-        return None, "no valgrind, or no portable preset valgrind can run here"
-    try:
-        counts = [count(mode, trees[s], s, preset, state.dir) for s in (parent, blamed)]
-    except (BuildError, RunError, UsageError) as e:
-        return None, f"counting instructions failed: {e}"
-    return Witness(counts[0], counts[1], preset), ""
 
 
 def instructions_command(state: State) -> str:

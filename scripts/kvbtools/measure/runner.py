@@ -280,15 +280,6 @@ def run_order(series: list[Series], plan: Plan, repeats: int) -> list[tuple[int,
     return [(r, s, e) for r in range(1, repeats + 1) for s in series for e in engines(s)]
 
 
-def measure_interleaved(series: list[Series], plan: Plan, repeats: int,
-                        outdir: str) -> dict[str, list[str]]:
-    """Runs the plan; returns each series' JSON files (one per run), kept in `outdir`."""
-    files: dict[str, list[str]] = {s.label: [] for s in series}
-    for r in range(1, repeats + 1):
-        measure_round(series, plan, r, outdir, files, f"/{repeats}")
-    return files
-
-
 def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
                   files: dict[str, list[str]], of: str = "") -> None:
     """Round `r`: every series once (every engine of each), appending the JSON files to

@@ -21,7 +21,6 @@ from typing import Any
 
 from kvbtools.core import comparison, host, levels, stats
 from kvbtools.core.errors import RunError
-from kvbtools.core.samples import Side
 from kvbtools.measure import pinning, placement, round_loop, rounds, runner
 from kvbtools.measure.runner import BuildError, Plan, Series, progress
 from kvbtools.measure.series_rounds import Run, SeriesRounds, distinct_builds
@@ -230,16 +229,10 @@ def placement_lines(c: comparison.Comparison) -> list[str]:
     out = []
     for mkey, names in c.benches.items():
         for bench in names:
-            got = [_by_link(s, (bench, mkey)) for s in c.sides
+            got = [s.sample((bench, mkey)) for s in c.sides
                    if s.label != CONTROL and (bench, mkey) in s.values]
             out.append(f"{bench} {c.metrics[mkey].path}: " + placement.spread_text(got))
     return out
-
-
-def _by_link(side: Side, key: tuple[str, str]) -> placement.Sample:
-    links = [w.link for w in side.where[key]]
-    ids = {k: i for i, k in enumerate(dict.fromkeys(links))}
-    return placement.Sample(tuple(side.values[key]), tuple(ids[k] for k in links))
 
 
 def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
