@@ -31,10 +31,12 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from kvbtools.core import levels  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
-from kvbtools.measure import bisect_judge as judge  # noqa: E402
-from kvbtools.measure import bisect_records, bisect_series, bisect_state  # noqa: E402
+from kvbtools.measure.bisect import judge  # noqa: E402
+from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
+from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
+from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.measure.runner import Plan  # noqa: E402
-from kvbtools.measure.bisect_trees import tracer  # noqa: E402
+from kvbtools.measure.bisect.trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 
 LIB = """#include <stddef.h>

@@ -16,7 +16,15 @@ has a parameter annotated Namespace or reads `args.<name>` fails; so does a comm
 parser or the run module of a command of commands/cli.py's table) importing a module of another
 command: what commands share lives in a helper module of commands/ (arguments.py,
 series_report.py, parsers/groups.py) or in a lower layer. A command's two modules may import
-each other (its run module takes the defaults its --help states from its parser)."""
+each other (its run module takes the defaults its --help states from its parser).
+
+And the house rules on classes and dead code: no class is longer than 300 lines, no two classes
+of kvbtools share a name, and every function and method defined in scripts/kvbtools is reached
+from scripts/kvbtools itself (a function only tests call is dead code, not a helper): from module
+level, from cli.main (scripts/kvb's entry), or from a function that is reached, by name (a
+module's own functions, `from m import f`, `module.f`; methods by any `.name`), or by the string
+argparse keeps for it (command.add's run function, set_defaults(func=...)). ONLY_TESTS lists the
+exceptions, each with its reason."""
 from __future__ import annotations
 
 import ast
@@ -31,6 +39,10 @@ LATE_ALLOWED = ("matplotlib", "psycopg")
 DYNAMIC = {"kvbtools.commands.cli": "the modules of its COMMANDS table",
            "kvbtools.core.io_util": "Debian's optional modules, for import_debian"}
 MAX_FUNCTION_LINES = 70
+MAX_CLASS_LINES = 300
+# Functions and methods of scripts/kvbtools that only tests reach, allowed with a reason:
+# "module:Class.name" or "module:name".
+ONLY_TESTS: dict[str, str] = {}
 
 
 def modules() -> dict[str, str]:
@@ -44,6 +56,118 @@ def modules() -> dict[str, str]:
                 out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = \
                     os.path.join(d, f)
     return out
+
+
+# ---- reached code ------------------------------------------------------------------------------
+
+# Calls whose string arguments name a function: command.add(sub, name, doc, "main") names the run
+# module's function; set_defaults(func="rm") a subcommand's; getattr(module, "main").
+STRING_CALLS = {"add": slice(3, None), "getattr": slice(1, 2), "set_defaults": slice(0, 0)}
+
+
+def _aliases(tree: ast.AST, known: dict[str, str]) -> tuple[dict[str, tuple[str, str]],
+                                                            dict[str, str]]:
+    """Names bound by imports: name -> (module, its name there), and alias -> module."""
+    names: dict[str, tuple[str, str]] = {}
+    mods: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            mods.update({a.asname: a.name for a in n.names if a.asname})
+        elif isinstance(n, ast.ImportFrom) and n.module:
+            for a in n.names:
+                full = f"{n.module}.{a.name}"
+                if full in known:
+                    mods[a.asname or a.name] = full
+                else:
+                    names[a.asname or a.name] = (n.module, a.name)
+    return names, mods
+
+
+def _references(node: ast.AST, module: str, names: dict[str, tuple[str, str]],
+                mods: dict[str, str]) -> set[tuple[str, str]]:
+    """What `node` names: (module, name) for a function of a module, ("*", name) for an
+    attribute of anything else (a method), ("str", name) for a name argparse keeps as a string."""
+    out: set[tuple[str, str]] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(names.get(n.id, (module, n.id)))
+        elif isinstance(n, ast.Attribute):
+            value = n.value
+            out.add((mods[value.id], n.attr) if isinstance(value, ast.Name)
+                    and value.id in mods else ("*", n.attr))
+        if isinstance(n, ast.Call):
+            f = n.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) \
+                else ""
+            if fname in STRING_CALLS:
+                given = [*n.args[STRING_CALLS[fname]],
+                         *(k.value for k in n.keywords if k.arg == "func")]
+                out |= {("str", a.value) for a in given if isinstance(a, ast.Constant)
+                        and isinstance(a.value, str) and a.value.isidentifier()}
+    return out
+
+
+def definitions(sources: dict[str, str], known: dict[str, str]
+                ) -> tuple[dict[tuple[str, str, str], tuple[int, set[tuple[str, str]]]],
+                           set[tuple[str, str]]]:
+    """Every function and method, (module, class or "", name) -> (its line, what its body
+    names); and what module-level code names (class bodies, decorators, default values
+    included)."""
+    defs: dict[tuple[str, str, str], tuple[int, set[tuple[str, str]]]] = {}
+    top: set[tuple[str, str]] = set()
+    for m, source in sources.items():
+        tree = ast.parse(source)
+        names, mods = _aliases(tree, known)
+
+        def visit(node: ast.AST, cls: str) -> None:
+            for ch in ast.iter_child_nodes(node):
+                if isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    body: set[tuple[str, str]] = set()
+                    for x in [*ch.body, *ch.args.defaults, *(d for d in ch.args.kw_defaults if d)]:
+                        body |= _references(x, m, names, mods)
+                    for d in ch.decorator_list:
+                        top.update(_references(d, m, names, mods))
+                    defs[(m, cls, ch.name)] = (ch.lineno, body)
+                elif isinstance(ch, ast.ClassDef):
+                    for b in [*ch.bases, *ch.decorator_list]:
+                        top.update(_references(b, m, names, mods))
+                    visit(ch, ch.name)
+                else:
+                    top.update(_references(ch, m, names, mods))
+        visit(tree, "")
+    return defs, top
+
+
+def unreached(sources: dict[str, str], known: dict[str, str], entry: tuple[str, str],
+              dynamic: set[str]) -> list[tuple[str, str, str]]:
+    """The functions and methods nothing reached calls (see the module doc): `entry` (module,
+    function) is called from outside; the modules of `dynamic` are imported by name, so any
+    `.name` may reach their functions."""
+    defs, top = definitions(sources, known)
+
+    def reached(k: tuple[str, str, str], refs: set[tuple[str, str]]) -> bool:
+        m, cls, name = k
+        if (name.startswith("__") and name.endswith("__")) or (m, name) == entry:
+            return True
+        if cls:
+            return ("*", name) in refs or ("str", name) in refs
+        return (m, name) in refs or ("str", name) in refs or (m in dynamic and ("*", name) in refs)
+    live = set(defs)
+    while True:
+        refs = set(top)
+        for k in live:
+            refs |= defs[k][1] - ({(k[0], k[2])} if not k[1] else set())
+        now = {k for k in live if reached(k, refs)}
+        if now == live:
+            return sorted(set(defs) - live)
+        live = now
+
+
+def classes(sources: dict[str, str]) -> list[tuple[str, str, int, int]]:
+    """(module, class, line, length in lines) of every class."""
+    return [(m, n.name, n.lineno, n.end_lineno - n.lineno + 1)  # type: ignore[operator]
+            for m, source in sources.items() for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.ClassDef)]
 
 
 class Import:
@@ -256,6 +380,16 @@ class LayersTest(unittest.TestCase):
                         bad.append(f"{path}:{node.lineno}: {node.name} is {n} lines")
         self.assertEqual(bad, [])
 
+    def test_every_function_is_reached_from_kvbtools(self) -> None:
+        gone = unreached(self.sources, self.known, ("kvbtools.commands.cli", "main"),
+                         set(self.table))
+        bad = [f"{self.known[m]}:{m.rsplit('.', 1)[-1]}:{f'{c}.' if c else ''}{n}"
+               for m, c, n in gone if f"{m}:{f'{c}.' if c else ''}{n}" not in ONLY_TESTS]
+        self.assertEqual(bad, [], "only tests reach these: delete them or use them")
+        stale = [k for k in ONLY_TESTS if tuple(k.split(":")) not in
+                 {(m, f"{c}.{n}" if c else n) for m, c, n in gone}]
+        self.assertEqual(stale, [], "ONLY_TESTS names functions that are reached (or gone)")
+
     def test_the_command_line_stops_at_commands(self) -> None:
         bad = []
         for m, path in sorted(self.known.items()):
@@ -308,6 +442,27 @@ class LayersTest(unittest.TestCase):
                           "kvbtools.commands.parsers.b",
                           "kvbtools.commands.parsers.b:2: imports the command "
                           "kvbtools.commands.a"])
+
+    def test_the_class_and_reach_checks_see_what_they_check(self) -> None:
+        sources = {
+            "kvbtools.core.a": "import kvbtools.core.b as bee\n"
+                               "def used():\n    return bee.helper()\n"
+                               "def dead():\n    return dead2()\n"
+                               "def dead2():\n    return 1\n"
+                               "class K:\n    def m(self):\n        return 1\n"
+                               "    def unused(self):\n        return self.m()\n"
+                               "    def __len__(self):\n        return 0\n",
+            "kvbtools.core.b": "from kvbtools.core.a import used\n"
+                               "def helper():\n    return 2\n"
+                               "def main():\n    return used() + K().m()\n"
+                               "def later():\n    return 3\n"
+                               "p.set_defaults(func='later')\n"
+                               "class K:\n" + "    x = 1\n" * 300}
+        known = {m: m for m in sources}
+        self.assertEqual(unreached(sources, known, ("kvbtools.core.b", "main"), set()),
+                         [("kvbtools.core.a", "", "dead"), ("kvbtools.core.a", "", "dead2"),
+                          ("kvbtools.core.a", "K", "unused")])
+        self.assertEqual([(c, n) for _, c, _, n in classes(sources)], [("K", 7), ("K", 301)])
 
     def test_the_checks_see_what_they_check(self) -> None:
         # An upward import, a circle and a late import, in modules that exist only here.

@@ -22,10 +22,12 @@ from kvbtools.measure import series_run  # noqa: E402
 from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats, tdist  # noqa: E402
 from kvbtools.core.samples import Side  # noqa: E402
-from kvbtools.measure import bisect_judge as judge  # noqa: E402
-from kvbtools.measure import bisect_search, bisect_witness, placement, rounds  # noqa: E402
-from kvbtools.measure.bisect_records import MEASURED, Confirm, Step  # noqa: E402
-from kvbtools.measure.bisect_state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
+from kvbtools.measure.bisect import judge  # noqa: E402
+from kvbtools.measure import placement, rounds  # noqa: E402
+from kvbtools.measure.bisect import confirm, steps  # noqa: E402
+from kvbtools.measure.bisect import witness as bisect_witness  # noqa: E402
+from kvbtools.measure.bisect.records import MEASURED, Confirm, Step  # noqa: E402
+from kvbtools.measure.bisect.state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
                                            State)
 from kvbtools.measure.runner import Plan  # noqa: E402
 
@@ -158,13 +160,12 @@ class MatrixLayoutsTest(unittest.TestCase):
 
 class HonestRangeTest(unittest.TestCase):
     def caveat(self, layouts: int, how_a: str, how_b: str) -> str:
-        steps = [Step(2, "a" * 40, "", "old", how_a), Step(3, "b" * 40, "", "new", how_b)]
+        done = [Step(2, "a" * 40, "", "old", how_a), Step(3, "b" * 40, "", "new", how_b)]
         fake = types.SimpleNamespace(layouts=lambda: layouts,
                                      s=types.SimpleNamespace(old="0" * 40, new="f" * 40),
-                                     recorded=lambda kind: [r for r in steps
+                                     recorded=lambda kind: [r for r in done
                                                             if isinstance(r, kind)])
-        caveat = bisect_search.Search.placement_caveat
-        return caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
+        return steps.placement_caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
 
     def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
         text = self.caveat(1, MEASURED, "same sources")
@@ -200,8 +201,7 @@ class WitnessTest(unittest.TestCase):
                 bisect_witness.counter = lambda mode: (  # type: ignore[assignment]
                     lambda *a: 0.0, "instructions per byte")
                 rec = Confirm("b" * 40, "p" * 40, False)
-                witness = bisect_search.Search.witness
-                witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
+                confirm.check_counts(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
                 self.assertEqual(rec.placement_effect, effect)
                 self.assertEqual(bool(rec.reasons), effect)
                 self.assertIn("parent", rec.to_json()["instructions"]["text"])
@@ -220,7 +220,7 @@ class WitnessTest(unittest.TestCase):
             rec = Confirm("b" * 40, "p" * 40, False,
                           ["it does not differ significantly from its parent in that direction "
                            "(p=0.3, alpha 0.05)"])
-            bisect_search.Search.witness(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
+            confirm.check_counts(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
             self.assertTrue(rec.confirmed)
             self.assertTrue(rec.witness_decided)
             self.assertEqual(rec.to_json()["decided_by"], "instructions")

@@ -32,7 +32,8 @@ from kvbtools.commands import dbbench_parity  # noqa: E402
 from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.commands.parsers import bisect as bisect_parser, groups, trend  # noqa: E402
 from kvbtools.core import changes, deps_json  # noqa: E402
-from kvbtools.measure import bisect_state, dbbench_args, round_loop  # noqa: E402
+from kvbtools.measure import dbbench_args, round_loop  # noqa: E402
+from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
 from kvbtools.core import summary  # noqa: E402

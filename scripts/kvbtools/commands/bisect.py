@@ -17,15 +17,18 @@ from kvbtools.commands import arguments
 from kvbtools.commands.parsers.bisect import DEFAULT_LAYOUTS, DEFAULT_MAX_ROUNDS
 from kvbtools.core import manifest, output, results, store
 from kvbtools.core.stats import Judgement
-from kvbtools.measure import bisect_records, bisect_state, bisect_witness, callgrind, placement
+from kvbtools.measure import callgrind, placement
+from kvbtools.measure.bisect import records as bisect_records, state as bisect_state
+from kvbtools.measure.bisect import witness as bisect_witness
 from kvbtools.measure import rounds, runner
-from kvbtools.measure.bisect_ranges import Found, Ranges, share_text
+from kvbtools.measure.bisect.ranges import Found, Ranges, share_text
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step, iv_text
-from kvbtools.measure.bisect_search import Refused, Search, step_line
-from kvbtools.measure.bisect_state import GenericMode, KvbenchMode, Mode, Settings, State
-from kvbtools.measure.bisect_trees import git
+from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step, iv_text
+from kvbtools.measure.bisect.search import Refused, Search
+from kvbtools.measure.bisect.steps import step_line
+from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, Mode, Settings, State
+from kvbtools.measure.bisect.trees import git
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.runner import Plan
 from kvbtools.core.table import fmt_value

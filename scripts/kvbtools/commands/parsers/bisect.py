@@ -58,7 +58,7 @@ from kvbtools.core import deps_json
 DEFAULT_LAYOUTS = 4
 # Rounds a series may take at most unless --max-rounds says: the time budget decides first.
 DEFAULT_MAX_ROUNDS = 400
-# measure/bisect_state.WITNESSES, --witness' choices: bisect_state loads the statistics, too
+# measure/bisect/state.WITNESSES, --witness' choices: that module loads the statistics, too
 # much for `kvb bisect --help`. tests/scripts_test.py holds the two equal.
 WITNESSES = ("auto", "time", "instructions")
 

@@ -1,6 +1,6 @@
 """kvb bisect over its ranges: the culprit of old -> new, and with --all-steps every step.
 
-The search of old -> new (bisect_search.Search) follows the change to the commit where it crosses
+The search of old -> new (search.Search: endpoints.py, steps.py, confirm.py) follows the change to the commit where it crosses
 halfway and confirms it against its parent; the confirmation measures old, new, the parent and
 the culprit in the same rounds, so it also tells how much of the change lies before the culprit
 (old -> parent) and after it (culprit -> new). With --all-steps each of those ranges whose ends
@@ -18,12 +18,12 @@ from typing import Callable
 from kvbtools.core import host
 from kvbtools.core.errors import EXIT_UNDECIDED
 from kvbtools.core.host import ROOT
-from kvbtools.measure import bisect_judge as judge
 from kvbtools.measure import pinning
-from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step
-from kvbtools.measure.bisect_search import Ending, Search
-from kvbtools.measure.bisect_state import KvbenchMode, State
-from kvbtools.measure.bisect_trees import Workspace
+from kvbtools.measure.bisect import confirm, endpoints, judge, steps
+from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
+from kvbtools.measure.bisect.search import Ending, Search
+from kvbtools.measure.bisect.state import KvbenchMode, State
+from kvbtools.measure.bisect.trees import Workspace
 
 
 @dataclass
@@ -119,15 +119,15 @@ class Ranges:
 
 def search_range(search: Search) -> Found:
     """How the search of one range ended, its culprit ("" when none) and its confirmation."""
-    ending = search.endpoints() or search.replay()
+    ending = endpoints.endpoints(search) or steps.replay(search)
     blamed = ""
     if ending is None:
-        found = search.steps()
+        found = steps.steps(search)
         if isinstance(found, Ending):
             ending = found
         else:
             blamed = found
-    conf = search.confirmation(blamed) if blamed else None
+    conf = confirm.confirmation(search, blamed) if blamed else None
     if conf is not None and conf.placement_effect:
         ending = Ending(EXIT_UNDECIDED, f"not confirmed: a code-placement effect: {blamed[:12]} "
                         "times differently from its parent but executes the same instructions")

@@ -9,7 +9,7 @@ Everything lives in one temporary directory, removed at the end however the bise
 Layouts in generic mode: the build command runs once per seed 0..K-1 and the measure command
 runs with the seed of its round, both with KVB_LAYOUT_SEED=<seed> in their environment (a build
 that ignores it measures one placement K times; docs/placement.md has recipes). A series that
-adds a link (bisect_series) relinks each commit with the next seed: kvbench mode builds only
+adds a link (series.py) relinks each commit with the next seed: kvbench mode builds only
 that seed's <target>-layout<N>, generic mode runs the build command once more.
 
 Every run is pinned to the bisect's CPU when it has one (`cpu`): kvbench and kvbench_micro with
@@ -20,7 +20,7 @@ Every run is pinned to the bisect's CPU when it has one (`cpu`): kvbench and kvb
 What the build compiles: the builds of old and new run under strace, which records every file a
 process of the build opens (git's own reads excluded). The files of the repository among them,
 plus every source file in a directory the build listed (a CMake glob of lib/*.c picks up a file
-added later), make the compiled set (bisect_state.CompiledSet, kept in the state); a commit's
+added later), make the compiled set (state.CompiledSet, kept in the state); a commit's
 fingerprint is the hash of those paths' blob ids in its tree (git ls-tree: no checkout, no
 build). Without strace there is no compiled set and no commit is skipped for it.
 """
@@ -41,7 +41,7 @@ from typing import Any, Iterator
 
 from kvbtools.measure import runner
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.bisect_state import CompiledSet, GenericMode, Mode
+from kvbtools.measure.bisect.state import CompiledSet, GenericMode, Mode
 from kvbtools.measure.runner import Build, BuildError
 
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
@@ -184,7 +184,7 @@ class Workspace:
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
         self.builds = 0
-        self.cpu: int | None = None                # every run pinned here (bisect_series)
+        self.cpu: int | None = None                # every run pinned here (series.py)
 
     def tree(self, sha: str) -> str:
         if sha not in self.trees:

@@ -17,7 +17,7 @@ from typing import Any, Union
 
 from kvbtools.core import levels
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.bisect_witness import Witness
+from kvbtools.measure.bisect.witness import Witness
 from kvbtools.core.stats import Interval
 
 IvJson = list  # a recorded interval: [estimate, lo, hi], lo and hi None when unbounded
@@ -125,10 +125,10 @@ TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdi
 
 @dataclass
 class Endpoints:
-    """old against new: is old -> new the change looked for (bisect_judge.check_change)?"""
+    """old against new: is old -> new the change looked for (judge.check_change)?"""
     old: str
     new: str
-    state: str                  # bisect_judge: ESTABLISHED, SAME, OPPOSITE or UNDECIDED
+    state: str                  # judge.py: ESTABLISHED, SAME, OPPOSITE or UNDECIDED
     rounds: int
     stopped_by: str             # round_loop: settled, max rounds, max time, fixed
     measured: Measured          # roles old, new
@@ -172,7 +172,7 @@ def _extra(unit: str, spent: Spent | None, witness: str, counts: dict[str, float
 
 @dataclass
 class StepSeries:
-    """A measured step's series and its classification (bisect_judge.classify)."""
+    """A measured step's series and its classification (judge.classify)."""
     rounds: int
     stopped_by: str
     narrow: bool                # uncertain with intervals too narrow for more rounds to help
@@ -183,7 +183,7 @@ class StepSeries:
     change: IvJson              # new / old in the same rounds
     position: float             # 0 like old, 1 like new (NaN: unknown)
     unit: str = ""              # what the verdicts rested on (core/levels)
-    rule: str = ""              # how time judged it (bisect_judge: CLEAR, HALFWAY, "")
+    rule: str = ""              # how time judged it (judge.py: CLEAR, HALFWAY, "")
     spent: Spent | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -215,7 +215,7 @@ class Step:
     step: int
     commit: str
     fingerprint: str            # of its compiled sources; "" when unknown
-    verdict: str                # bisect_judge OLD, NEW, UNCERTAIN, or "skip"
+    verdict: str                # judge.py OLD, NEW, UNCERTAIN, or "skip"
     how: str
     same_as: str = ""
     why: str = ""
@@ -273,7 +273,7 @@ class Step:
 
 @dataclass
 class ConfirmSeries:
-    """The confirmation's series and its test (bisect_judge.confirm)."""
+    """The confirmation's series and its test (judge.confirm)."""
     rounds: int
     measured: Measured          # roles parent, blamed, old, new
     ratio: IvJson               # blamed / parent
@@ -313,7 +313,7 @@ class Confirm:
     same_sources: bool          # parent and blamed compile the same sources
     reasons: list[str] = field(default_factory=list)   # why not confirmed
     series: ConfirmSeries | None = None   # None: parent or blamed did not build
-    witness: Witness | None = None        # instruction counts (bisect_witness)
+    witness: Witness | None = None        # instruction counts (witness.py)
     witness_note: str = ""                # why there are none, where they apply
     placement_effect: bool = False        # time differs, instructions do not
     witness_decided: bool = False         # time could not tell it from its parent; the counts did

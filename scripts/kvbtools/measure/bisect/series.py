@@ -28,8 +28,8 @@ from typing import Callable, Sequence
 from kvbtools.core import levels
 from kvbtools.core.errors import RunError
 from kvbtools.measure import pinning, round_loop
-from kvbtools.measure.bisect_records import Measured, Spent
-from kvbtools.measure.bisect_state import Totals
+from kvbtools.measure.bisect.records import Measured, Spent
+from kvbtools.measure.bisect.state import Totals
 from kvbtools.measure.runner import BuildError
 
 
@@ -40,7 +40,7 @@ class CommitCannotRun(Exception):
 
 @dataclass
 class Bench:
-    """What a series needs of the bisect (bisect_search.Search provides it)."""
+    """What a series needs of the bisect (search.Search provides it)."""
     run: Callable[[str, str, int], None]        # (sha, out json, seed); BuildError
     relink: Callable[[str, int], None]          # (sha, seed): adds that link; BuildError
     links: Callable[[str], int]                 # links a built commit has

@@ -14,7 +14,7 @@ commit is counted in this bisect, one function per kind of benchmark: kvbench_mi
 today (`count`); kvbench KV workloads join when kvbench counts their measured loops under
 callgrind (issue 37 item 3), as one more entry of COUNTERS.
 
-Used by bisect_search; imports no command module.
+Used by search.py and confirm.py; imports no command module.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Callable
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.bisect_state import KvbenchMode, Mode, State
+from kvbtools.measure.bisect.state import KvbenchMode, Mode, State
 from kvbtools.measure.presets import load_presets
 from kvbtools.measure.runner import Build
 from kvbtools.core.samples import load_side

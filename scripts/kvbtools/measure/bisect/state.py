@@ -5,7 +5,7 @@ The record is written to state.json (SCHEMA, schema_version VERSION) whenever it
 read back by --resume; a state.json written by a previous release (schema_version 2: no witness,
 --all-steps, CPU or instruction counts; schema_version 1, a flat dict) is converted, and one of
 any other version is refused (UsageError, exit 2). The series the
-search finished are not here but in steps.jsonl (bisect_records). docs/compare.md describes both
+search finished are not here but in steps.jsonl (records.py). docs/compare.md describes both
 files.
 """
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Watched:
 
 @dataclass
 class CompiledSet:
-    """What the builds of old and new read of the repository (bisect_trees.learn)."""
+    """What the builds of old and new read of the repository (trees.learn)."""
     files: set[str] = field(default_factory=set)    # repository paths the build read
     dirs: set[str] = field(default_factory=set)     # repository directories the build listed
 

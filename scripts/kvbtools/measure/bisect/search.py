@@ -1,0 +1,233 @@
+"""kvb bisect's search of one range: what it knows, and how it builds, measures and counts.
+
+The search runs in phases, each a module of this package: the endpoints (endpoints.py: is old ->
+new the change looked for?), the steps (steps.py: git's bisection, each commit judged like old,
+like new or uncertain), the confirmation (confirm.py: the culprit against its parent, with its
+share of the change), and over the ranges around a culprit (ranges.py, --all-steps). A Search
+holds what they share: the bisect's State (state.py, rewritten to state.json as it changes), the
+finished series of this range (records.py, one line of steps.jsonl each, so --resume replays
+them without measuring again), the workspace (trees.py), what is known of the range (the
+commits like old, the oldest like new, the compiled sources' verdicts), and the primitives: build
+a commit, measure a plan of commits (series.py, on the engine), count a commit's instructions
+(witness.py).
+
+Every series is measured until its judgement (judge.py, on core/levels' unit) is made or its
+budget is spent: as long as building its commits took, at least FLOOR seconds (--max-time sets
+it). When time cannot decide within its budget and the commits can be counted, instruction
+counts decide (--witness auto, the default); once the ends were told apart only by their
+counts, or a step could not be decided by time, every later step of the range is counted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from kvbtools.core import levels, metrics, results
+from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
+from kvbtools.core.samples import Side, load_side
+from kvbtools.measure import round_loop
+from kvbtools.measure.bisect import judge, witness
+from kvbtools.measure.bisect.records import INSTRUCTIONS, Confirm, Endpoints, Measured, Record, Step
+from kvbtools.measure.bisect.series import Bench, Outcome, Plan, Series
+from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State, Watched
+from kvbtools.measure.bisect.trees import RELINK_BATCH, Workspace, fingerprint
+from kvbtools.measure.runner import BuildError, progress
+
+# The least a series may measure (seconds) when its builds were quicker (round_loop says why).
+FLOOR = round_loop.FLOOR
+
+
+@dataclass
+class Ending:
+    """How the search ended: the exit status and a one-line summary (the report says more)."""
+    code: int
+    summary: str
+
+
+class Refused(RunError):
+    """old -> new is not a change to bisect (or no commit between them can be it): exit 4, the
+    bisect has no answer (docs/cli.md)."""
+    exit_status = EXIT_UNDECIDED
+
+
+R = TypeVar("R", Endpoints, Step, Confirm)
+
+
+class Search:
+    """One invocation of the search over `state`, on the range `ends` (default: the bisect's
+    old and new), after the finished series in `records` (this range's)."""
+
+    def __init__(self, state: State, records: list[Record], ws: Workspace | None = None,
+                 ends: tuple[str, str] | None = None, first_step: int = 1) -> None:
+        self.state = state
+        self.s = state.settings        # fixed for the whole bisect
+        self.dir = state.dir
+        self.records = records
+        self.ws = ws or Workspace(self.s.repo, state.dir, state.mode, self.s.layouts)
+        self.old, self.new = ends or (self.s.old, self.s.new)
+        self.sub = ends is not None and ends != (self.s.old, self.s.new)
+        self.first_step = first_step   # step numbers go on across ranges
+        self.t0 = time.monotonic()
+        self.known: dict[str, tuple[str, str]] = {}   # fingerprint -> (verdict, commit)
+        self.new_ref = self.new         # the oldest commit known to be like new
+        self.olds = [self.old]          # commits known to be like old
+        self.skipped: set[str] = set()
+        self.build_seconds: dict[str, float] = {}
+        self.by_counts = self.s.witness == INSTRUCTIONS
+        mode = state.mode
+        # --instructions: the watched metric is itself a count, exact (core/levels)
+        self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
+        self.bench = self.make_bench()
+
+    def elapsed(self) -> str:
+        s = int(time.monotonic() - self.t0)
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else \
+            f"{s // 60}:{s % 60:02d}"
+
+    def say(self, msg: str) -> None:
+        progress(f"[{self.elapsed()}] {msg}")
+
+    def save_state(self) -> None:
+        results.write_json(os.path.join(self.dir, "state.json"), self.state.to_json())
+
+    def record(self, rec: Record) -> None:
+        self.records.append(rec)
+        with open(os.path.join(self.dir, "steps.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec.to_json()) + "\n")
+        self.save_state()
+
+    def recorded(self, kind: type[R]) -> list[R]:
+        return [r for r in self.records if isinstance(r, kind)]
+
+    def layouts(self) -> int:
+        return self.s.layouts
+
+    def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
+        """Builds `sha` (BuildError when it does not build), timing it."""
+        t = time.monotonic()
+        reads = self.ws.build(sha, trace=trace)
+        dt = time.monotonic() - t
+        self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
+        self.state.totals.builds += 1
+        self.state.totals.build_seconds += dt
+        return reads
+
+    def built(self, sha: str) -> None:
+        """Builds `sha` for this invocation unless it is built (a commit that built once must
+        build again: a failure now is a failure of the run, not the commit's)."""
+        if sha not in self.ws.built:
+            self.say(f"building {sha[:12]}")
+            try:
+                self.build(sha)
+            except BuildError as e:
+                raise RunError(f"{sha[:12]} built before but does not build now: {e}") from None
+
+    def make_bench(self) -> Bench:
+        os.makedirs(os.path.join(self.dir, "runs"), exist_ok=True)
+        generic = isinstance(self.state.mode, GenericMode)
+        return Bench(self.ws.run, self.ws.relink, self.ws.links, self.pick, self.say,
+                     self.state.totals, os.path.join(self.dir, "runs"),
+                     relink_guess=2.0 if generic else 40.0,
+                     batch=1 if generic else RELINK_BATCH)
+
+    def plan(self, tag: str, shas: list[str], under_test: str = "", *, fixed: int = 0,
+             links: int = 0, paid: list[str] | None = None) -> Plan:
+        """The plan of a series: --layouts links (more added while it cannot decide, unless
+        --layouts 1) with whole cycles of rounds, at least two on each link and --repeats in
+        all; its budget follows what building the commits it was built for took (`paid`: old
+        and new for the endpoints, the commit under test for a step; FLOOR at least) unless
+        --max-time sets it. `fixed`: exactly that many rounds on `links` links."""
+        k = links or self.layouts()
+        per = round_loop.first_rounds(k, fixed or self.s.budget.first)
+        building = sum(self.build_seconds.get(x, 0.0)
+                       for x in dict.fromkeys(shas if paid is None else paid))
+        seconds = round_loop.seconds(self.s.budget.max_seconds, building)
+        return Plan(tag, shas, k, per, max(self.s.budget.max_rounds, k * per), seconds,
+                    k > 1, bool(fixed), under_test, building)
+
+    def series(self, plan: Plan, settled: Callable[[Measured], bool],
+               rows: Callable[[Measured], list[levels.Components]]
+               ) -> tuple[Series, Measured, Outcome]:
+        self.ws.cpu = self.state.cpu
+        s = Series(self.bench, plan)
+        m, out = s.run(settled, rows)
+        self.save_state()
+        return s, m, out
+
+    def pick(self, path: str, label: str) -> list[float]:
+        """The values of the watched benchmark and metric in one run's JSON; the first run
+        names them (watch)."""
+        side = load_side(label, [path])
+        w = self.state.watched or self.watch(side)
+        key = (w.benchmark, w.metric)
+        if key not in side.values:
+            names = [b for b, mk in side.order if mk == w.metric]
+            raise UsageError(f"benchmark {w.benchmark!r} is not in the measured JSON; it "
+                             f"has: {', '.join(names[:20])}")
+        return side.values[key]
+
+    def watch(self, side: Side) -> Watched:
+        """Which metric (and its better direction) and benchmark the bisect watches, from the
+        first run's JSON; kept in the state."""
+        default = "ops_per_sec" if side.kind == results.KVBENCH else "bytes_per_second"
+        m = next(iter(metrics.select(side.metrics, [self.s.metric or default],
+                                     side.kind).values()))
+        bench = self.state.mode.bench
+        if bench is None:
+            names = [b for b, mk in side.order if mk == m.path]
+            if len(names) != 1:
+                raise UsageError(f"the JSON has {len(names)} benchmarks; name one with "
+                                 f"--bench: {', '.join(names[:20])}")
+            bench = names[0]
+        self.state.watched = Watched(m.path, m.unit, m.better, side.kind, bench)
+        self.save_state()
+        return self.state.watched
+
+    def can_count(self) -> bool:
+        return self.s.witness != "time" and witness.counter(self.state.mode)[0] is not None
+
+    def counts(self, shas: list[str]) -> list[float]:
+        """Instructions of each commit (witness.py), counted once per bisect (state)."""
+        count, what = witness.counter(self.state.mode)
+        assert count is not None, what
+        for sha in shas:
+            if sha not in self.state.counts:
+                self.say(f"counting instructions of {sha[:12]} ({what})")
+                self.ws.tree(sha)
+                self.state.counts[sha] = count(self.ws.trees[sha], sha, self.dir)
+                self.save_state()
+        return [self.state.counts[x] for x in shas]
+
+    def count_sign(self) -> int:
+        """sign (judge.py) of the change looked for, in instructions: fewer is faster."""
+        return judge.want_sign(self.s.find, False)
+
+    def sign(self) -> int:
+        """+1 or -1: see judge.py. REQUIRES: the first run named the metric."""
+        assert self.state.watched is not None, "the direction is the watched metric's"
+        return judge.want_sign(self.s.find, self.state.judgement.higher_is_better)
+
+    def fingerprint(self, sha: str) -> str:
+        cset = self.state.compiled
+        return fingerprint(self.s.repo, sha, cset) if cset is not None else ""
+
+    def same_sources_as(self, fp: str) -> tuple[str, str] | None:
+        """(verdict, commit) of a judged commit that compiles the same sources, when skipping
+        such commits is on."""
+        return self.known.get(fp) if fp and self.s.skip_identical else None
+
+    @staticmethod
+    def as_roles(m: Measured, roles: dict[str, str]) -> Measured:
+        return Measured({k: m.values[s] for k, s in roles.items()},
+                        {k: m.seed_of(s) for k, s in roles.items()},
+                        {k: m.round_of(s) for k, s in roles.items()}, m.disturbed)
+
+
+def rows(m: Measured, pairs: list[tuple[str, str]]) -> list[levels.Components]:
+    """The variance components of the series' comparisons (those that can be split yet)."""
+    v = m.levels()
+    out = [levels.components(v[a], v[b]) for a, b in pairs]
+    return [c for c in out if c is not None]
