@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import statistics
+import struct
 import sys
 import tempfile
 import time
@@ -749,6 +750,95 @@ class DbBenchCommandTest(unittest.TestCase):
         p = kvb("dbbench", "parity", "--kvbench", ARGS.kvbench, "--num", "2000", "--runs", "1",
                 "--benchmarks", "fillseq", "--cpus", "4095")
         self.assertEqual(p.returncode, 1, p.stdout)
+
+
+ROOT = os.path.dirname(SCRIPTS)
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+
+
+def markdown_pages() -> list[str]:
+    """README.md and every page under docs/ (docs/evidence/ too), relative to the checkout."""
+    pages = ["README.md"]
+    for top, _, files in os.walk(os.path.join(ROOT, "docs")):
+        pages += [os.path.relpath(os.path.join(top, f), ROOT) for f in files if f.endswith(".md")]
+    return sorted(pages)
+
+
+def prose(path: str) -> str:
+    """A page without its code blocks and code spans, where a `](x)` is no link."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return re.sub(r"`[^`\n]*`", "", FENCE.sub("", f.read()))
+
+
+def anchors(path: str) -> set[str]:
+    """The fragments GitHub gives the headings of a page: the text as shown, in lower case,
+    punctuation dropped, spaces as hyphens, a repeated one suffixed -1, -2, ..."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = FENCE.sub("", f.read())
+    found: set[str] = set()
+    count: dict[str, int] = {}
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, re.M):
+        shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+        slug = re.sub(r"[^\w\- ]", "", shown.lower()).replace(" ", "-")
+        found.add(f"{slug}-{count[slug]}" if slug in count else slug)
+        count[slug] = count.get(slug, 0) + 1
+    return found
+
+
+class DocsTest(unittest.TestCase):
+    """README.md and docs/ as a user reads them: every relative link or image leads to a file
+    (and heading) that exists, no placeholder is left unexpanded, and the README's picture is
+    made again by the command it names."""
+
+    def test_every_relative_link_leads_to_a_file_and_heading(self) -> None:
+        broken = []
+        for page in markdown_pages():
+            for target in re.findall(r"\]\(([^)\s]+)\)", prose(page)):
+                if re.match(r"[a-z]+:", target):
+                    continue  # https:, mailto:, file: are not the checkout's
+                name, _, fragment = target.partition("#")
+                path = os.path.normpath(os.path.join(os.path.dirname(page), name)) if name else page
+                if not os.path.exists(os.path.join(ROOT, path)):
+                    broken.append(f"{page}: {target}: no {path}")
+                elif fragment and path.endswith(".md") and fragment not in anchors(path):
+                    broken.append(f"{page}: {target}: no heading #{fragment} in {path}")
+        self.assertEqual(broken, [])
+
+    def test_no_placeholder_is_left(self) -> None:
+        left = []
+        for page in markdown_pages():
+            with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+                left += [f"{page}: {m}" for m in re.findall(r"@[A-Z_]{2,}@", f.read())]
+        self.assertEqual(left, [])
+
+    def test_the_readme_picture_is_made_by_its_command(self) -> None:
+        script = os.path.join(SCRIPTS, "screenshot.sh")
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            self.assertIn("scripts/screenshot.sh", f.read())
+        with tempfile.TemporaryDirectory(prefix="kvb-test.") as tmp:
+            out = os.path.join(tmp, "page.png")
+            p = subprocess.run([script, "--kvbench", ARGS.kvbench, "--num", "0", "--out", out],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual((p.returncode, os.path.exists(out)), (2, False), p.stderr)
+            self.assertIn("--num wants a positive count", p.stderr)
+            engines = subprocess.run([ARGS.kvbench, "--list-engines"], capture_output=True,
+                                     text=True, check=True).stdout
+            lacking = {"rocksdb", "wiredtiger", "lmdb"} - set(re.findall(r"^(\w+)\t", engines, re.M))
+            if lacking:
+                self.skipTest(f"this kvbench lacks {sorted(lacking)}: the picture has all three")
+            if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+                self.skipTest("chromium is not installed (scripts/install-deps.sh installs it)")
+            if kvbtest.emulator():
+                self.skipTest(f"headless Chromium cannot run under {kvbtest.emulator()}")
+            p = subprocess.run([script, "--kvbench", ARGS.kvbench, "--num", "5000", "--out", out],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, "rb") as f:
+                head = f.read(24)
+            self.assertEqual(head[:8], b"\x89PNG\r\n\x1a\n")
+            self.assertEqual(struct.unpack(">II", head[16:24]), (1280, 1800))
+            self.assertLess(os.path.getsize(out), 300 * 1024)
+            self.assertEqual(os.listdir(tmp), ["page.png"])
 
 
 if __name__ == "__main__":
