@@ -35,7 +35,11 @@ from kvbtools.measure.bisect import judge  # noqa: E402
 from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
 from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
-from kvbtools.measure.runner import Plan  # noqa: E402
+from kvbtools.commands import arguments  # noqa: E402
+from kvbtools.measure import loop, pinning  # noqa: E402
+from kvbtools.measure.executor import LocalExecutor  # noqa: E402
+from kvbtools.measure.plan import Budget, Measurement, Plan, Variant  # noqa: E402
+from kvbtools.measure.runner import Workload  # noqa: E402
 from kvbtools.measure.bisect.trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 
@@ -622,57 +626,83 @@ class SpreadTest(BisectCase):
 
 
 class SeriesTest(unittest.TestCase):
-    """bisect_series on a fake bench: where the rounds go, and a disturbed round."""
+    """A bisect series on the engine (measure/loop.py, executor.LocalExecutor, pinning.Watch and
+    bisect/series.Values) with a fake runner and builder: where the rounds go, and a disturbed
+    round."""
 
     def series(self, value, *, canary=None, relink=0.01, links=4, max_rounds=60,
-               settled=lambda m: False) -> tuple[bisect_series.Series, bisect_records.Measured]:
+               settled=lambda m: False) -> tuple[loop.Outcome, bisect_records.Measured]:
         got: dict[str, float] = {}
         made: dict[str, int] = {"old": links, "new": links}
-        calls = {"n": 0}
+        calls = {"n": 0, "clock": 0.0}
 
-        def run(sha: str, out: str, seed: int) -> None:
-            calls["n"] += 1
-            got[out] = value(sha, seed, calls["n"])
+        class Runner:
+            def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
+                out = []
+                for v in plan.order(r):
+                    calls["n"] += 1
+                    path = f"/nonexistent/{plan.name}.{v.build}.r{r}.json"
+                    got[path] = value(v.build, seed, calls["n"])
+                    out.append(Measurement(path, v.label, v.build, seed, r, (0,)))
+                return out
 
-        def relink_one(sha: str, seed: int) -> None:
-            made[sha] = seed + 1
+        guess = relink
 
-        bench = bisect_series.Bench(run, relink_one, lambda sha: made[sha],
-                                    lambda out, label: [got[out]], lambda msg: None,
-                                    bisect_state.Totals(), "/nonexistent", relink_guess=relink,
-                                    canary=canary)
-        plan = bisect_series.Plan("step1", ["old", "new"], links, 2, max_rounds, 1e9, True)
-        s = bisect_series.Series(bench, plan)
+        class Builder:
+            batch = 1
+
+            def __init__(self) -> None:
+                self.guess = guess
+
+            def links(self, build: str) -> int:
+                return made[build]
+
+            def relink(self, build: str, k: int) -> int:
+                n, made[build] = k - made[build], k
+                return n
+
+        def clock() -> float:   # every reading fresh (none reused as the next round's before)
+            calls["clock"] += 10.0
+            return calls["clock"]
+
+        watch = pinning.Watch(pinning.Pin((0,), "canary" if canary else "", ""),
+                              read=lambda b, c: pinning.Reading(c, canary()), clock=clock)
+        plan = Plan("step 1", (Variant("old", "old"), Variant("new", "new")), links,
+                    Budget(2 * links, max_rounds, 1e9), watch.pin)
 
         def rows(m: bisect_records.Measured) -> list:
             v = m.levels()
             c = levels.components(v["old"], v["new"])
             return [c] if c else []
-        m, _ = s.run(settled, rows)
-        return s, m
+        values = bisect_series.Values({"old": "old", "new": "new"},
+                                      lambda path, label: [got[path]], settled, rows)
+        out = loop.Loop(plan, LocalExecutor(Runner(), watch), Builder(), values,
+                        lambda msg: None).run()
+        return out, values.measured()
 
     def test_links_are_added_where_the_variance_is_between_links(self) -> None:
         rng = __import__("random").Random(4)
         place = {(c, k): 1 + rng.uniform(-0.1, 0.1) for c in ("old", "new") for k in range(99)}
-        s, m = self.series(lambda sha, seed, n: place[(sha, seed)] * (1 + 0.002 * (n % 3)))
+        out, m = self.series(lambda sha, seed, n: place[(sha, seed)] * (1 + 0.002 * (n % 3)))
         self.assertGreater(m.links, 4)
-        self.assertEqual(s.spent().links, m.links)
+        self.assertEqual(out.spent.links, m.links)
         # Noise within links and none between them: rounds, never a link.
-        s, m = self.series(lambda sha, seed, n: 1 + 0.05 * rng.gauss(0, 1), relink=100.0)
-        self.assertEqual(s.links, 4)
-        self.assertEqual(s.r, 60)
+        out, m = self.series(lambda sha, seed, n: 1 + 0.05 * rng.gauss(0, 1), relink=100.0)
+        self.assertEqual(out.spent.links, 4)
+        self.assertEqual(out.spent.rounds, 60)
 
     def test_a_disturbed_round_is_named_set_apart_and_repeated(self) -> None:
-        rounds_seen = {"n": 0}
+        readings = {"n": 0}
 
-        def canary() -> float:
-            rounds_seen["n"] += 1
-            return 150.0 if rounds_seen["n"] == 3 else 100.0 + rounds_seen["n"] % 2
+        def canary() -> float:   # before and after every round: the 5th is before round 3
+            readings["n"] += 1
+            return 150.0 if readings["n"] == 5 else 100.0 + readings["n"] % 2
 
-        s, m = self.series(lambda sha, seed, n: 1.0 + 0.01 * (n % 5), canary=canary,
-                           settled=lambda m: True)
+        out, m = self.series(lambda sha, seed, n: 1.0 + 0.01 * (n % 5), canary=canary,
+                             settled=lambda m: True)
         self.assertEqual(m.disturbed, [3])
-        self.assertEqual(s.r, 9)                      # 8 rounds and round 3 again
+        self.assertRegex(out.set_apart[3], r"^round 3: the canary before it ran 4\d% slower")
+        self.assertEqual(out.spent.rounds, 9)          # 8 rounds and round 3 again
         self.assertEqual(m.seed_of("old")[2], m.seed_of("old")[3])   # on the same link
         self.assertEqual(len(m.levels()["old"].values), 8)           # set apart
 
@@ -683,10 +713,10 @@ class StateTest(unittest.TestCase):
     def test_a_kvbench_mode_state_reads_back_as_written(self) -> None:
         s = bisect_state
         state = s.State(s.Settings("/src/rocksdb", "a" * 40, "b" * 40, "faster",
-                                   Judgement(0.03, 0.01), s.budget(6, 4, 600.0), 3, False,
-                                   "p99"),
+                                   Judgement(0.03, 0.01), arguments.budget(6, 4, 600.0), 3,
+                                   False, "p99"),
                         s.KvbenchMode("rocksdb", "x86-gcc-native", "rocksdb",
-                                      Plan(micro=False, engines=["rocksdb"],
+                                      Workload(micro=False, engines=["rocksdb"],
                                            workloads="readrandom", num=1000),
                                       "rocksdb readrandom"))
         self.assertEqual(state.settings.budget.max_rounds, 6)   # never below --repeats

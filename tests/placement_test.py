@@ -23,20 +23,21 @@ from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats, tdist  # noqa: E402
 from kvbtools.core.samples import Side  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
-from kvbtools.measure import placement, rounds  # noqa: E402
+from kvbtools.measure import placement  # noqa: E402
+from kvbtools.measure.plan import Budget  # noqa: E402
 from kvbtools.measure.bisect import confirm, steps  # noqa: E402
 from kvbtools.measure.bisect import witness as bisect_witness  # noqa: E402
 from kvbtools.measure.bisect.records import MEASURED, Confirm, Step  # noqa: E402
 from kvbtools.measure.bisect.state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
                                            State)
-from kvbtools.measure.runner import Plan  # noqa: E402
+from kvbtools.measure.runner import Workload  # noqa: E402
 
 
 def lz4_state(mode: KvbenchMode | GenericMode | None = None) -> State:
     """A kvbench-mode bisect of lz4's compressor, as kvb bisect --micro would start it."""
     return State(Settings("/src/lz4", "a" * 40, "b" * 40, "faster",
-                          stats.Judgement(0.05, 0.05), rounds.Budget(5, 20, None), 1, True, None),
-                 mode or KvbenchMode("lz4", "x86-gcc-portable", "", Plan(micro=True),
+                          stats.Judgement(0.05, 0.05), Budget(5, 20, None), 1, True, None),
+                 mode or KvbenchMode("lz4", "x86-gcc-portable", "", Workload(micro=True),
                                      "lz4/compress/4096"))
 
 

@@ -33,7 +33,7 @@ from kvbtools.commands import dbbench_parity  # noqa: E402
 from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.commands.parsers import bisect as bisect_parser, groups, trend  # noqa: E402
 from kvbtools.core import changes, deps_json  # noqa: E402
-from kvbtools.measure import dbbench_args, round_loop  # noqa: E402
+from kvbtools.measure import dbbench_args, plan  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
@@ -675,7 +675,7 @@ class TopLevelTest(unittest.TestCase):
         # The parsers write these numbers down rather than import the modules that define them
         # (kvb's start): they must stay the same numbers.
         self.assertEqual((groups.MAX_ROUNDS, groups.FLOOR),
-                         (round_loop.MAX_ROUNDS, round_loop.FLOOR))
+                         (plan.MAX_ROUNDS, plan.FLOOR))
         self.assertEqual(groups.DBBENCH_BENCHMARKS, tuple(dbbench_args.BENCHMARKS))
         self.assertEqual(bisect_parser.WITNESSES, bisect_state.WITNESSES)
         self.assertEqual((trend.WINDOW, trend.PVALUE, trend.MIN_SIZE),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""kvb matrix --presets and kvb versions' rounds (scripts/kvbtools/measure/series_run.py,
-series_rounds.py, round_loop.py, pinning.py) on a fake runner: no build, no benchmark. The runs
+"""kvb matrix --presets and kvb versions' rounds (scripts/kvbtools/measure/series_run.py on the
+engine: loop.py, executor.py, pinning.py) on a fake runner: no build, no benchmark. The runs
 write Google Benchmark JSON whose values the test chooses per build, link and round, so each test
 knows the answer: rounds paired (a moment shared by a round's runs cancels), a round whose canary
 moved set apart and repeated, links added where the variance is between links, the budget's
@@ -22,9 +22,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "scripts"))
 import kvbtest  # noqa: E402
 from kvbtools.core import levels, stats  # noqa: E402
-from kvbtools.measure import pinning, round_loop, rounds, runner, series_rounds  # noqa: E402
-from kvbtools.measure import series_run  # noqa: E402
-from kvbtools.measure.runner import Build, Plan, Series  # noqa: E402
+from kvbtools.measure import executor, loop, pinning, plan, runner, series_run  # noqa: E402
+from kvbtools.measure.plan import Budget, Variant  # noqa: E402
+from kvbtools.measure.runner import Build, Workload  # noqa: E402
 
 BENCH = "lz4/compress/4096"
 # value(build label, seed, round, run number) -> bytes per second of that run
@@ -56,7 +56,7 @@ class Fake:
     def monotonic(self) -> float:
         return self.now
 
-    def run_once(self, binary: str, plan: Plan, out: str, engine: str = "",
+    def run_once(self, binary: str, plan: Workload, out: str, engine: str = "",
                  args: list[str] | None = None) -> None:
         build = binary.split(os.sep)[-3].removeprefix("test-")
         seed = int(binary.rsplit("-layout", 1)[1]) if "-layout" in binary else 0
@@ -68,7 +68,7 @@ class Fake:
         self.log.append((os.path.basename(out), r, names))
         gbench(out, self.value(build, seed, r, self.runs), names)
 
-    def micro_names(self, binary: str, plan: Plan) -> list[str]:
+    def micro_names(self, binary: str, plan: Workload) -> list[str]:
         return [n for n in self.names if re.search(plan.micro_filter, n)]
 
     def relink(self, b: Build, micro: bool) -> None:
@@ -88,12 +88,12 @@ class SeriesRunTest(kvbtest.TempDirTest):
     def setUp(self) -> None:
         super().setUp()
         self.saved = (runner.do_build, runner.check_plan, runner.run_once, runner.relink,
-                      runner.micro_names, round_loop.time, series_rounds.time,
+                      runner.micro_names, loop.time, executor.time,
                       pinning.Watch.__init__.__defaults__)
 
     def tearDown(self) -> None:
         (runner.do_build, runner.check_plan, runner.run_once, runner.relink, runner.micro_names,
-         round_loop.time, series_rounds.time, pinning.Watch.__init__.__defaults__) = self.saved
+         loop.time, executor.time, pinning.Watch.__init__.__defaults__) = self.saved
         super().tearDown()
 
     def run_series(self, fake: Fake, *, links: int = 4, repeats: int = 5,
@@ -107,19 +107,18 @@ class SeriesRunTest(kvbtest.TempDirTest):
         runner.relink = fake.relink  # type: ignore[assignment]
         runner.micro_names = fake.micro_names  # type: ignore[assignment]
         clock = types.SimpleNamespace(monotonic=fake.monotonic)
-        round_loop.time = series_rounds.time = clock  # type: ignore[assignment]
+        loop.time = executor.time = clock  # type: ignore[assignment]
         pinning.Watch.__init__.__defaults__ = (fake.read, fake.monotonic)
         made = [Build(label, label, f"test-{label}", layouts=links) for label in builds]
-        series = [Series(b.label, b) for b in made] + [Series("control", made[0])]
+        variants = [Variant(b.label, b.label) for b in made] + [Variant("control", "gcc")]
         pin = pinning.Pin((0,), "fake-canary" if fake.canary else "", "CPU 0 (test)")
         chosen = series_run.choose_pin
         series_run.choose_pin = lambda s, p, c: pin  # type: ignore[assignment]
         try:
             return series_run.run(
-                "matrix", series, Plan(micro=True), series_run.Judging(
+                "matrix", made, variants, Workload(micro=True), series_run.Judging(
                     stats.Judgement(0.05, 0.05), (), None),
-                series_run.Spending(links, rounds.Budget(repeats, max_rounds, max_time), "0"),
-                self.tmp)
+                Budget(repeats, max_rounds, max_time), "0", self.tmp)
         finally:
             series_run.choose_pin = chosen  # type: ignore[assignment]
 
@@ -141,8 +140,8 @@ class SeriesRunTest(kvbtest.TempDirTest):
         self.assertAlmostEqual(clang.verdict.ratio, 1.10, delta=0.01)
         self.assertEqual(control.verdict.word, stats.NO_CHANGE, control.verdict.note)
         self.assertEqual(clang.verdict.unit, "5 paired rounds")
-        self.assertTrue(out.cost.settled)
-        self.assertEqual((out.cost.rounds, out.cost.links, out.cost.runs), (5, 1, 15))
+        self.assertTrue(out.spent.stopped_by == "settled")
+        self.assertEqual((out.spent.rounds, out.spent.links, out.spent.runs), (5, 1, 15))
         # The same values judged as if each run were independent are far from decided.
         unpaired = levels.judge(levels.Sample.processes(clang.base),
                                 levels.Sample.processes(clang.other), stats.Judgement(0.05, 0.05))
@@ -179,8 +178,8 @@ class SeriesRunTest(kvbtest.TempDirTest):
         def value(build: str, seed: int, r: int, n: int) -> float:
             return 1e9 * (0.77 if seed == 2 else 1.0) * (1 + 0.002 * (n % 3))
         out = self.run_series(Fake(value))
-        links = {x.link for x in out.runs if x.series == "control"}
-        self.assertEqual(links, {x.link for x in out.runs if x.series == "gcc"})
+        links = {x.link_name() for x in out.runs if x.variant == "control"}
+        self.assertEqual(links, {x.link_name() for x in out.runs if x.variant == "gcc"})
         self.assertTrue(all(x.startswith("gcc seed ") for x in links), links)
         control = self.cell(out, "control")
         self.assertEqual(control.verdict.word, stats.NO_CHANGE, control.verdict.note)
@@ -200,17 +199,17 @@ class SeriesRunTest(kvbtest.TempDirTest):
         self.assertEqual(sorted(out.set_apart), [3, 4])
         self.assertRegex(out.set_apart[3], r"^round 3: the canary after it ran \d+% slower")
         self.assertRegex(out.set_apart[4], r"^round 4: the canary before it ran \d+% slower")
-        self.assertEqual(out.cost.set_apart, 2)
-        seeds = {x.round: x.link for x in out.runs if x.series == "gcc"}
+        self.assertEqual(out.spent.set_apart, 2)
+        seeds = {x.round: x.link for x in out.runs if x.variant == "gcc"}
         self.assertEqual(seeds[3], seeds[4])   # repeated on the same link...
         self.assertEqual(seeds[4], seeds[5])   # ...until a round on it was not disturbed
         kept = [p for s in out.comparison.sides for p in s.paths]
         self.assertFalse(any(re.search(r"\.r[34]\.json$", p) for p in kept))
         self.assertEqual(self.cell(out, "clang").verdict.word, stats.NO_CHANGE)
-        self.assertIn("2 set apart by the canary", out.cost.text(out.unresolved()))
+        self.assertIn("2 set apart by the canary", out.spent.text(out.unresolved()))
         # A canary before every round, and after the last (the one after a round serves as the
         # next one's before).
-        self.assertEqual(fake.canaries, out.cost.rounds + 1)
+        self.assertEqual(fake.canaries, out.spent.rounds + 1)
 
     def test_links_are_added_where_the_variance_is_between_links(self) -> None:
         rng = random.Random(4)
@@ -221,11 +220,11 @@ class SeriesRunTest(kvbtest.TempDirTest):
             return 1e9 * place[(build, seed)] * (1 + 0.002 * (n % 3))
         fake = Fake(value, relink_seconds=1.0)
         out = self.run_series(fake, max_rounds=200)
-        self.assertGreater(out.cost.links, 4)
+        self.assertGreater(out.spent.links, 4)
         # Relinked in batches: every build to 8 seeds at once (then 12, ...).
         self.assertEqual(fake.relinked[:2], [("gcc", 8), ("clang", 8)])
-        links = {x.link for x in out.runs if x.series == "clang"}
-        self.assertEqual(len(links), out.cost.links)
+        links = {x.link for x in out.runs if x.variant == "clang"}
+        self.assertEqual(len(links), out.spent.links)
 
     def test_noise_within_links_takes_rounds_not_links(self) -> None:
         rng = random.Random(5)
@@ -235,7 +234,7 @@ class SeriesRunTest(kvbtest.TempDirTest):
         fake = Fake(value, relink_seconds=1000.0)
         out = self.run_series(fake, max_rounds=60)
         self.assertEqual(fake.relinked, [])
-        self.assertEqual((out.cost.links, out.cost.rounds, out.cost.why), (4, 60, "max rounds"))
+        self.assertEqual((out.spent.links, out.spent.rounds, out.spent.stopped_by), (4, 60, "max rounds"))
 
     def test_the_time_budget_stops_it_and_the_cost_line_says_so(self) -> None:
         rng = random.Random(6)
@@ -244,11 +243,11 @@ class SeriesRunTest(kvbtest.TempDirTest):
             return 1e9 * math.exp(rng.gauss(0, 0.3))
         fake = Fake(value, run_seconds=1.0)
         out = self.run_series(fake, max_time=60.0)
-        self.assertFalse(out.cost.settled)
-        self.assertEqual(out.cost.why, "max time")
-        self.assertLessEqual(out.cost.measuring + out.cost.relinking, 60.0)
+        self.assertFalse(out.spent.stopped_by == "settled")
+        self.assertEqual(out.spent.stopped_by, "max time")
+        self.assertLessEqual(out.spent.measuring + out.spent.relinking, 60.0)
         self.assertGreater(out.unresolved(), 0)
-        self.assertRegex(out.cost.text(out.unresolved()),
+        self.assertRegex(out.spent.text(out.unresolved()),
                          r"^stopped after \d+ links? x [\d.]+ rounds? \(\d+ rounds, \d+ runs\), "
                          r"\d+ s measuring \+ \d+ s relinking; builds took 20 s \(budget 60 s\): "
                          r"the time budget ran out with \d+ row\(s\) unresolved$")
@@ -259,24 +258,24 @@ class SeriesRunTest(kvbtest.TempDirTest):
         def value(build: str, seed: int, r: int, n: int) -> float:
             return 1e9 * math.exp(rng.gauss(0, 0.3))
         out = self.run_series(Fake(value, run_seconds=1.0), max_time=None)
-        self.assertEqual(out.cost.budget, round_loop.FLOOR)   # builds: 2 x 10 s
-        self.assertEqual(out.cost.why, "max time")
+        self.assertEqual(out.spent.budget, plan.FLOOR)   # builds: 2 x 10 s
+        self.assertEqual(out.spent.stopped_by, "max time")
 
     def test_repeats_and_max_rounds_give_exactly_n_rounds(self) -> None:
         def value(build: str, seed: int, r: int, n: int) -> float:
             return 1e9 * (1 + 0.2 * (n % 7))
         out = self.run_series(Fake(value), repeats=5, max_rounds=5)
-        self.assertEqual((out.cost.rounds, out.cost.runs, out.cost.why), (5, 15, "max rounds"))
+        self.assertEqual((out.spent.rounds, out.spent.runs, out.spent.stopped_by), (5, 15, "max rounds"))
 
     def test_a_clear_answer_costs_the_first_rounds_and_says_so(self) -> None:
         def value(build: str, seed: int, r: int, n: int) -> float:
             return 1e9 * (1.3 if build == "clang" else 1.0) * (1 + 0.001 * (n % 3))
         out = self.run_series(Fake(value), max_time=None)
         self.assertEqual(self.cell(out, "clang").verdict.word, "faster")
-        self.assertEqual(out.cost.text(0),
+        self.assertEqual(out.spent.text(0),
                          "decided after 4 links x 2 rounds (8 rounds, 24 runs), 0 s measuring "
                          "+ 0 s relinking; builds took 20 s (budget 120 s)")
-        self.assertEqual(out.cost.to_json()["rounds_per_link"], 2)
+        self.assertEqual(out.spent.to_json()["rounds_per_link"], 2)
 
 
 class WatchTest(unittest.TestCase):

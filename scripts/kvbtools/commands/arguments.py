@@ -12,9 +12,10 @@ import os
 import shutil
 from dataclasses import dataclass
 
+from kvbtools.commands.parsers import groups
 from kvbtools.core import host, output, stats
 from kvbtools.core.errors import UsageError
-from kvbtools.measure import round_loop, rounds
+from kvbtools.measure.plan import MAX_ROUNDS, Budget
 from kvbtools.measure.dbbench_args import BENCHMARKS
 
 
@@ -23,18 +24,12 @@ def judgement(args: argparse.Namespace) -> stats.Judgement:
     return stats.Judgement(args.threshold, args.alpha)
 
 
-def budget(first: int, max_rounds: int | None, max_time: float | None) -> rounds.Budget:
-    """The budget of --repeats (`first`), --max-rounds and --max-time: --repeats rounds first
-    (never more than --max-rounds), at most --max-rounds (default round_loop.MAX_ROUNDS)."""
-    most = max_rounds if max_rounds is not None else max(round_loop.MAX_ROUNDS, first)
-    return rounds.Budget(min(first, most), most, max_time)
-
-
-# Links a comparison of builds starts with (kvb matrix --presets, versions; kvb bisect says the
-# same): Yuen's trimmed t over 4 link pairs has 3 degrees of freedom (t 3.18) where 3 have 2 (t
-# 4.30), an interval 26% narrower for one relink; and 4 links x 2 rounds is the least that splits
-# the variance between links from the variance within them for the allocation.
-DEFAULT_LAYOUTS = 4
+def budget(first: int, max_rounds: int | None, max_time: float | None) -> Budget:
+    """The one budget every command makes of --repeats (`first`), --max-rounds and --max-time:
+    --repeats rounds first, at most --max-rounds (default plan.MAX_ROUNDS; never below
+    --repeats), --max-time seconds of measuring and relinking (None: as the builds took)."""
+    most = max_rounds if max_rounds is not None else MAX_ROUNDS
+    return Budget(first, max(most, first), max_time)
 
 
 @dataclass(frozen=True)
@@ -78,14 +73,14 @@ class PlanRequest:
             results_dir=args.results_dir,
             store=args.store, no_store=args.no_store)
 
-    def budget(self) -> rounds.Budget:
+    def budget(self) -> Budget:
         """--repeats rounds first, then up to --max-rounds and --max-time."""
         return budget(self.repeats, self.max_rounds, self.max_time)
 
     def links(self) -> int:
-        """The links every build starts with: --layouts, else DEFAULT_LAYOUTS (1 with
+        """The links every build starts with: --layouts, else groups.DEFAULT_LAYOUTS (1 with
         --instructions: counts do not depend on placement)."""
-        return self.layouts or (1 if self.instructions else DEFAULT_LAYOUTS)
+        return self.layouts or (1 if self.instructions else groups.DEFAULT_LAYOUTS)
 
 
 @dataclass(frozen=True)

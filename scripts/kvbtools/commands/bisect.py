@@ -14,13 +14,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kvbtools.commands import arguments
-from kvbtools.commands.parsers.bisect import DEFAULT_LAYOUTS, DEFAULT_MAX_ROUNDS
+from kvbtools.commands.parsers import groups
 from kvbtools.core import manifest, output, results, store
 from kvbtools.core.stats import Judgement
-from kvbtools.measure import callgrind, placement
+from kvbtools.measure import callgrind, pinning, placement, runner
 from kvbtools.measure.bisect import records as bisect_records, state as bisect_state
 from kvbtools.measure.bisect import witness as bisect_witness
-from kvbtools.measure import rounds, runner
 from kvbtools.measure.bisect.ranges import Found, Ranges, share_text
 from kvbtools.measure.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
@@ -30,7 +29,8 @@ from kvbtools.measure.bisect.steps import step_line
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, Mode, Settings, State
 from kvbtools.measure.bisect.trees import git
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.runner import Plan
+from kvbtools.measure.plan import Budget
+from kvbtools.measure.runner import Workload
 from kvbtools.core.table import fmt_value
 
 # ---- the command line -> a request -> the state of a search ---------------------------------
@@ -38,7 +38,7 @@ from kvbtools.core.table import fmt_value
 # The options --resume takes from state.json instead.
 SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
                   "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
-                  "layouts", "witness", "all_steps")
+                  "layouts", "witness", "all_steps", "cpu")
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,7 @@ class BisectRequest:
     new: str | None
     find: str
     metric: str | None
-    threshold: float
-    alpha: float
-    repeats: int
     layouts: int | None
-    max_rounds: int | None        # as given; None: the default
-    max_time: float | None        # seconds, as given
     bench: str | None
     dep: str | None
     preset: str | None
@@ -70,16 +65,24 @@ class BisectRequest:
     resume: str | None
     witness: str | None           # None: auto
     all_steps: bool | None
+    cpu: str | None               # None: auto (a resumed bisect: the CPU it chose)
+    store: str | None
+    no_store: bool
     skip_identical: bool          # not --no-skip-identical
-    budget: rounds.Budget         # --repeats, --max-rounds, --max-time as one budget
+    judgement: Judgement          # --threshold, --alpha
+    budget: Budget                # --repeats, --max-rounds, --max-time as one budget
+    given: tuple[str, ...]        # the SEARCH_OPTIONS given (--resume takes none)
 
     @staticmethod
     def from_args(args: argparse.Namespace) -> "BisectRequest":
+        own = ("skip_identical", "judgement", "budget", "given")
         same = {f.name: getattr(args, f.name) for f in fields(BisectRequest)
-                if f.name not in ("skip_identical", "budget")}
-        return BisectRequest(**same, skip_identical=not args.no_skip_identical,
-                             budget=arguments.budget(args.repeats, args.max_rounds,
-                                                     args.max_time))
+                if f.name not in own}
+        return BisectRequest(
+            **same, skip_identical=not args.no_skip_identical,
+            judgement=arguments.judgement(args),
+            budget=arguments.budget(args.repeats, args.max_rounds, args.max_time),
+            given=tuple(n for n in SEARCH_OPTIONS if getattr(args, n) is not None))
 
 
 def _resolve(repo: str, ref: str, what: str) -> str:
@@ -116,7 +119,7 @@ def _mode(req: BisectRequest) -> tuple[Mode, str | None]:
         callgrind.require_valgrind()
         callgrind.check_presets([(preset, load_presets()[preset].cache)])
         metric = metric or callgrind.default_metrics(micro)[0]
-    plan = Plan(micro=micro, micro_filter=f"^{req.micro}$" if micro else "",
+    plan = Workload(micro=micro, micro_filter=f"^{req.micro}$" if micro else "",
                 min_time=req.min_time, engines=[engine], workloads=req.bench or "",
                 num=req.num or (callgrind.KV_NUM if req.instructions else 100000),
                 instructions=bool(req.instructions))
@@ -130,7 +133,7 @@ def new_state(req: BisectRequest) -> State:
     for name in ("repo", "old", "new"):
         if not getattr(req, name):
             raise UsageError(f"--{name} is required (or --resume DIR)")
-    if req.repeats < 4:
+    if req.budget.first < 4:
         raise UsageError("--repeats must be at least 4: a 95% interval needs 4 rounds")
     assert req.repo and req.old and req.new
     repo = os.path.abspath(req.repo)
@@ -146,27 +149,24 @@ def new_state(req: BisectRequest) -> State:
                              "(--find faster looks for a speed-up from old to new)")
         raise UsageError(f"--old {req.old} is not an ancestor of --new {req.new}")
     mode, metric = _mode(req)
-    layouts = req.layouts or (1 if req.instructions else DEFAULT_LAYOUTS)
+    layouts = req.layouts or (1 if req.instructions else groups.DEFAULT_LAYOUTS)
     if req.instructions and layouts > 1:
         raise UsageError("--instructions counts instructions, which do not depend on where the "
                          "linker puts the code: leave out --layouts")
-    b = req.budget
-    most = req.max_rounds if req.max_rounds is not None else DEFAULT_MAX_ROUNDS
     witness = req.witness or "auto"
     if witness == "instructions" and bisect_witness.counter(mode)[0] is None:
         raise UsageError(f"--witness instructions: {bisect_witness.counter(mode)[1]}")
-    return State(Settings(repo, old, new, req.find, Judgement(req.threshold, req.alpha),
-                          bisect_state.budget(req.repeats, most, b.max_seconds),
-                          layouts, req.skip_identical, metric, witness, bool(req.all_steps)),
-                 mode)
+    pinning.check_cpu(req.cpu or "auto")
+    return State(Settings(repo, old, new, req.find, req.judgement, req.budget, layouts,
+                          req.skip_identical, metric, witness, bool(req.all_steps),
+                          req.cpu or "auto"), mode)
 
 
 def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
     """The state and the finished series of the results directory --resume names."""
-    given = [n for n in SEARCH_OPTIONS if getattr(req, n) is not None]
-    if given:
+    if req.given:
         raise UsageError(f"--resume continues with the options the bisect started with; "
-                         f"leave out --{given[0].replace('_', '-')}")
+                         f"leave out --{req.given[0].replace('_', '-')}")
     assert req.resume is not None
     d = os.path.abspath(req.resume)
     try:
@@ -192,8 +192,12 @@ def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
 
 # ---- running ---------------------------------------------------------------------------------
 
-def run(args: argparse.Namespace) -> int:
-    req = BisectRequest.from_args(args)
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return run(BisectRequest.from_args(args))
+
+
+def run(req: BisectRequest) -> int:
     output.check_directory(req.results_dir, "--results-dir")  # exit 2 before any work
     if req.resume:
         state, records = load_resume(req)
@@ -207,9 +211,8 @@ def run(args: argparse.Namespace) -> int:
     outdir = state.dir
     ranges = Ranges(state, records)
     try:
-        ranges.pin_text = ranges.pin()
-        runner.progress(ranges.pin_text)
-        return _search(ranges, args)
+        runner.progress(ranges.pin().text)
+        return _search(ranges, req)
     except KeyboardInterrupt:
         n = ranges.steps_done()
         runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
@@ -221,21 +224,21 @@ def run(args: argparse.Namespace) -> int:
     except (RunError, UsageError) as e:
         runner.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
                              + str(e))
-        _store_runs(state, args)
+        _store_runs(state, req)
         raise
     finally:
         ranges.ws.cleanup()
 
 
-def _store_runs(state: State, args: argparse.Namespace) -> None:
+def _store_runs(state: State, req: BisectRequest) -> None:
     """The results store's hook (kvbtools.store): every run so far, in kvbench mode with the
     library commit it measured (runs/<series>.<commit>.r<round>.json)."""
     runs = sorted(glob.glob(os.path.join(state.dir, "runs", "*.json")))
     mode = state.mode
     attrs = {r: {f"lib.{mode.dep}.commit": os.path.basename(r).split(".")[1]}
              for r in runs} if isinstance(mode, KvbenchMode) else None
-    if not args.no_store:
-        store.auto_store(runs, args.store, attrs)
+    if not req.no_store:
+        store.auto_store(runs, req.store, attrs)
 
 
 def _culprit_json(f: Found) -> dict[str, Any]:
@@ -246,7 +249,7 @@ def _culprit_json(f: Found) -> dict[str, Any]:
             "after": cs.after if cs else None, "unit": cs.unit if cs else None}
 
 
-def _search(ranges: Ranges, args: argparse.Namespace) -> int:
+def _search(ranges: Ranges, req: BisectRequest) -> int:
     main = ranges.run()
     ending, blamed, conf, search = main.ending, main.blamed, main.conf, main.search
     text = report(ranges)
@@ -262,7 +265,7 @@ def _search(ranges: Ranges, args: argparse.Namespace) -> int:
         "alpha": s.judgement.alpha, "first_new": blamed or None,
         "confirmed": bool(conf and conf.confirmed), "ending": ending.summary,
         "exit": ending.code, "witness": s.witness, "all_steps": s.all_steps,
-        "cpu": st.cpu, "cpu_note": ranges.pin_text,
+        "cpu": st.cpu, "cpu_note": ranges.watch.pin.text,
         "culprits": [_culprit_json(f) for f in ranges.done if f.blamed],
         "totals": st.to_json()["totals"],
         "compiled": st.compiled.to_json() if st.compiled else None,
@@ -271,7 +274,7 @@ def _search(ranges: Ranges, args: argparse.Namespace) -> int:
     runner.write_summary(outdir, ending.summary)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     print(f"results: {runner.shown(outdir)}/")
-    _store_runs(st, args)
+    _store_runs(st, req)
     return ending.code
 
 
@@ -326,8 +329,7 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
         lines.append(f"confirmation: against its parent {p[:12]}, {cs.rounds} "
                      f"interleaved rounds on {links} link{'s' if links != 1 else ''} with old "
                      f"and new (n={cs.measured.n}"
-                     + (f"; {cs.spent.measuring:.0f} s measuring, "
-                        f"{cs.spent.linking:.0f} s relinking" if cs.spent else "") + "):")
+                     + (f"; {cs.spent.text()}" if cs.spent else "") + "):")
         lines.append(f"  time: this/parent {iv_text(cs.ratio)}, p={cs.p:.3g} (Yuen's trimmed "
                      f"t, two-sided, on {cs.unit or 'the rounds'}): {word}")
         shares = share_text(conf).strip(" ()")
@@ -416,18 +418,13 @@ def report(ranges: Ranges) -> str:
         lines += _range_lines(f, m.scale if m else 1)
     if search.layouts() > 1:
         lines.append(placement_line(ranges))
-    lines.append(ranges.pin_text)
+    lines.append(ranges.watch.pin.text)
     if st.compiled_note:
         lines.append(f"note: {st.compiled_note}")
-    t = st.totals
     how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
            "the build command once per KVB_LAYOUT_SEED")
-    lines.append(f"cost: {t.builds} build(s) ({t.build_seconds:.0f} s), {t.relinks} relink(s) "
-                 f"adding links ({t.link_seconds:.0f} s; {how}), {t.rounds} round(s) of {t.runs} "
-                 f"run(s), {t.measure_seconds:.1f} s measuring"
-                 + (f" and {t.canary_seconds:.0f} s of canaries" if t.canary_seconds else "")
-                 + "; "
-                 f"{len(st.counts)} commit(s) counted; this invocation {search.elapsed()}")
+    lines.append(f"cost: {st.totals.text()}; relinks: {how}; {len(st.counts)} commit(s) "
+                 f"counted; this invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
 
 

@@ -16,7 +16,7 @@ from kvbtools.measure import runner, sources, study
 from kvbtools.measure.presets import select_presets
 from kvbtools.pages import result_pages
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.runner import Build, Plan, Series, progress
+from kvbtools.measure.runner import Build, Workload, progress
 
 
 @dataclass(frozen=True)
@@ -124,16 +124,15 @@ def run(req: MatrixRequest) -> int:
         return run_study(req, builds, plan)
     presets, skipped, builds, suffix, versions = preset_builds(req)
     plan = series_report.make_plan(req.plan, req.micro, "/4096$")
-    series = [Series(b.label, b) for b in builds]
     meta = {"command": "matrix", "presets": [n for n in (req.presets or "").split(",") if n],
             "skipped": dict(skipped), "from_source": req.from_source,
-            "repeats": req.plan.repeats, "expect": {s.label: versions for s in series}}
+            "repeats": req.plan.repeats, "expect": {b.label: versions for b in builds}}
     meta["expect"]["control"] = versions
     return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
-                                     series, plan, req.plan, meta)
+                                     builds, plan, req.plan, meta)
 
 
-def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Plan) -> int:
+def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workload) -> int:
     """A study (measure/study.py): every combination of the axes, interleaved by round; prints
     the tables and writes table.txt, study.json, report.html and summary.txt."""
     if req.plan.until_resolved:
@@ -142,9 +141,11 @@ def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Plan) -
     s = study.plan_study(builds, plan, req.threads, req.configs, req.plan.control)
     if req.plan.dry_run:
         print("run order (round, series, engine, flags):")
-        for r, x, e in runner.run_order(s.series, s.plan, req.plan.repeats):
-            print(f"  {r} {x.label}: --engine={e} --benchmarks={s.plan.workloads} "
-                  f"{' '.join(x.args)}")
+        for r in range(1, req.plan.repeats + 1):
+            for x in s.series:
+                for e in runner.engines(x, s.plan):
+                    print(f"  {r} {x.label}: --engine={e} --benchmarks={s.plan.workloads} "
+                          f"{' '.join(x.args)}")
         return 0
     if s.note:
         print(s.note)

@@ -1,6 +1,6 @@
-"""What kvb matrix and kvb versions share: the runner's Plan from the request (make_plan: a
-study's too); and once the series are known, the dry run, the results directory, the operation
-(measure/series_run.py), then its table (printed and in table.txt), <kind>.json, report.html,
+"""What kvb matrix and kvb versions share: the runner's Workload from the request (make_plan: a
+study's too); and once the builds are known, the dry run, the results directory, the operation
+(measure/series_run.py: one plan on the engine), then its table (printed and in table.txt), <kind>.json, report.html,
 summary.txt, the results store and the gate.
 
 Not a command: cli.py registers none of it; matrix and versions call run_series.
@@ -14,15 +14,15 @@ from typing import Any
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import comparison, manifest, output, profiles, results, store
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure import callgrind, pinning, round_loop, runner, series_run
+from kvbtools.measure import callgrind, pinning, runner, series_run
+from kvbtools.measure.plan import FLOOR, Variant
 from kvbtools.measure.presets import load_presets
-from kvbtools.measure.runner import Build, Plan, Series
-from kvbtools.measure.series_rounds import distinct_builds
-from kvbtools.measure.series_run import Judging, Key, SeriesOutcome, Spending
+from kvbtools.measure.runner import Build, Workload
+from kvbtools.measure.series_run import Judging, Key, SeriesOutcome
 from kvbtools.pages import result_pages
 
 
-def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Plan:
+def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Workload:
     """What every series runs: kvbench_micro (`micro`, with `micro_filter` unless --filter
     is given) or kvbench's workloads on the engines. UsageError for bad values, an engine
     no kvbench here knows, or --instructions without valgrind."""
@@ -49,7 +49,7 @@ def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Plan:
                          "does it)")
     if req.instructions:
         callgrind.require_valgrind()
-    plan = Plan(micro=micro, micro_filter=req.filter or micro_filter if micro else "",
+    plan = Workload(micro=micro, micro_filter=req.filter or micro_filter if micro else "",
                 instructions=req.instructions, min_time=req.min_time,
                 engines=[e for e in (req.engines or manifest.default_engine()).split(",")
                          if e],
@@ -60,36 +60,36 @@ def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Plan:
     return plan
 
 
-def metric_keys(req: PlanRequest, plan: Plan) -> tuple[str, ...]:
+def metric_keys(req: PlanRequest, plan: Workload) -> tuple[str, ...]:
     """--metric; the instruction counts' own metrics when --instructions counts them."""
     return req.metrics or (tuple(callgrind.default_metrics(plan.micro))
                            if plan.instructions else ())
 
 
-def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: PlanRequest,
+def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: PlanRequest,
                meta: dict[str, Any]) -> int:
-    """Builds every distinct build, measures in rounds, prints and saves the tables; `kind`
-    (matrix, versions) names the results directory (with `what`) and its JSON; `meta` heads
-    that JSON."""
-    spending = Spending(req.links(), req.budget(), req.cpu)
+    """Builds every build, measures them (and the control) in rounds, prints and saves the
+    tables; `kind` (matrix, versions) names the results directory (with `what`) and its JSON;
+    `meta` heads that JSON."""
     pinning.check_cpu(req.cpu)
     if plan.instructions:
         presets = load_presets()
-        callgrind.check_presets([(s.build.preset, presets[s.build.preset].cache)
-                                 for s in series if s.build.preset in presets])
-    for s in series:
-        s.build.layouts = 1 if s.build.prebuilt else spending.links
-    if req.control and series:
-        first = series[0]
-        series = series + [Series(series_run.CONTROL, first.build)]
+        callgrind.check_presets([(b.preset, presets[b.preset].cache)
+                                 for b in builds if b.preset in presets])
+    for b in builds:
+        b.layouts = 1 if b.prebuilt else req.links()
+    variants = [Variant(b.label, b.label) for b in builds]
+    if req.control and variants:
+        variants.append(Variant(series_run.CONTROL, variants[0].build))
     if req.dry_run:
-        dry_run(series, plan, req, spending)
+        dry_run(builds, variants, plan, req)
         return 0
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
     outdir = runner.new_results_dir(kind, what, req.results_dir)
     try:
-        outcome = series_run.run(kind, series, plan, judging, spending, outdir)
-        return report(kind, outdir, outcome, distinct_builds(series), plan, req, meta)
+        outcome = series_run.run(kind, builds, variants, plan, judging, req.budget(), req.cpu,
+                                 outdir)
+        return report(kind, outdir, outcome, builds, plan, req, meta)
     except (RunError, UsageError) as e:
         runner.write_summary(outdir, f"kvb {kind} failed: {e}")
         raise
@@ -98,23 +98,25 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: Plan
         raise
 
 
-def dry_run(series: list[Series], plan: Plan, req: PlanRequest, spending: Spending) -> None:
+def dry_run(builds: list[Build], variants: list[Variant], plan: Workload,
+            req: PlanRequest) -> None:
     """--dry-run: the builds' commands and the first rounds' order; nothing built or run."""
     print("builds:")
-    for b in distinct_builds(series):
+    for b in builds:
         print(f"  {b.label}: {' '.join(b.configure_cmd())}")
         print(f"  {' ' * len(b.label)}  {' '.join(b.build_cmd(plan.micro))}")
-    k, b = spending.links, spending.budget
-    first = min(b.max_rounds, k * round_loop.first_rounds(k, b.first))
+    k, b = req.links(), req.budget()
+    first = min(b.max_rounds, k * b.rounds_per_link(k))
     print(f"first rounds (round, layout seed, series, engine; the order rotates by one series "
           f"a round), {k} link{'s' if k != 1 else ''}:")
     for r in range(1, first + 1):
-        rotated = series[(r - 1) % len(series):] + series[:(r - 1) % len(series)]
-        for _, s, e in runner.run_order(rotated, plan, 1):
-            print(f"  {r} seed {(r - 1) % k} {s.label}" + (f" {e}" if e else ""))
+        rotated = variants[(r - 1) % len(variants):] + variants[:(r - 1) % len(variants)]
+        for v in rotated:
+            for e in runner.engines(v, plan):
+                print(f"  {r} seed {(r - 1) % k} {v.label}" + (f" {e}" if e else ""))
     if first < b.max_rounds:
         seconds = (f"{b.max_seconds:g} s" if b.max_seconds is not None else
-                   f"as long as the builds take (at least {round_loop.FLOOR:g} s)")
+                   f"as long as the builds take (at least {FLOOR:g} s)")
         print(f"then rounds or links where the variance is, until every row's 95% interval is "
               f"narrower than {req.judgement.threshold * 100:g}%, at most {b.max_rounds} "
               f"rounds and {seconds} of measuring and relinking"
@@ -141,7 +143,7 @@ def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
     return out
 
 
-def table_text(outcome: SeriesOutcome, plan: Plan, req: PlanRequest,
+def table_text(outcome: SeriesOutcome, plan: Workload, req: PlanRequest,
                mismatches: list[str]) -> str:
     """The comparison with each row's interval (and 'unresolved' where it is too wide), the
     cost line, the CPU line, the placement spread with several links, the warnings and, for
@@ -159,7 +161,7 @@ def table_text(outcome: SeriesOutcome, plan: Plan, req: PlanRequest,
     text += f"\ncpu: {outcome.pin.text}"
     if outcome.set_apart:
         text += "".join(f"\nset apart: {note}" for note in outcome.set_apart.values())
-    if outcome.cost.links > 1:
+    if outcome.spent.links > 1:
         text += "\n" + "\n".join(series_run.placement_lines(c))
     elif not plan.instructions:
         text += ("\nplacement: not sampled (one link per build: the verdicts are about these "
@@ -171,7 +173,7 @@ def table_text(outcome: SeriesOutcome, plan: Plan, req: PlanRequest,
 
 
 def cost_line(outcome: SeriesOutcome) -> str:
-    return "cost: " + outcome.cost.text(outcome.unresolved())
+    return "cost: " + outcome.spent.text(outcome.unresolved())
 
 
 def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any],
@@ -183,11 +185,11 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
     doc = comparison.to_json(c)
     for row, cell in zip(doc["rows"], c.cells):
         row["resolved"] = outcome.resolved.get((cell.metric.key, cell.bench, cell.side), False)
-    doc["cost"] = dict(outcome.cost.to_json(), text=outcome.cost.text(outcome.unresolved()))
+    doc["cost"] = outcome.spent.to_json(outcome.unresolved())
     doc["cpu"] = outcome.pin.to_json()
     doc["set_apart"] = {str(r): note for r, note in outcome.set_apart.items()}
-    doc["runs"] = [{"file": x.path, "side": x.series, "link": x.link, "round": x.round,
-                    "set_apart": x.round in outcome.set_apart} for x in outcome.runs]
+    doc["runs"] = [dict(x.to_json(), set_apart=x.round in outcome.set_apart)
+                   for x in outcome.runs]
     doc.update(meta)
     doc["build_seconds"] = outcome.build_seconds
     doc["builds"] = {b.label: {"preset": b.preset, "dir": b.dir, "defines": b.defines,
@@ -197,7 +199,7 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
     return doc
 
 
-def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], plan: Plan,
+def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], plan: Workload,
            req: PlanRequest, meta: dict[str, Any]) -> int:
     """Prints the table and writes table.txt, <kind>.json, report.html and summary.txt; stores
     the runs (unless --no-store); the gate's exit status (the control not counted)."""

@@ -14,7 +14,7 @@ from kvbtools.core import manifest, output
 from kvbtools.measure import callgrind, runner, sources
 from kvbtools.measure.presets import select_presets
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.runner import Build, Series
+from kvbtools.measure.runner import Build
 
 
 def main(args: argparse.Namespace) -> int:
@@ -65,7 +65,7 @@ def run(req: VersionsRequest) -> int:
     plan = series_report.make_plan(wanted, micro, req.micro or lib.micro_filter or "/4096$")
     found = [(d, is_prefix, sources.detect(dep, d, prefix=is_prefix)) for d, is_prefix in dirs]
     names = sources.tree_names([d for d, _, v in found], [v for _, _, v in found])
-    series: list[Series] = []
+    builds: list[Build] = []
     labels: list[str] = []
     for (d, is_prefix, version), name in zip(found, names):
         label = f"{dep} {version}" + (f" ({name})" if name else "")
@@ -73,10 +73,10 @@ def run(req: VersionsRequest) -> int:
             (f"-{re.sub(r'[^A-Za-z0-9._+-]+', '_', name)}" if name else "")
         labels.append(label)
         k, v = (runner.root_define if is_prefix else runner.source_define)(dep, d)
-        series.append(Series(label, Build(label, preset, tag, {k: v})))
+        builds.append(Build(label, preset, tag, {k: v}))
     meta = {"command": "versions", "dep": dep, "preset": preset,
             "versions": labels, "repeats": wanted.repeats,
             "expect": {lab: [[dep, lab.split(" ")[1]]] for lab in labels}}
     meta["expect"]["control"] = meta["expect"][labels[0]]
     return series_report.run_series("versions", f"{preset}-{dep}-" + "-vs-".join(
-        lab.split(" ", 1)[1].replace(" ", "") for lab in labels), series, plan, wanted, meta)
+        lab.split(" ", 1)[1].replace(" ", "") for lab in labels), builds, plan, wanted, meta)

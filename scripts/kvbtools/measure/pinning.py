@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from kvbtools.core.errors import UsageError
 
@@ -70,16 +70,10 @@ def canary(binary: str, cpu: int | None) -> Reading | None:
                    wall) if ns > 0 else None
 
 
-def choose_cpu(readings: list[Reading], by_wall: bool = False) -> int | None:
-    """The fastest CPU of the readings (the lowest ns per loop, by Reading.value)."""
-    return min(readings, key=lambda r: r.value(by_wall)).cpu if readings else None
-
-
 @dataclass
 class Canaries:
-    """The canaries of one comparison, round by round."""
+    """The canary's readings on one CPU, round by round."""
     readings: list[float] = field(default_factory=list)
-    disturbed: list[int] = field(default_factory=list)    # rounds set apart
 
     def tolerance(self) -> float:
         if len(self.readings) < 3:
@@ -96,18 +90,8 @@ class Canaries:
         moved = ns / baseline - 1.0
         return moved if abs(moved) > self.tolerance() else 0.0
 
-    def check(self, r: int, ns: float) -> str:
-        """'' when round r's canary is like the others, else why the round is disturbed."""
-        moved = self.moved(ns)
-        if moved:
-            self.disturbed.append(r)
-            return (f"round {r}: the canary ran {abs(moved):.0%} "
-                    f"{'slower' if moved > 0 else 'faster'} than this comparison's median: the "
-                    "CPU changed speed; the round is set apart and repeated")
-        return ""
 
-
-# ---- kvb matrix --presets and kvb versions: the CPUs and the canary around every round ----------
+# ---- the CPUs of a comparison and the canary around every round ---------------------------------
 
 # A KV workload with a writer beside its --threads readers (kvbench --help: "*whilewriting",
 # insertbench's query phases q[rp]N).
@@ -134,15 +118,23 @@ class Pin:
     text: str                   # what was chosen and why, as the output says it
     start: dict[int, float] = field(default_factory=dict)   # the readings at the start
     by_wall: bool = False       # readings by the wall clock (Reading.value)
+    chosen: str = ""            # how the CPUs were chosen ("--cpu", "the last allowed CPU", ...)
 
     def flag(self) -> list[str]:
         """kvbench's and kvbench_micro's flag: one CPU, or one per thread round-robin."""
         return [f"--cpu_affinity={','.join(map(str, self.cpus))}"] if self.cpus else []
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {"cpus": list(self.cpus), "canary": self.canary or None, "how": self.text,
                 "start_ns_per_loop": {str(k): v for k, v in self.start.items()},
-                "canary_reading": "wall clock" if self.by_wall else "best window"}
+                "canary_reading": "wall clock" if self.by_wall else "best window",
+                "chosen": self.chosen}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Pin":
+        return Pin(tuple(d["cpus"]), d["canary"] or "", d["how"],
+                   {int(k): v for k, v in d["start_ns_per_loop"].items()},
+                   d["canary_reading"] == "wall clock", d.get("chosen", ""))
 
 
 def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Reading | None]:
@@ -156,12 +148,13 @@ def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Readin
 
 
 def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "",
-               by_wall: bool = False) -> Pin:
+               by_wall: bool = False, given: str = "--cpu") -> Pin:
     """`cpu` (--cpu): 'auto' the fastest allowed CPU by the canary at the start (with `threads`
-    > 1, that many of the fastest, one a thread), a number that CPU, 'none' no pinning and no
-    canary. The canary is the first of `candidates` that has one; `shown` names the threads
-    (e.g. '--threads 2 and the writer') when there are several; `by_wall`: fastest and moved by
-    the canary's wall clock (wall-time rates: a CPU another thread shares is slow for them)."""
+    > 1, that many of the fastest, one a thread), a number that CPU (`given` says why: --cpu, or
+    a resumed bisect's first choice), 'none' no pinning and no canary. The canary is the first
+    of `candidates` that has one; `shown` names the threads (e.g. '--threads 2 and the writer')
+    when there are several; `by_wall`: fastest and moved by the canary's wall clock (wall-time
+    rates: a CPU another thread shares is slow for them)."""
     allowed = allowed_cpus()
     if cpu == "none" or not allowed:
         why = "--cpu none" if cpu == "none" else "sched_getaffinity failed"
@@ -177,7 +170,7 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
                 readings[got.cpu] = got.value(by_wall)
     n = max(1, min(threads, len(allowed)))
     if cpu != "auto":
-        cpus, how = (int(cpu),), "--cpu"
+        cpus, how = (int(cpu),), given
     elif len(readings) == len(allowed):
         cpus = tuple(sorted(readings, key=lambda c: readings[c])[:n])
         how = ("the fastest by the canary's wall clock at the start" if by_wall else
@@ -199,10 +192,11 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
     text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
              "last" + (", by its wall clock (a thread taking turns on the CPU slows the runs)"
                        if by_wall else "") if binary else
-             "; no canary (none of " + ", ".join(_shown(c) for c in candidates if c)
-             + " has --canary):"
-             " rounds are not checked for a CPU that changed speed")
-    return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings}, by_wall)
+             "; no canary (" + ", ".join(f"{_shown(c)} has no --canary" if os.path.isfile(c)
+                                         else f"no build at {_shown(c)}" for c in candidates if c)
+             + "): rounds are not checked for a CPU that changed speed")
+    return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings}, by_wall,
+               how)
 
 
 def _shown(path: str) -> str:
@@ -222,6 +216,7 @@ class Watch:
 
     def __init__(self, pin: Pin, read: Callable[[str, int], Reading | None] = canary,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        self.pin = pin
         self.binary = pin.canary if pin.cpus else ""
         self.cpus = pin.cpus
         self.by_wall = pin.by_wall

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from kvbtools.measure import callgrind
+from kvbtools.measure.plan import Variant
 from kvbtools.core import manifest, output
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
@@ -134,7 +135,9 @@ def relink(b: Build, micro: bool) -> None:
 # ---- benchmark runs --------------------------------------------------------------------------
 
 @dataclass
-class Plan:
+class Workload:
+    """What every run of a comparison runs: kvbench_micro's benchmarks, or kvbench's workloads
+    on its engines (state.json keeps it as a kvbench-mode bisect's "plan")."""
     micro: bool
     micro_filter: str = "/4096$"
     min_time: float = 0.1
@@ -145,7 +148,7 @@ class Plan:
     instructions: bool = False   # count instructions under callgrind (callgrind.py)
 
 
-def run_once(binary: str, plan: Plan, out: str, engine: str = "",
+def run_once(binary: str, plan: Workload, out: str, engine: str = "",
              args: list[str] | None = None) -> None:
     """One measurement: kvbench_micro once (one repetition) or kvbench once on a fresh database.
     Writes its JSON to `out`. Raises BuildError on failure."""
@@ -170,7 +173,7 @@ def run_once(binary: str, plan: Plan, out: str, engine: str = "",
         raise BuildError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
 
 
-def micro_names(binary: str, plan: Plan) -> list[str]:
+def micro_names(binary: str, plan: Workload) -> list[str]:
     """The kvbench_micro benchmarks plan.micro_filter selects in `binary`, in its order."""
     cmd = [binary, f"--benchmark_filter={plan.micro_filter}", "--benchmark_list_tests=true"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -185,7 +188,7 @@ def exact_filter(names: Sequence[str]) -> str:
     return "^(" + "|".join(re.sub(r"([.\\[\](){}*+?|^$])", r"\\\1", n) for n in names) + ")$"
 
 
-def check_plan(binary: str, plan: Plan) -> None:
+def check_plan(binary: str, plan: Workload) -> None:
     """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
     run it, before the first run: a name it does not know, or a value it refuses, is bad input
     (exit 2), not a failed run after the base was measured. kvbench_micro takes whatever filter
@@ -197,7 +200,7 @@ def check_plan(binary: str, plan: Plan) -> None:
         check_values(binary, run_flags(plan, engine))
 
 
-def run_flags(plan: Plan, engine: str, args: Sequence[str] = ()) -> list[str]:
+def run_flags(plan: Workload, engine: str, args: Sequence[str] = ()) -> list[str]:
     """The flags of a KV run that define its work (run_once adds its --db and --json)."""
     return [f"--engine={engine}", f"--benchmarks={plan.workloads}", f"--num={plan.num}",
             *plan.extra, *args]
@@ -216,7 +219,7 @@ def check_values(binary: str, flags: list[str]) -> None:
     raise UsageError(f"kvbench refuses the flags of a run: {why} (kvbench {' '.join(flags)})")
 
 
-def check_engines_early(plan: Plan) -> None:
+def check_engines_early(plan: Workload) -> None:
     """Before anything is built: an engine no kvbench of this checkout knows (the manifest's and
     the host build's engines; skipped without a host build) is bad input. check_plan checks
     each build's kvbench again once it is built."""
@@ -262,34 +265,13 @@ def write_summary(outdir: str, text: str) -> None:
     output.write_text(os.path.join(outdir, "summary.txt"), f"{when}\n{text.rstrip()}\n")
 
 
-@dataclass
-class Series:
-    """One column of a matrix/versions table: a label and the build that produces it. Two
-    series may share a build (the control)."""
-    label: str
-    build: Build
-    engine: str = ""            # a study's engine axis: this series' only engine
-    args: list[str] = field(default_factory=list)  # a study's threads/config flags
+def engines(variant: Variant, workload: Workload) -> list[str]:
+    """The engines a variant runs, one run each a round: none for kvbench_micro, a study's
+    variant's own, else every engine of the workload."""
+    return [""] if workload.micro else [variant.engine] if variant.engine else workload.engines
 
 
-def run_order(series: list[Series], plan: Plan, repeats: int) -> list[tuple[int, Series, str]]:
-    """(repeat, series, engine) in the order they run: every series once per round, rounds
-    repeated, so slow drift (heat, other tenants, page cache) hits every series alike."""
-    def engines(s: Series) -> list[str]:
-        return [""] if plan.micro else [s.engine] if s.engine else plan.engines
-    return [(r, s, e) for r in range(1, repeats + 1) for s in series for e in engines(s)]
-
-
-def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
-                  files: dict[str, list[str]], of: str = "") -> None:
-    """Round `r`: every series once (every engine of each), appending the JSON files to
-    `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
-    order = run_order(series, plan, 1)
-    for i, (_, s, engine) in enumerate(order, 1):
-        name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
-        out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
-        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
-                 + (f", engine {engine}" if engine else ""))
-        links = s.build.binaries(plan.micro)   # --layouts K: round r runs seed (r-1) % K
-        run_once(links[(r - 1) % len(links)], plan, out, engine, s.args)
-        files[s.label].append(out)
+def run_file(outdir: str, label: str, engine: str, r: int, suffix: str = "") -> str:
+    """<outdir>/<label>[.<engine>].r<round><suffix>.json, the label made a file name."""
+    name = re.sub(r"[^A-Za-z0-9._+-]+", "_", label)
+    return os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}{suffix}.json")

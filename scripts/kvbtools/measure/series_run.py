@@ -1,34 +1,53 @@
-"""kvb matrix --presets and kvb versions as one operation: build every distinct build (a build
-that fails is skipped, unless it is the base's), check the plan against each binary, choose the
-CPU every run is pinned to, measure the series in rounds (measure/series_rounds.py on
-round_loop's loop: links and rounds added where the variance is, a canary around every round)
-until every row is resolved or the budget is spent, and judge every row on core/levels' unit
-(comparison.build: paired rounds, or link pairs with several links; the control, the base
-measured again in the same rounds with the same binaries, is the A/A). The result is a
-SeriesOutcome; commands/series_report.py prints it, writes the results directory, stores the runs
-and gates.
+"""kvb matrix --presets and kvb versions as one plan on the engine: build every distinct build (a
+build that fails is skipped, unless it is the base's), check the workload against each binary,
+choose the CPU every run is pinned to, then one loop (measure/loop.py) of the plan whose variants
+are the builds and the control (the base measured again in the same rounds with the same
+binaries: the A/A), until every row is resolved or the budget is spent, every row judged on
+core/levels' unit (comparison.build: paired rounds, or link pairs with several links). The
+result is a SeriesOutcome; commands/series_report.py prints it, writes the results directory,
+stores the runs and gates.
+
+The adapter's three parts: Relinks (the engine's Builder: KVBENCH_LAYOUT_SEEDS and the -layouts
+target, which only link, RELINK_BATCH seeds at a time), SeriesRunner (a round: every variant, every
+engine of each, on the round's link; a kvbench_micro round in chunks of CHUNK benchmarks, every
+variant once a chunk, each a process of its own, `<variant>.r<round>.c<chunk>.json`: the two runs
+of a benchmark that a ratio pairs are then about a second apart, not a whole run of the suite, so
+a neighbour that comes and goes every 20 s falls between them about one time in twenty rather
+than one in four) and TableJudge (the runs of the rounds not set apart join their variants'
+sides with their link and round).
 
 A row is resolved when the interval of its verdict is narrower than the threshold (hi / lo - 1 <
 threshold): its width only, never where it lies or a p-value, so looking after every round does
-not make differences appear; the width depends on the noise and the units, not on the sign or
-size of the difference (docs/compare.md, Adaptive rounds).
+not make differences appear (docs/compare.md, Adaptive rounds).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection, Sequence
 
-from kvbtools.core import comparison, host, levels, stats
+from kvbtools.core import comparison, host, levels, results, stats
 from kvbtools.core.errors import RunError
-from kvbtools.measure import pinning, placement, round_loop, rounds, runner
-from kvbtools.measure.runner import BuildError, Plan, Series, progress
-from kvbtools.measure.series_rounds import Run, SeriesRounds, distinct_builds
+from kvbtools.core.samples import Side, add_document
+from kvbtools.measure import loop, pinning, placement, runner
+from kvbtools.measure.executor import LocalExecutor
+from kvbtools.measure.plan import Budget, Measurement, Plan, Variant
+from kvbtools.measure.runner import Build, BuildError, Workload, progress
+from kvbtools.measure.spent import Spent
 
 # A row: (metric key, benchmark, side label).
 Key = tuple[str, str, str]
 
 CONTROL = "control"     # the base measured again (commands/series_report.py adds it)
+# Seeds one relink of a build adds: each relink runs CMake (seconds under load) before it links,
+# so a few seeds at once cost little more than one.
+RELINK_BATCH = 4
+# Seconds a relink of one build is taken to cost before one was measured.
+RELINK_GUESS = 30.0
+# Benchmarks a kvbench_micro process of a round holds (the module doc): a fraction of a second
+# to a second of measuring (--min-time 0.02 to 0.1), where starting a process costs 0.05 s here.
+CHUNK = 5
 
 
 @dataclass(frozen=True)
@@ -39,166 +58,186 @@ class Judging:
     bench_filter: str | None       # KV runs: only the rows that match
 
 
-@dataclass(frozen=True)
-class Spending:
-    """How the rounds are spent: the links every build starts with, the budget of --repeats,
-    --max-rounds and --max-time, and --cpu."""
-    links: int
-    budget: rounds.Budget
-    cpu: str
-
-
-@dataclass
-class Cost:
-    """What the decision cost."""
-    links: int                  # links measured
-    rounds: int                 # rounds run, those set apart included
-    set_apart: int
-    runs: int
-    measuring: float            # seconds in rounds, canaries included
-    relinking: float
-    canary: float               # of measuring: the canaries
-    building: float             # the builds of this invocation
-    budget: float               # seconds of measuring and relinking allowed
-    max_rounds: int
-    settled: bool
-    why: str                    # round_loop: settled, max rounds, max time
-
-    @property
-    def per_link(self) -> float:
-        return round((self.rounds - self.set_apart) / max(1, self.links), 2)
-
-    def text(self, unresolved: int) -> str:
-        """'decided after 8 links x 3 rounds (24 rounds, 72 runs), 95 s measuring + 40 s
-        relinking; builds took 210 s (budget 210 s)'."""
-        apart = f", {self.set_apart} set apart by the canary" if self.set_apart else ""
-        text = (f"after {self.links} link{'s' if self.links != 1 else ''} x {self.per_link:g} "
-                f"round{'s' if self.per_link != 1 else ''} ({self.rounds} rounds{apart}, "
-                f"{self.runs} runs), {self.measuring:.0f} s measuring + {self.relinking:.0f} s "
-                f"relinking; builds took {self.building:.0f} s (budget {self.budget:.0f} s)")
-        if self.settled:
-            return "decided " + text
-        spent = "the time budget ran out" if self.why == "max time" else \
-            f"--max-rounds {self.max_rounds} reached"
-        return f"stopped {text}: {spent} with {unresolved} row(s) unresolved"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"links": self.links, "rounds": self.rounds, "rounds_per_link": self.per_link,
-                "set_apart": self.set_apart, "runs": self.runs,
-                "measuring_seconds": round(self.measuring, 3),
-                "relinking_seconds": round(self.relinking, 3),
-                "canary_seconds": round(self.canary, 3),
-                "build_seconds": round(self.building, 3), "budget_seconds": round(self.budget, 3),
-                "max_rounds": self.max_rounds, "settled": self.settled, "stopped_by": self.why}
-
-
 @dataclass
 class SeriesOutcome:
     """What a series run measured and decided."""
     comparison: comparison.Comparison
     resolved: dict[Key, bool]         # each row: its interval narrower than the threshold
-    cost: Cost
+    spent: Spent
     build_seconds: dict[str, float]   # by build label, the builds that built
     failed: list[str]                 # the labels of the builds that did not
     pin: pinning.Pin
     set_apart: dict[int, str]         # round -> why (its canary)
-    runs: list[Run]                   # every run, set apart or not
+    runs: list[Measurement]           # every run, set apart or not
 
     def unresolved(self) -> int:
         return sum(1 for v in self.resolved.values() if not v)
 
 
-def run(kind: str, series: list[Series], plan: Plan, judging: Judging, spending: Spending,
-        outdir: str) -> SeriesOutcome:
-    """Builds, checks and measures the series (runs in `outdir`); `kind` (matrix, versions)
-    names the command in its messages. RunError when the base's build or a run fails."""
-    builds = distinct_builds(series)
+def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
+        judging: Judging, budget: Budget, cpu: str, outdir: str) -> SeriesOutcome:
+    """Builds, checks and measures the variants (runs in `outdir`; every build starts with its
+    `layouts` links); `kind` (matrix, versions) names the command in its messages. RunError when
+    the base's build or a run fails."""
     build_seconds: dict[str, float] = {}
     failed: list[str] = []
     for i, b in enumerate(builds, 1):
         try:
-            build_seconds[b.label] = runner.do_build(b, plan.micro, f"[{i}/{len(builds)}] ")
+            build_seconds[b.label] = runner.do_build(b, work.micro, f"[{i}/{len(builds)}] ")
             progress(f"built {b.label} in {build_seconds[b.label]:.0f} s")
         except BuildError as e:
             progress(f"skipping {b.label}: build failed: {e}")
             failed.append(b.label)
-    series = [s for s in series if s.build.label not in failed]
-    if not series or series[0].build.label in failed:
+    variants = [v for v in variants if v.build not in failed]
+    if not variants or variants[0].build in failed:
         raise RunError(f"{kind}: the first build failed; nothing to compare against")
-    for b in builds:
-        if b.label not in failed:
-            runner.check_plan(b.binary(plan.micro), plan)
-    pin = choose_pin(series, plan, spending.cpu)
+    built = {b.label: b for b in builds if b.label not in failed}
+    for b in built.values():
+        runner.check_plan(b.binary(work.micro), work)
+    pin = choose_pin(built[variants[0].build], work, cpu)
     progress(f"cpu: {pin.text}")
-    building = sum(build_seconds.values())
-    b = spending.budget
-    budget = round_loop.Budget(spending.links, round_loop.first_rounds(spending.links, b.first),
-                               b.max_rounds, round_loop.seconds(b.max_seconds, building),
-                               spending.links > 1)
-    loop = SeriesRounds(series, plan, budget, outdir, pin, pinning.Watch(pin))
+    plan = Plan("rounds", tuple(variants), built[variants[0].build].layouts, budget, pin,
+                sum(build_seconds.values()), len(build_seconds))
+    judge = TableJudge(plan, judging, work.micro)
+    work = dataclasses.replace(work, extra=[*work.extra, *pin.flag()])
     try:
-        c, resolved, settled, why = measure(loop, judging)
+        out = loop.Loop(plan, LocalExecutor(SeriesRunner(built, work, outdir), pinning.Watch(pin)),
+                        Relinks(built, work.micro), judge, progress).run()
     except BuildError as e:
         raise RunError(f"a run or a relink failed: {e}") from None
-    cost = Cost(loop.links_measured(), loop.r, len(loop.notes), len(loop.runs), loop.measuring,
-                loop.linking, loop.watch.seconds, building, budget.seconds, budget.max_rounds,
-                settled, why)
-    return SeriesOutcome(c, resolved, cost, build_seconds, failed, pin, dict(loop.notes),
-                         list(loop.runs))
+    got = judge.judge()
+    if got is None:
+        raise RunError("every round was set apart by its canary: nothing to judge")
+    return SeriesOutcome(*got, out.spent, build_seconds, failed, pin, out.set_apart,
+                         out.measurements)
 
 
-def choose_pin(series: list[Series], plan: Plan, cpu: str) -> pinning.Pin:
+def choose_pin(base: Build, work: Workload, cpu: str) -> pinning.Pin:
     """The CPU(s) of every run and the canary: the base's own binary when it has --canary,
     else this tree's kvbench build. The canary is read by its wall clock: a thread taking turns
     on the CPU slows KV runs (wall time) and micro runs too (an A/A --micro matrix beside a busy
     loop that came and went read 0.83-1.02 with the best window watched)."""
-    if plan.instructions:
+    if work.instructions:
         return pinning.Pin((), "", "not pinned: instruction counts (--instructions) do not "
                                    "depend on the CPU or its speed; no canary")
     host_kvbench = f"{host.ROOT}/build/{host.native_preset()}/src/kvbench"
-    candidates = [series[0].build.binaries(plan.micro)[0], host_kvbench]
-    threads, writer = (1, False) if plan.micro else pinning.kv_threads(plan.workloads,
-                                                                        plan.extra)
+    candidates = [base.binaries(work.micro)[0], host_kvbench]
+    threads, writer = (1, False) if work.micro else pinning.kv_threads(work.workloads,
+                                                                        work.extra)
     shown = f"{threads} worker{'s' if threads != 1 else ''}" + (" and the writer" if writer
                                                                 else "")
     return pinning.choose_pin(cpu, threads + writer, candidates, shown, by_wall=True)
 
 
-def measure(loop: SeriesRounds, judging: Judging
-            ) -> tuple[comparison.Comparison, dict[Key, bool], bool, str]:
-    """The loop until every row is resolved or the budget is spent; the comparison of the runs
-    kept, each row's resolution, whether it settled and why it stopped."""
-    latest: dict[str, Any] = {}
+class Relinks:
+    """The engine's Builder for kvbench builds (runner.Build, by label)."""
+    batch = RELINK_BATCH
+    guess = RELINK_GUESS
 
-    def judge() -> tuple[comparison.Comparison, dict[Key, bool]] | None:
-        if not all(s.paths for s in loop.sides):   # every round so far set apart
-            return None
-        c = comparison.build(loop.sides, judging.judgement,
-                             metric_keys=list(judging.metrics) or None,
-                             bench_filter=None if loop.plan.micro else judging.bench_filter)
-        got = (c, resolution(c, judging.judgement.threshold))
-        latest["judged"] = got
+    def __init__(self, builds: dict[str, Build], micro: bool) -> None:
+        self.builds, self.micro = builds, micro
+
+    def links(self, build: str) -> int:
+        return self.builds[build].layouts
+
+    def relink(self, build: str, links: int) -> int:
+        b = self.builds[build]
+        b.layouts = max(links, b.layouts + self.batch)
+        runner.relink(b, self.micro)
+        return 1
+
+
+class SeriesRunner:
+    """The engine's Runner for kvbench and kvbench_micro (the module doc)."""
+
+    def __init__(self, builds: dict[str, Build], work: Workload, outdir: str) -> None:
+        self.builds, self.work, self.outdir = builds, work, outdir
+        self._names: dict[str, list[str]] = {}  # build label -> its micro benchmarks
+        self._chunks: list[list[str] | None] | None = None
+
+    def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
+        got = []
+        chunks = self.chunks(plan)
+        order = [(v, e) for v in plan.order(r) for e in runner.engines(v, self.work)]
+        for c, chunk in enumerate(chunks, 1):
+            for i, (v, engine) in enumerate(order, 1):
+                links = self.builds[v.build].binaries(self.work.micro)   # one when prebuilt
+                work = self.work
+                if chunk is not None:
+                    mine = [n for n in chunk if n in self.names(v.build)]
+                    if not mine:
+                        continue
+                    work = dataclasses.replace(work, micro_filter=runner.exact_filter(mine))
+                out = runner.run_file(self.outdir, v.label, engine, r,
+                                      f".c{c}" if len(chunks) > 1 else "")
+                progress(f"round {r}, run {i}/{len(order)}: {v.label}"
+                         + (f", engine {engine}" if engine else "")
+                         + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
+                         + f" (seed {seed})")
+                runner.run_once(links[seed % len(links)], work, out, engine, list(v.args))
+                got.append(Measurement(out, v.label, v.build, seed % len(links), r,
+                                       plan.pin.cpus))
         return got
 
-    def settled() -> bool:
-        got = judge()
+    def names(self, build: str) -> list[str]:
+        """The benchmarks the filter selects in a build (listed once, by its first link: its
+        links differ only in placement)."""
+        if build not in self._names:
+            self._names[build] = runner.micro_names(self.builds[build].binaries(True)[0],
+                                                    self.work)
+        return self._names[build]
+
+    def chunks(self, plan: Plan) -> list[list[str] | None]:
+        """The benchmarks of a round in chunks of CHUNK, every build's in the base's order
+        first; [None] (one run of the whole filter) for kvbench runs and instruction counts."""
+        if not self.work.micro or self.work.instructions:
+            return [None]
+        if self._chunks is None:
+            names: list[str] = []
+            for b in plan.build_keys():
+                names += [n for n in self.names(b) if n not in names]
+            self._chunks = [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)] or [None]
+        return self._chunks
+
+
+class TableJudge:
+    """The engine's Judge for the tables: every row resolved (the module doc)."""
+
+    def __init__(self, plan: Plan, judging: Judging, micro: bool) -> None:
+        self.sides = {v.label: Side(v.label) for v in plan.variants}
+        self.judging, self.micro = judging, micro
+        self.latest: tuple[comparison.Comparison, dict[Key, bool]] | None = None
+        self.rounds = 0
+
+    def add(self, got: Sequence[Measurement], set_apart: Collection[int]) -> None:
+        for m in got:
+            if m.round not in set_apart:
+                add_document(self.sides[m.variant], results.load(m.path), m.where())
+            self.rounds = max(self.rounds, m.round)
+
+    def judge(self) -> tuple[comparison.Comparison, dict[Key, bool]] | None:
+        """The comparison of the runs kept and each row's resolution (None: no runs kept)."""
+        sides = list(self.sides.values())
+        if not all(s.paths for s in sides):   # every round so far set apart
+            return None
+        j = self.judging
+        c = comparison.build(sides, j.judgement, metric_keys=list(j.metrics) or None,
+                             bench_filter=None if self.micro else j.bench_filter)
+        self.latest = (c, resolution(c, j.judgement.threshold))
+        return self.latest
+
+    def settled(self) -> bool:
+        got = self.judge()
         if got is None:
             return False
         left = [k for k, ok in got[1].items() if not ok]
         if left:
-            progress(f"after round {loop.r}: {len(left)} row(s) unresolved, e.g. "
+            progress(f"after round {self.rounds}: {len(left)} row(s) unresolved, e.g. "
                      f"{' '.join(left[0])}")
         return not left
 
-    def rows() -> list[levels.Components]:
-        got = latest.get("judged")
-        return unresolved_components(got[0], got[1]) if got else []
-
-    ok, why = loop.loop(settled, rows)
-    got = judge()
-    if got is None:
-        raise RunError("every round was set apart by its canary: nothing to judge")
-    return got[0], got[1], ok, why
+    def rows(self) -> list[levels.Components]:
+        return unresolved_components(*self.latest) if self.latest else []
 
 
 def resolution(c: comparison.Comparison, threshold: float) -> dict[Key, bool]:
@@ -209,7 +248,7 @@ def resolution(c: comparison.Comparison, threshold: float) -> dict[Key, bool]:
 
 def unresolved_components(c: comparison.Comparison, resolved: dict[Key, bool]
                           ) -> list[levels.Components]:
-    """The variance components of every unresolved row (round_loop's allocation)."""
+    """The variance components of every unresolved row (the loop's allocation)."""
     base = c.sides[0]
     sides = {s.label: s for s in c.sides}
     out = []

@@ -27,7 +27,8 @@ from kvbtools.core import profiles, results
 from kvbtools.core.study_tables import load_values, median_or_none, metric_tables, qps_tables
 from kvbtools.measure import runner
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.runner import Build, Plan, Series
+from kvbtools.measure.plan import Variant
+from kvbtools.measure.runner import Build, Workload, progress
 
 # Flags the axes and the matrix itself set: a configuration may not.
 RESERVED = {"engine", "threads", "db", "json", "benchmarks", "num", "report_interval_seconds"}
@@ -108,9 +109,9 @@ class Axes:
     configs: list[Config]            # [] = none
 
 
-def make_series(axes: Axes) -> tuple[list[Series], dict[str, dict[str, Any]]]:
+def make_series(axes: Axes) -> tuple[list[Variant], dict[str, dict[str, Any]]]:
     """Every combination, the base first; and each series' axis values by label."""
-    series: list[Series] = []
+    series: list[Variant] = []
     where: dict[str, dict[str, Any]] = {}
     for (blabel, build), engine, cfg, t in itertools.product(
             axes.builds, axes.engines, axes.configs or [None], axes.threads or [0]):
@@ -118,14 +119,14 @@ def make_series(axes: Axes) -> tuple[list[Series], dict[str, dict[str, Any]]]:
                              cfg.name if cfg else "", f"t={t}" if t else "") if p]
         label = " ".join(parts) or engine
         args = ([f"--threads={t}"] if t else []) + (cfg.args if cfg else [])
-        series.append(Series(label, build, engine=engine, args=args))
+        series.append(Variant(label, build.label, engine, tuple(args)))
         group = " ".join(p for p in parts if not p.startswith("t=")) or engine
         where[label] = {"build": blabel, "engine": engine, "threads": t,
                         "config": cfg.name if cfg else "", "group": group}
     return series, where
 
 
-def report(series: list[Series], where: dict[str, dict[str, Any]], files: dict[str, list[str]],
+def report(series: list[Variant], where: dict[str, dict[str, Any]], files: dict[str, list[str]],
            threads: list[int], metric_names: list[str]) -> tuple[str, dict[str, Any]]:
     """The study's text and its JSON document."""
     labels = [s.label for s in series]
@@ -165,13 +166,16 @@ class Study:
     """A study before its first run: the series of every combination of the axes (the control
     last), each series' axis values by label, and the plan they run."""
     builds: list[tuple[str, Build]]
-    series: list[Series]
+    series: list[Variant]
     where: dict[str, dict[str, Any]]
     threads: list[int]
     configs: list[Config]
     configs_path: str | None
-    plan: Plan
+    plan: Workload
     note: str        # said before the runs: a load added in front of a read
+
+    def build_of(self, v: Variant) -> Build:
+        return next(b for _, b in self.builds if b.label == v.build)
 
 
 @dataclass
@@ -183,7 +187,7 @@ class StudyResult:
     files: dict[str, list[str]]
 
 
-def plan_study(builds: list[tuple[str, Build]], plan: Plan, threads: str | None,
+def plan_study(builds: list[tuple[str, Build]], plan: Workload, threads: str | None,
                configs_path: str | None, control: bool) -> Study:
     """The series of every combination of the axes: `builds` x plan.engines x the --threads
     counts (text, e.g. '1,2,4') x the configurations of the file `configs_path`, and the
@@ -203,7 +207,7 @@ def plan_study(builds: list[tuple[str, Build]], plan: Plan, threads: str | None,
     series, where = make_series(Axes(builds, plan.engines, counts, configs))
     if control:
         first = series[0]
-        series.append(Series("control", first.build, engine=first.engine, args=list(first.args)))
+        series.append(Variant("control", first.build, first.engine, first.args))
     return Study(builds, series, where, counts, configs, configs_path, plan, note)
 
 
@@ -221,11 +225,12 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
     for s in series:  # each series' own flags (threads, a configuration) before any run
-        runner.check_values(s.build.binary(False), runner.run_flags(plan, s.engine, s.args))
+        runner.check_values(study.build_of(s).binary(False),
+                            runner.run_flags(plan, s.engine, list(s.args)))
     files: dict[str, list[str]] = {s.label: [] for s in series}
     for r in range(1, repeats + 1):
         try:
-            runner.measure_round(series, plan, r, outdir, files, f"/{repeats}")
+            measure_round(study, r, outdir, files, f"/{repeats}")
         except runner.BuildError as e:
             runner.write_summary(outdir, f"kvb matrix failed: {e}")
             raise RunError(f"a run failed: {e}") from None
@@ -236,6 +241,19 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
     doc.update(command="matrix", workloads=plan.workloads, num=plan.num, repeats=repeats,
                configs=[{"name": c.name, "args": c.args} for c in configs])
     return StudyResult(text, doc, files)
+
+
+def measure_round(study: Study, r: int, outdir: str, files: dict[str, list[str]],
+                  of: str = "") -> None:
+    """Round `r`: every series once (every engine of each), appending the JSON files to
+    `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
+    order = [(s, e) for s in study.series for e in runner.engines(s, study.plan)]
+    for i, (s, engine) in enumerate(order, 1):
+        out = runner.run_file(outdir, s.label, engine, r)
+        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
+                 + (f", engine {engine}" if engine else ""))
+        runner.run_once(study.build_of(s).binary(False), study.plan, out, engine, list(s.args))
+        files[s.label].append(out)
 
 
 class _AnyFlag(set):  # type: ignore[type-arg]

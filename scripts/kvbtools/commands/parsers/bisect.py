@@ -44,27 +44,19 @@ build); 2 bad input; 130 interrupted. See docs/compare.md.
 """
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from kvbtools.commands import command
 from kvbtools.commands.parsers import groups
 from kvbtools.core import deps_json
 
-# Links a series starts with. Yuen's trimmed t over 4 link pairs has 3 degrees of freedom (t
-# 3.18) where 3 have 2 (t 4.30): an interval 26% narrower for one relink; and 4 links x 2 rounds
-# (--repeats 5 rounded up to whole cycles) is the least that splits the variance between links
-# and rounds for the allocation. More links are added where the variance is.
-DEFAULT_LAYOUTS = 4
-# Rounds a series may take at most unless --max-rounds says: the time budget decides first.
-DEFAULT_MAX_ROUNDS = 400
 # measure/bisect/state.WITNESSES, --witness' choices: that module loads the statistics, too
 # much for `kvb bisect --help`. tests/scripts_test.py holds the two equal.
 WITNESSES = ("auto", "time", "instructions")
 
 
 def register(sub: Any) -> None:
-    p = command.add(sub, "bisect", __doc__, "run")
+    p = command.add(sub, "bisect", __doc__, "main")
     p.add_argument("--repo", help="git repository of the library (never checked out by kvb)")
     p.add_argument("--old", "--good", dest="old", metavar="OLD",
                    help="the older commit, without the change (--good: the same)")
@@ -78,23 +70,17 @@ def register(sub: Any) -> None:
                                     "ops_per_sec (default), p99, ...; Google Benchmark "
                                     "bytes_per_second (default), items_per_second, cpu_time, "
                                     "real_time")
-    p.add_argument("--threshold", type=groups.parse_threshold,
-                   default=groups.parse_threshold("5%"),
-                   help="old -> new must differ by at least this much (default 5%%)")
-    p.add_argument("--alpha", type=groups.parse_alpha, default=0.05,
-                   help="significance level of the confirmation (default 0.05)")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="rounds every series starts with (default 5; with --layouts K, whole "
-                        "cycles of the K seeds and at least 2K)")
-    p.add_argument("--layouts", type=groups.positive_int, metavar="K",
-                   help=f"links every series starts with, each commit linked with different "
-                        f"code placement (seeds 0..K-1; kvbench mode: lld --shuffle-sections, "
-                        f"relinks only; generic mode: KVB_LAYOUT_SEED in the build's and the "
-                        f"measure command's environment); more are added where the variance "
-                        f"is (default {DEFAULT_LAYOUTS}; 1: one link, none added; 1 with "
-                        f"--instructions; docs/placement.md)")
-    groups.add_budget_arguments(p, flag=False, scope=" of each series (old and new, a step)")
-    _bisect_budget_help(p)
+    groups.add_judgement_arguments(p, "old -> new must differ by at least this much",
+                                   "significance level of the confirmation")
+    groups.add_budget_arguments(p, "rounds every series starts with (with --layouts K, whole "
+                                   "cycles of the K seeds and at least 2K)", flag=False,
+                                scope=" of each series (old and new, a step)",
+                                builds="building its commits")
+    groups.add_layouts_argument(p, "kvbench mode: lld --shuffle-sections, relinks only; generic "
+                                   "mode: KVB_LAYOUT_SEED in the build's and the measure "
+                                   "command's environment")
+    groups.add_cpu_argument(p, "; kept by --resume (the generic measure command runs under "
+                               "taskset -c N with KVB_CPU=N)", default=None)
     p.add_argument("--witness", choices=WITNESSES, default=None,
                    help="what decides a series: time; instructions (callgrind counts of a "
                         "portable build, kvbench_micro benchmarks); auto (default): time, and "
@@ -133,15 +119,3 @@ def register(sub: Any) -> None:
                    help="continue the interrupted bisect whose results directory is DIR "
                         "(no other options but --store/--no-store)")
     groups.add_store_arguments(p, auto=True)
-
-
-def _bisect_budget_help(p: argparse.ArgumentParser) -> None:
-    """--max-rounds and --max-time (groups.add_budget_arguments) as the bisect's budget means
-    them."""
-    for a in p._actions:  # argparse keeps no public handle on an added option's help
-        if "--max-rounds" in a.option_strings:
-            a.help = (f"budget of each series: at most N rounds (default {DEFAULT_MAX_ROUNDS}: "
-                      "the time budget decides first)")
-        elif "--max-time" in a.option_strings:
-            a.help = ("budget of each series: seconds of measuring and relinking (e.g. 5m); "
-                      "default: as long as building its commits took, at least 2 minutes")

@@ -1,5 +1,9 @@
-"""The argument groups several kvb commands share, each in one place: add_*_arguments(parser)
-and the parsers of their values. The typed values they become (PlanRequest, Selection,
+"""The argument groups several kvb commands share, each declared here once: add_*_arguments(parser)
+and the parsers of their values (--threshold and --alpha: add_judgement_arguments; --repeats,
+--max-rounds, --max-time: add_budget_arguments; --cpu: add_cpu_argument; --layouts:
+add_layouts_argument; --store; matrix's and versions' plan; the store's selection; dbbench's
+flags). A command's own words for a flag (what its threshold is compared with) are an argument
+of the group, not a second declaration. The typed values they become (PlanRequest, Selection,
 DbbenchRequest, a Judgement, a Budget) are commands/arguments.py's, beside the run modules.
 
 Imported at kvb's start, by every command's parser: argparse and the light modules of
@@ -14,11 +18,16 @@ import shutil
 from kvbtools.commands import command
 from kvbtools.core.store_schema import ENV
 
-# measure/round_loop.py's defaults, which --max-rounds' and --max-time's help state: round_loop
-# loads the statistics (tens of ms), too much for every `kvb ... --help`. tests/scripts_test.py
-# holds the two equal.
+# measure/plan.py's defaults, which --max-rounds' and --max-time's help state: measure/ loads the
+# statistics (tens of ms), too much for every `kvb ... --help`. tests/scripts_test.py holds the
+# two equal.
 MAX_ROUNDS = 400
 FLOOR = 120.0
+# Links a comparison of builds starts with (kvb matrix --presets, versions, bisect): Yuen's
+# trimmed t over 4 link pairs has 3 degrees of freedom (t 3.18) where 3 have 2 (t 4.30), an
+# interval 26% narrower for one relink; and 4 links x 2 rounds is the least that splits the
+# variance between links from the variance within them for the allocation.
+DEFAULT_LAYOUTS = 4
 # measure/dbbench_args.BENCHMARKS' kvbench names, which both dbbench commands take: the same
 # test holds them equal.
 DBBENCH_BENCHMARKS = ("fillseq", "readrandom", "overwrite", "fwdrange")
@@ -42,8 +51,12 @@ def parse_alpha(text: str) -> float:
                            "alpha must be between 0 and 1")
 
 
-DEFAULT_THRESHOLD = "5%"
-DEFAULT_ALPHA = 0.05
+def add_judgement_arguments(p: argparse.ArgumentParser, threshold: str, alpha: str) -> None:
+    """--threshold and --alpha (arguments.judgement); `threshold` and `alpha` say what they are
+    to the command (e.g. 'smallest change that counts', 'significance level of the U test')."""
+    p.add_argument("--threshold", type=parse_threshold, default=parse_threshold("5%"),
+                   help=f"{threshold} (default 5%%)")
+    p.add_argument("--alpha", type=parse_alpha, default=0.05, help=f"{alpha} (default 0.05)")
 
 
 # ---- rounds: --until-resolved, --max-rounds, --max-time -----------------------------------------
@@ -75,10 +88,13 @@ def positive_int(text: str) -> int:
                            f"must be at least 1: {text!r}")
 
 
-def add_budget_arguments(p: argparse.ArgumentParser, *, flag: bool = True,
-                         scope: str = "") -> None:
-    """--until-resolved (when `flag`: kvb matrix and versions, where it is the default),
-    --max-rounds and --max-time; `scope` says what one budget covers (e.g. ' of each series')."""
+def add_budget_arguments(p: argparse.ArgumentParser, repeats: str, *, flag: bool = True,
+                         scope: str = "", builds: str = "the builds of this invocation") -> None:
+    """--repeats (`repeats` says what the first rounds are to the command), --until-resolved
+    (when `flag`: kvb matrix and versions, where it is the default), --max-rounds and --max-time
+    (arguments.budget); `scope` says what one budget covers (e.g. ' of each series'), `builds`
+    what its default follows."""
+    p.add_argument("--repeats", type=int, default=5, help=f"{repeats} (default 5)")
     if flag:
         p.add_argument("--until-resolved", action="store_true",
                        help="the default now, accepted as before: after the first rounds, "
@@ -87,12 +103,31 @@ def add_budget_arguments(p: argparse.ArgumentParser, *, flag: bool = True,
                             "the budget is spent (docs/compare.md, Adaptive rounds)")
     p.add_argument("--max-rounds", type=positive_int, metavar="N",
                    help=f"budget{scope}: at most N rounds (default {MAX_ROUNDS}: the "
-                        "time budget decides first); --repeats N --max-rounds N runs exactly N")
+                        "time budget decides first; never below --repeats); --repeats N "
+                        "--max-rounds N runs exactly N")
     p.add_argument("--max-time", type=parse_duration, metavar="DURATION",
                    help=f"budget{scope}: seconds of measuring and relinking (e.g. 5m, 1h30m; "
-                        "default: as long as the builds of this invocation took, at least "
-                        f"{FLOOR / 60:g} minutes); no round is started that would "
-                        "end after it")
+                        f"default: as long as {builds} took, at least {FLOOR / 60:g} minutes); "
+                        "no round is started that would end after it")
+
+
+def add_layouts_argument(p: argparse.ArgumentParser, how: str) -> None:
+    """--layouts (arguments' links); `how` says how the command links a build again."""
+    p.add_argument("--layouts", type=positive_int, metavar="K",
+                   help=f"links every build starts with, each with different code placement "
+                        f"(seeds 0..K-1; {how}); more are added where the variance is. Default "
+                        f"{DEFAULT_LAYOUTS} (Yuen's trimmed t over 4 link pairs has 3 degrees of "
+                        "freedom where 3 have 2); 1: one link, none added; 1 with "
+                        "--instructions (docs/placement.md)")
+
+
+def add_cpu_argument(p: argparse.ArgumentParser, threads: str = "",
+                     default: str | None = "auto") -> None:
+    """--cpu (measure/pinning.choose_pin); `threads` adds what the command does with several;
+    `default` None: the command tells --cpu auto from no --cpu (kvb bisect --resume)."""
+    p.add_argument("--cpu", type=parse_cpu, default=default, metavar="auto|N|none",
+                   help="every run on this CPU: auto (default) the fastest by kvbench's canary "
+                        "at the start; N; none: not pinned, no canary" + threads)
 
 
 # ---- the results store: --store, --no-store -----------------------------------------------------
@@ -124,11 +159,6 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "docs/profile.md); the table is followed by the functions whose CPU "
                         "per op moved most against the base, and report.html draws a "
                         "differential flame graph per series")
-    p.add_argument("--repeats", type=int, default=5,
-                   help="rounds, each series measured once a round (default 5). Builds "
-                        "compared (--presets, kvb versions): the first rounds, in whole cycles "
-                        "of the links, at least 2 on each (8 with 4 links); more follow where "
-                        "the variance is, within the budget. A study runs exactly these")
     p.add_argument("--min-time", type=float, default=0.02,
                    help="kvbench_micro --benchmark_min_time in seconds (default 0.02: a "
                         "process's repetitions vary less than processes do, so short runs and "
@@ -136,13 +166,15 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--filter", metavar="REGEX",
                    help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
                         "table rows that match")
-    p.add_argument("--threshold", type=parse_threshold,
-                   default=parse_threshold(DEFAULT_THRESHOLD), help="default 5%%")
-    p.add_argument("--alpha", type=parse_alpha, default=DEFAULT_ALPHA, help="default 0.05")
+    add_judgement_arguments(p, "the smallest change that counts",
+                            "the significance level of a verdict, after the family's adjustment")
     p.add_argument("--metric", action="append",
                    help="only these metrics (see kvb compare; default: the headline ones; "
                         "'all': every one)")
-    add_budget_arguments(p)
+    add_budget_arguments(p, "rounds, each series measured once a round. Builds compared "
+                            "(--presets, kvb versions): the first rounds, in whole cycles of the "
+                            "links, at least 2 on each (8 with 4 links); more follow where the "
+                            "variance is, within the budget. A study runs exactly these")
     p.add_argument("--instructions", action="store_true",
                    help="count instructions under valgrind's callgrind, in the measured loops "
                         "only, instead of timing: per byte (micro), per op of each role and of "
@@ -157,17 +189,10 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
                         "undecided, else 0 (docs/cli.md)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the builds and the run order, build and run nothing")
-    p.add_argument("--layouts", type=positive_int, metavar="K",
-                   help="links every build starts with, each with different code placement "
-                        "(lld --shuffle-sections seeds 0..K-1, relinks only); more are added "
-                        "where the variance is. Default 4 (Yuen's trimmed t over 4 link pairs "
-                        "has 3 degrees of freedom where 3 have 2); 1: one link, none added; 1 "
-                        "with --instructions (docs/placement.md)")
-    p.add_argument("--cpu", type=parse_cpu, default="auto", metavar="auto|N|none",
-                   help="every run on this CPU: auto (default) the fastest by kvbench's canary "
-                        "at the start; N; none: not pinned, no canary. A KV plan of several "
-                        "threads (--kvbench-arg=--threads=N, a *whilewriting writer) gets one "
-                        "CPU a thread with auto (docs/compare.md, Presets)")
+    add_layouts_argument(p, "lld --shuffle-sections, relinks only")
+    add_cpu_argument(p, ". A KV plan of several threads (--kvbench-arg=--threads=N, a "
+                        "*whilewriting writer) gets one CPU a thread with auto (docs/compare.md, "
+                        "Presets)")
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
     add_store_arguments(p, auto=True)

@@ -40,18 +40,17 @@ def confirmation(search: Search, blamed: str) -> Confirm:
     search.built(new)
     links, n = confirm_size(search)
     search.say(f"confirming {blamed[:12]} against its parent {parent[:12]}: {n} rounds on "
-             f"{links} link(s) with old and new")
+               f"{links} link(s) with old and new")
     roles = {"parent": parent, "blamed": blamed, "old": old, "new": new}
-    series, _, out = search.series(search.plan("confirm", list(roles.values()), fixed=n,
-                                           links=links), lambda m: True, lambda m: [])
-    m = series.measured(roles)
+    m, out = search.series(search.plan("confirm", list(roles.values()), fixed=n, links=links),
+                           roles, lambda m: True, lambda m: [])
     v = m.levels()
     j = search.state.judgement
     c = judge.confirm(v["parent"], v["blamed"], v["old"], v["new"], sign=search.sign(),
                       alpha=j.alpha, threshold=j.threshold, same_sources=same,
                       exact=search.exact)
     rec.series = ConfirmSeries(
-        out.rounds, m, ivjson(c.ratio), c.p, ivjson(c.change),
+        out.spent.rounds, m, ivjson(c.ratio), c.p, ivjson(c.change),
         c.explained if math.isfinite(c.explained) else None,
         c.before if math.isfinite(c.before) else None, c.unit, out.spent)
     rec.reasons = list(c.reasons)
@@ -75,7 +74,7 @@ def confirm_size(search: Search) -> tuple[int, int]:
              if x.links * x.rounds_per_link > 0]
     if paced:
         per_round = 4 / 3 * sum(t for t, _ in paced) / sum(n for _, n in paced)
-        seconds = search.plan("confirm", [search.old, search.new], paid=[]).seconds
+        seconds = search.plan("confirm", [search.old, search.new], paid=[]).seconds()
         rounds = min(rounds, max(int(seconds / per_round), 2 * search.s.budget.first))
     rounds = max(rounds, 2 * links if links > 1 else rounds)
     return links, -(-rounds // links) * links

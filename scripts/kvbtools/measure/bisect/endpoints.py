@@ -56,14 +56,12 @@ def measure_endpoints(search: Search, old: str, new: str) -> Endpoints:
                                   exact=search.exact)
 
     roles = {"old": old, "new": new}
-    series, m, out = search.series(
-        search.plan("endpoints", [old, new]),
-        lambda m: check(search.as_roles(m, roles)).state != judge.UNDECIDED,
-        lambda m: rows(search.as_roles(m, roles), [("old", "new")]))
-    m = series.measured(roles)
+    m, out = search.series(search.plan("endpoints", [old, new]), roles,
+                           lambda m: check(m).state != judge.UNDECIDED,
+                           lambda m: rows(m, [("old", "new")]))
     c = check(m)
-    rec = Endpoints(old, new, c.state, out.rounds, out.why, m, ivjson(c.interval),
-                    {old: fo, new: fn}, c.unit, out.spent)
+    rec = Endpoints(old, new, c.state, out.spent.rounds, out.spent.stopped_by, m,
+                    ivjson(c.interval), {old: fo, new: fn}, c.unit, out.spent)
     if c.state == judge.UNDECIDED and search.can_count():
         try:
             return counted_endpoints(search, old, new, {old: fo, new: fn}, rec)

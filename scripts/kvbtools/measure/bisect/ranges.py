@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kvbtools.core import host
 from kvbtools.core.errors import EXIT_UNDECIDED
@@ -42,48 +41,32 @@ class Ranges:
     records: list[Record]
     ws: Workspace = field(init=False)
     done: list[Found] = field(default_factory=list)
-    pin_text: str = ""          # the CPU and the canary, as the report says them
 
     def __post_init__(self) -> None:
         s = self.state.settings
         self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts)
         self._segments = _segments(self.records)
-        self.canary: Callable[[], float | None] | None = None
-        self.canaries = pinning.Canaries()
+        self.watch = pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.current: Search | None = None
 
-    def pin(self) -> str:
-        """Chooses the CPU every run of the bisect is pinned to (once; a resumed bisect keeps
-        its own), and the canary each round runs on it when kvbench has one; returns what was
-        chosen, for the progress line."""
+    def pin(self) -> pinning.Pin:
+        """Chooses the CPU every run of the bisect is pinned to, once (a resumed bisect keeps
+        the one it chose) by --cpu as kvb matrix does (pinning.choose_pin), and the canary
+        around every round: the host's kvbench build's. A bisect of kvbench's KV workloads
+        reads the canary by its wall clock (their rates are wall time, which a thread sharing
+        the CPU slows); micro and generic bisects by its best window (their lz4 runs were
+        measured so); kvb matrix reads the wall clock for all."""
         st = self.state
         binary = os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")
-        # kvbench's KV runs are timed by the wall clock: a thread sharing the CPU slows them,
-        # and the canary's wall clock shows it. Micro and generic bisects still read the best
-        # window (their lz4 runs were measured so); kvb matrix reads the wall clock for all.
         by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
-        cpus = pinning.allowed_cpus()
-        readings = [pinning.canary(binary, c) for c in cpus] if os.path.isfile(binary) else []
-        got = [r for r in readings if r is not None]
-        if st.cpu is None or st.cpu not in cpus:
-            if got and len(got) == len(cpus):
-                st.cpu = pinning.choose_cpu(got, by_wall)
-                shown = ", ".join(f"CPU {r.cpu} {r.value(by_wall):.3g} ns" for r in got)
-                st.cpu_note = f"the fastest by the canary ({shown})"
-            else:
-                st.cpu = cpus[-1] if cpus else None
-                st.cpu_note = "the last allowed CPU"
-        if got and st.cpu is not None:
-            cpu = st.cpu
-            self.canary = lambda: (lambda r: r.value(by_wall) if r else None)(
-                pinning.canary(binary, cpu))
-            return (f"every run on CPU {st.cpu} ({st.cpu_note}); a canary before every round"
-                    + (", by its wall clock (KV rates are wall time)" if by_wall else ""))
-        why = ("no kvbench build at " + binary if not os.path.isfile(binary) else
-               f"{binary} has no --canary yet")
-        return (f"every run on CPU {st.cpu} ({st.cpu_note}); no canary ({why}): rounds are not "
-                "checked for a CPU that changed speed" if st.cpu is not None else
-                "no CPU to pin to (sched_getaffinity failed): runs are not pinned")
+        cpu, given = st.settings.cpu, "--cpu"
+        if st.cpu is not None and st.cpu in pinning.allowed_cpus():
+            cpu, given = str(st.cpu), st.cpu_note or "chosen when the bisect started"
+        pin = pinning.choose_pin(cpu, 1, [binary], by_wall=by_wall, given=given)
+        st.cpu = pin.cpus[0] if pin.cpus else None
+        st.cpu_note = pin.chosen
+        self.watch = pinning.Watch(pin)
+        return pin
 
     @property
     def main(self) -> Found:
@@ -107,8 +90,8 @@ class Ranges:
             lo, hi = queue.pop(0)
             recs = self._segments.pop(0) if self._segments and \
                 _ends(self._segments[0]) == (lo, hi) else []
-            search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done())
-            search.bench.canary, search.bench.canaries = self.canary, self.canaries
+            search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done(),
+                            self.watch)
             self.current = search
             self.done.append(search_range(search))
             f = self.done[-1]

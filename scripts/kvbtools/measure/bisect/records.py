@@ -5,8 +5,8 @@ Each is one line of steps.jsonl, written when its series ends, and one entry of 
 (pages/compare_figures.tested_commits), so the keys of schema 1 and 2 keep their places and
 meaning; schema 3 (state.json) adds keys beside them: each value's round (`round_of`), the rounds
 set apart by their canary (`disturbed`), what a verdict rested on (`unit`), the witness that
-decided (`witness`, and `instructions` when counts did), the links and the seconds a series
-spent. A record written before them reads back with the old meaning: value i measured in round
+decided (`witness`, and `instructions` when counts did), what a series spent (`spent`:
+measure/spent.py's one shape; the keys of before read back). A record written before them reads back with the old meaning: value i measured in round
 i + 1, decided by time.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Union
 from kvbtools.core import levels
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.bisect.witness import Witness
+from kvbtools.measure.spent import Spent
 from kvbtools.core.stats import Interval
 
 IvJson = list  # a recorded interval: [estimate, lo, hi], lo and hi None when unbounded
@@ -61,14 +62,15 @@ class Measured:
                 for k, v in self.values.items()}
 
     def levels(self) -> dict[str, levels.Sample]:
-        """By role, as core/levels judges them: one process per round, each on its link, the
+        """By role, as core/levels judges them: one process per round, each on its link (the
+        role's: two commits' links are two placements, which levels trims as such), the
         disturbed rounds left out."""
         out = {}
         for k, v in self.values.items():
             rounds, seeds = self.round_of(k), self.seed_of(k)
             keep = [i for i in range(len(v)) if rounds[i] not in self.disturbed]
             out[k] = levels.Sample.rounds([v[i] for i in keep], [rounds[i] for i in keep],
-                                          [f"seed {seeds[i]}" for i in keep])
+                                          [f"{k} seed {seeds[i]}" for i in keep])
         return out
 
     @property
@@ -91,33 +93,6 @@ class Measured:
     def from_json(d: dict[str, Any]) -> "Measured":
         return Measured(d["values"], d.get("seeds"), d.get("round_of"),
                         list(d.get("disturbed") or []))
-
-
-@dataclass
-class Spent:
-    """What a series cost: links x rounds, and seconds measuring and (re)linking; the seconds
-    its commits' builds took (what its default budget followed) and the budget it had."""
-    links: int = 0
-    rounds_per_link: float = 0.0
-    measuring: float = 0.0
-    linking: float = 0.0
-    building: float = 0.0
-    budget: float = 0.0
-
-    def text(self) -> str:
-        return (f"{self.links} link{'s' if self.links != 1 else ''} x {self.rounds_per_link:g} "
-                f"rounds, {self.measuring:.0f} s "
-                f"measuring + {self.linking:.0f} s relinking (budget {self.budget:.0f} s; its "
-                f"builds took {self.building:.0f} s)")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"links": self.links, "rounds_per_link": self.rounds_per_link,
-                "measuring": round(self.measuring, 3), "linking": round(self.linking, 3),
-                "building": round(self.building, 3), "budget": round(self.budget, 3)}
-
-    @staticmethod
-    def from_json(d: dict[str, Any] | None) -> "Spent | None":
-        return Spent(**d) if d else None
 
 
 TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdict

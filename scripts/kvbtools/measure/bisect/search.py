@@ -12,32 +12,33 @@ a commit, measure a plan of commits (series.py, on the engine), count a commit's
 (witness.py).
 
 Every series is measured until its judgement (judge.py, on core/levels' unit) is made or its
-budget is spent: as long as building its commits took, at least FLOOR seconds (--max-time sets
-it). When time cannot decide within its budget and the commits can be counted, instruction
+budget is spent: as long as building its commits took, at least plan.FLOOR seconds (--max-time
+sets it). When time cannot decide within its budget and the commits can be counted, instruction
 counts decide (--witness auto, the default); once the ends were told apart only by their
 counts, or a step could not be decided by time, every later step of the range is counted.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from kvbtools.core import levels, metrics, results
 from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.core.samples import Side, load_side
-from kvbtools.measure import round_loop
+from kvbtools.measure import pinning
 from kvbtools.measure.bisect import judge, witness
 from kvbtools.measure.bisect.records import INSTRUCTIONS, Confirm, Endpoints, Measured, Record, Step
-from kvbtools.measure.bisect.series import Bench, Outcome, Plan, Series
+from kvbtools.measure.bisect.series import CommitRunner, Commits, Values
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State, Watched
-from kvbtools.measure.bisect.trees import RELINK_BATCH, Workspace, fingerprint
+from kvbtools.measure.bisect.trees import Workspace, fingerprint
+from kvbtools.measure.executor import LocalExecutor
+from kvbtools.measure.loop import Loop, Outcome
+from kvbtools.measure.plan import Budget, Plan, Variant
 from kvbtools.measure.runner import BuildError, progress
-
-# The least a series may measure (seconds) when its builds were quicker (round_loop says why).
-FLOOR = round_loop.FLOOR
 
 
 @dataclass
@@ -61,7 +62,8 @@ class Search:
     old and new), after the finished series in `records` (this range's)."""
 
     def __init__(self, state: State, records: list[Record], ws: Workspace | None = None,
-                 ends: tuple[str, str] | None = None, first_step: int = 1) -> None:
+                 ends: tuple[str, str] | None = None, first_step: int = 1,
+                 canary: pinning.Watch | None = None) -> None:
         self.state = state
         self.s = state.settings        # fixed for the whole bisect
         self.dir = state.dir
@@ -80,7 +82,9 @@ class Search:
         mode = state.mode
         # --instructions: the watched metric is itself a count, exact (core/levels)
         self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
-        self.bench = self.make_bench()
+        # the CPU of every run and the canary around every round (ranges.py chooses them)
+        self.canary = canary or pinning.Watch(pinning.Pin((), "", "not pinned"))
+        self.pin = self.canary.pin
 
     def elapsed(self) -> str:
         s = int(time.monotonic() - self.t0)
@@ -112,7 +116,7 @@ class Search:
         dt = time.monotonic() - t
         self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
         self.state.totals.builds += 1
-        self.state.totals.build_seconds += dt
+        self.state.totals.building += dt
         return reads
 
     def built(self, sha: str) -> None:
@@ -125,37 +129,35 @@ class Search:
             except BuildError as e:
                 raise RunError(f"{sha[:12]} built before but does not build now: {e}") from None
 
-    def make_bench(self) -> Bench:
-        os.makedirs(os.path.join(self.dir, "runs"), exist_ok=True)
-        generic = isinstance(self.state.mode, GenericMode)
-        return Bench(self.ws.run, self.ws.relink, self.ws.links, self.pick, self.say,
-                     self.state.totals, os.path.join(self.dir, "runs"),
-                     relink_guess=2.0 if generic else 40.0,
-                     batch=1 if generic else RELINK_BATCH)
-
-    def plan(self, tag: str, shas: list[str], under_test: str = "", *, fixed: int = 0,
-             links: int = 0, paid: list[str] | None = None) -> Plan:
-        """The plan of a series: --layouts links (more added while it cannot decide, unless
-        --layouts 1) with whole cycles of rounds, at least two on each link and --repeats in
-        all; its budget follows what building the commits it was built for took (`paid`: old
-        and new for the endpoints, the commit under test for a step; FLOOR at least) unless
-        --max-time sets it. `fixed`: exactly that many rounds on `links` links."""
+    def plan(self, name: str, shas: list[str], *, fixed: int = 0, links: int = 0,
+             paid: list[str] | None = None) -> Plan:
+        """The plan of a series (its runs' files named by `name`, 'step3'): --layouts links
+        (more added while it cannot decide, unless --layouts 1) and the budget of --repeats,
+        --max-rounds and --max-time; its seconds follow what building the commits it was built
+        for took (`paid`: old and new for the endpoints, the commit under test for a step; FLOOR
+        at least) unless --max-time sets them. `fixed`: exactly that many rounds on `links`
+        links."""
         k = links or self.layouts()
-        per = round_loop.first_rounds(k, fixed or self.s.budget.first)
-        building = sum(self.build_seconds.get(x, 0.0)
-                       for x in dict.fromkeys(shas if paid is None else paid))
-        seconds = round_loop.seconds(self.s.budget.max_seconds, building)
-        return Plan(tag, shas, k, per, max(self.s.budget.max_rounds, k * per), seconds,
-                    k > 1, bool(fixed), under_test, building)
+        budget = Budget(fixed, fixed, self.s.budget.max_seconds) if fixed else self.s.budget
+        paid = list(dict.fromkeys(shas if paid is None else paid))
+        return Plan(name, tuple(Variant(sha[:12], sha) for sha in dict.fromkeys(shas)), k,
+                    budget, self.pin, sum(self.build_seconds.get(x, 0.0) for x in paid),
+                    len(paid), bool(fixed))
 
-    def series(self, plan: Plan, settled: Callable[[Measured], bool],
-               rows: Callable[[Measured], list[levels.Components]]
-               ) -> tuple[Series, Measured, Outcome]:
-        self.ws.cpu = self.state.cpu
-        s = Series(self.bench, plan)
-        m, out = s.run(settled, rows)
+    def series(self, plan: Plan, roles: dict[str, str], settled: Callable[[Measured], bool],
+               rows: Callable[[Measured], Sequence[levels.Components]], under_test: str = ""
+               ) -> tuple[Measured, Outcome]:
+        """The plan measured on the engine (series.py), by role (role -> commit); what it
+        spent joins the totals (its builds are counted where they are built)."""
+        runs = os.path.join(self.dir, "runs")
+        os.makedirs(runs, exist_ok=True)
+        values = Values(roles, self.pick, settled, rows)
+        generic = isinstance(self.state.mode, GenericMode)
+        out = Loop(plan, LocalExecutor(CommitRunner(self.ws, runs, under_test), self.canary),
+                   Commits(self.ws, generic, under_test), values, self.say).run()
+        self.state.totals += dataclasses.replace(out.spent, builds=0, building=0.0)
         self.save_state()
-        return s, m, out
+        return values.measured(), out
 
     def pick(self, path: str, label: str) -> list[float]:
         """The values of the watched benchmark and metric in one run's JSON; the first run
@@ -219,11 +221,6 @@ class Search:
         such commits is on."""
         return self.known.get(fp) if fp and self.s.skip_identical else None
 
-    @staticmethod
-    def as_roles(m: Measured, roles: dict[str, str]) -> Measured:
-        return Measured({k: m.values[s] for k, s in roles.items()},
-                        {k: m.seed_of(s) for k, s in roles.items()},
-                        {k: m.round_of(s) for k, s in roles.items()}, m.disturbed)
 
 
 def rows(m: Measured, pairs: list[tuple[str, str]]) -> list[levels.Components]:

@@ -18,8 +18,9 @@ from typing import Any, Union
 from kvbtools.core import metrics
 from kvbtools.core.errors import UsageError
 from kvbtools.core.stats import Judgement
-from kvbtools.measure.rounds import Budget
-from kvbtools.measure.runner import Plan
+from kvbtools.measure.plan import Budget
+from kvbtools.measure.runner import Workload
+from kvbtools.measure.spent import Spent
 
 SCHEMA = "kvb-bisect-state"
 VERSION = 3
@@ -46,6 +47,7 @@ class Settings:
     metric: str | None        # as asked (--metric); None: the document kind's default
     witness: str = "auto"     # --witness: what decides a step (WITNESSES)
     all_steps: bool = False   # --all-steps: every step of at least the threshold
+    cpu: str = "auto"         # --cpu: auto, none or a CPU (State.cpu: the one chosen)
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class KvbenchMode:
     dep: str
     preset: str
     engine: str               # "" for a micro benchmark
-    plan: Plan
+    plan: Workload
     bench_key: str            # the micro benchmark, or "ENGINE WORKLOAD"
 
     @property
@@ -106,26 +108,13 @@ class CompiledSet:
 
 
 @dataclass
-class Totals:
-    """What the bisect has spent, over every invocation (a --resume adds to it)."""
-    builds: int = 0
-    measure_seconds: float = 0.0
-    runs: int = 0
-    rounds: int = 0
-    build_seconds: float = 0.0     # building commits (their first links included)
-    relinks: int = 0               # links added to a built commit
-    link_seconds: float = 0.0
-    canary_seconds: float = 0.0
-
-
-@dataclass
 class State:
     settings: Settings
     mode: Mode
     watched: Watched | None = None        # None until the first run named the metric
     compiled: CompiledSet | None = None   # None: not learnt (yet), or it could not be
     compiled_note: str = ""               # why no commit is skipped for identical sources
-    totals: Totals = field(default_factory=Totals)
+    totals: Spent = field(default_factory=Spent)   # over every invocation (--resume adds)
     cpu: int | None = None                # every run pinned to it (None: not chosen yet)
     cpu_note: str = ""                    # how it was chosen; whether rounds have a canary
     counts: dict[str, float] = field(default_factory=dict)   # commit -> instructions (witness)
@@ -162,23 +151,16 @@ class State:
         return {
             "schema": SCHEMA, "schema_version": VERSION, "repo": s.repo, "old": s.old,
             "new": s.new, "find": s.find, "judgement": dataclasses.asdict(self.judgement),
-            "budget": {"repeats": s.budget.first, "max_rounds": s.budget.max_rounds,
-                       "max_seconds": s.budget.max_seconds},
+            "budget": s.budget.to_json(),
             "layouts": s.layouts, "skip_identical": s.skip_identical, "witness": s.witness,
-            "all_steps": s.all_steps,
+            "all_steps": s.all_steps, "cpu_request": s.cpu,
             "mode": _mode_json(self.mode), "asked_metric": s.metric,
             "metric": self.metric_name, "unit": w.unit if w else None,
             "better": w.better if w else None, "kind": w.kind if w else None,
             "benchmark": w.benchmark if w else None,
             "compiled": self.compiled.to_json() if self.compiled else None,
-            "compiled_note": self.compiled_note, "totals": dataclasses.asdict(self.totals),
+            "compiled_note": self.compiled_note, "totals": self.totals.to_json(),
             "cpu": self.cpu, "cpu_note": self.cpu_note, "instruction_counts": self.counts}
-
-
-def budget(repeats: int, max_rounds: int, max_seconds: float | None) -> Budget:
-    """The settings' budget: --repeats rounds first, at most max_rounds (never below
-    --repeats), max_seconds of measuring a series."""
-    return Budget(repeats, max(max_rounds, repeats), max_seconds)
 
 
 def _mode_json(mode: Mode) -> dict[str, Any]:
@@ -218,17 +200,19 @@ def _from_v2(doc: dict[str, Any]) -> State:
     j, b, m = doc["judgement"], doc["budget"], doc["mode"]
     settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
                         Judgement(float(j["threshold"]), float(j["alpha"])),
-                        budget(int(b["repeats"]), int(b["max_rounds"]), b["max_seconds"]),
+                        Budget.from_json(b),
                         int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"],
-                        str(doc.get("witness", "auto")), bool(doc.get("all_steps", False)))
+                        str(doc.get("witness", "auto")), bool(doc.get("all_steps", False)),
+                        str(doc.get("cpu_request", "auto")))
     mode: Mode = (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"])
                   if m["name"] == "generic" else
-                  KvbenchMode(m["dep"], m["preset"], m["engine"], Plan(**m["plan"]), m["bench"]))
+                  KvbenchMode(m["dep"], m["preset"], m["engine"], Workload(**m["plan"]),
+                              m["bench"]))
     if settings.witness not in WITNESSES:
         raise ValueError(f"witness {settings.witness!r}")
     return State(settings, mode, _watched(doc, doc.get("benchmark")),
                  CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note", ""),
-                 Totals(**doc.get("totals", {})), cpu=doc.get("cpu"),
+                 Spent.from_json(doc.get("totals")) or Spent(), cpu=doc.get("cpu"),
                  cpu_note=doc.get("cpu_note", ""),
                  counts={k: float(v) for k, v in (doc.get("instruction_counts") or {}).items()})
 
@@ -238,14 +222,12 @@ def _from_v1(doc: dict[str, Any]) -> State:
     replaced it with the watched one (then "unit" was set), "bench_key" likewise."""
     settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
                         Judgement(float(doc["threshold"]), float(doc["alpha"])),
-                        budget(int(doc["repeats"]), int(doc["max_rounds"]), doc["max_seconds"]),
+                        Budget.from_json(doc),
                         int(doc.get("layouts", 1)), bool(doc["skip_identical"]), doc["metric"])
     mode: Mode = (GenericMode(doc["build_cmd"], doc["measure_cmd"], doc["bench_key"])
                   if doc["mode"] == "generic" else
-                  KvbenchMode(doc["dep"], doc["preset"], doc["engine"], Plan(**doc["plan"]),
-                              doc["bench_key"]))
-    totals = doc.get("totals") or {}
+                  KvbenchMode(doc["dep"], doc["preset"], doc["engine"],
+                              Workload(**doc["plan"]), doc["bench_key"]))
     return State(settings, mode, _watched(doc, doc["bench_key"]),
                  CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note") or "",
-                 Totals(**{f.name: totals.get(f.name, 0)
-                           for f in dataclasses.fields(Totals)}))
+                 Spent.from_json(doc.get("totals")) or Spent())

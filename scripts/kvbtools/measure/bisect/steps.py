@@ -138,16 +138,16 @@ def timed_step(search: Search, n: int, sha: str, fp: str) -> Step:
     t = time.monotonic()
 
     def call(m: Measured, final: bool = False) -> judge.StepCall:
-        v = search.as_roles(m, roles).levels()
+        v = m.levels()
         return judge.classify(v["old"], v["new"], v["this"], final=final, exact=search.exact)
 
-    series, m, out = search.series(
-        search.plan(f"step{n}", [old, new, sha], under_test=sha, paid=[sha]),
+    m, out = search.series(
+        search.plan(f"step {n}", [old, new, sha], paid=[sha]), roles,
         lambda m: call(m).settled,
-        lambda m: rows(search.as_roles(m, roles), [("old", "this"), ("new", "this")]))
+        lambda m: rows(m, [("old", "this"), ("new", "this")]), under_test=sha)
     c = call(m, final=True)
-    st = StepSeries(out.rounds, out.why, c.narrow, round(time.monotonic() - t, 3),
-                    series.measured(roles), ivjson(c.to_old), ivjson(c.to_new),
+    st = StepSeries(out.spent.rounds, out.spent.stopped_by, c.narrow,
+                    round(time.monotonic() - t, 3), m, ivjson(c.to_old), ivjson(c.to_new),
                     ivjson(c.change), c.position, c.unit, c.rule, out.spent)
     return Step(n, sha, fp, c.verdict, MEASURED, series=st)
 

@@ -1,0 +1,80 @@
+"""The engine's seams: who runs a plan's rounds (Executor), who runs one round's variants
+(Runner), and who builds and relinks (Builder). measure/loop.py hands an executor a Block of a
+plan's rounds and gets back a BlockResult: the runs (Measurement, each saying where it was
+taken) and the rounds set apart, with why.
+
+LocalExecutor is the one executor: in this process, every round on the plan's pinned CPU between
+two readings of its canary (pinning.Watch, the one canary of every comparison); a round whose
+canary moved is set apart. An executor that runs blocks as jobs on other hosts (issue 45) takes
+the plan and the block as JSON (Plan.to_json, Block.to_json), runs them there the same way, and
+returns Measurements with their host; a job that was lost sets all its rounds apart ("lost: ..."):
+the loop runs them again, on their links, as it does a disturbed round.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from kvbtools.measure import pinning
+from kvbtools.measure.plan import Block, Measurement, Plan
+
+
+@dataclass
+class BlockResult:
+    """What an executor measured of a block."""
+    measurements: list[Measurement] = field(default_factory=list)
+    set_apart: dict[int, str] = field(default_factory=dict)   # round -> why
+    seconds: dict[int, float] = field(default_factory=dict)   # round -> seconds, canary included
+    canary: float = 0.0                                       # of those seconds: the canaries
+
+
+class Runner(Protocol):
+    """Runs the variants of one round of a plan (kvb matrix's presets, a bisect's commits)."""
+
+    def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
+        """Round r on link `seed`: every variant once, in plan.order(r), each run's JSON
+        written; its runs. A failed run raises (runner.BuildError or the caller's own)."""
+        ...
+
+
+class Builder(Protocol):
+    """Builds' links: how many a build has, and more by relinking its objects."""
+    batch: int                  # links one relink of a build adds
+    guess: float                # seconds a relink is taken to cost before one was measured
+
+    def links(self, build: str) -> int:
+        """The links (seeds 0..n-1) the build has."""
+        ...
+
+    def relink(self, build: str, links: int) -> int:
+        """Relinks the build to at least `links` links; the relinks it took."""
+        ...
+
+
+class Executor(Protocol):
+    def run(self, plan: Plan, block: Block) -> BlockResult:
+        """The block's rounds, in its order."""
+        ...
+
+
+class LocalExecutor:
+    """Runs blocks here (the module doc); `watch` reads the canary of every round."""
+
+    def __init__(self, runner: Runner, watch: pinning.Watch,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.runner, self.watch, self.clock = runner, watch, clock
+
+    def run(self, plan: Plan, block: Block) -> BlockResult:
+        out = BlockResult()
+        clock = self.clock or time.monotonic
+        for r, seed in block.rounds:
+            t0, c0 = clock(), self.watch.seconds
+            before = self.watch.before(r)
+            out.measurements += self.runner.round(plan, r, seed)
+            after = self.watch.after(r)
+            if before or after:
+                out.set_apart[r] = before or after
+            out.seconds[r] = clock() - t0
+            out.canary += self.watch.seconds - c0
+        return out

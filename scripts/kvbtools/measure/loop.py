@@ -1,0 +1,182 @@
+"""The engine's one loop: a plan's rounds on links, grown where the variance is, until the
+caller's judgement is made or the budget is spent. kvb matrix --presets and kvb versions run one
+(measure/series.py), kvb bisect one per series (measure/bisect/series.py).
+
+    plan (plan.py) -> blocks of rounds -> executor (executor.py) -> measurements -> judge
+                                                                            (core/levels)
+
+It starts with the plan's links, `Budget.rounds_per_link` rounds on each. Then, until the
+judge is settled or the budget is spent, it takes the step measure/allocation.py chooses from the
+variance components of the judge's unsettled rows (core/levels.components) and what each step
+costs here: one more round on every link, or more links (every build relinked by the Builder,
+then measured as often as the others). A round the executor sets apart (its canary moved; a lost
+job) is named and run again on the same link, within the budget, unless the plan is fixed.
+
+The budget is the plan's seconds of measuring and relinking (Plan.seconds: --max-time, else as
+long as the builds took, FLOOR at least) and Budget.max_rounds; the first rounds always run (up
+to max_rounds), and after them no round or relink is started that would end past the budget,
+judged by the median round so far. What it cost is a Spent (spent.py).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable, Collection, Protocol, Sequence
+
+from kvbtools.core import levels
+from kvbtools.measure import allocation
+from kvbtools.measure.executor import Builder, Executor
+from kvbtools.measure.plan import Block, Measurement, Plan
+from kvbtools.measure.spent import Spent
+
+
+class Judge(Protocol):
+    """The caller's side of the loop: what the runs say so far."""
+
+    def add(self, got: Sequence[Measurement], set_apart: Collection[int]) -> None:
+        """A block's runs; those of the rounds in `set_apart` are out of the verdicts."""
+        ...
+
+    def settled(self) -> bool:
+        """The judgement is made: nothing more to measure."""
+        ...
+
+    def rows(self) -> Sequence[levels.Components]:
+        """The variance components of the rows not settled yet (allocation's input)."""
+        ...
+
+
+@dataclass
+class Outcome:
+    measurements: list[Measurement]   # every run, set apart or not
+    set_apart: dict[int, str]         # round -> why
+    spent: Spent
+
+
+class Loop:
+    """One plan's rounds (the module doc); `run` measures them."""
+
+    def __init__(self, plan: Plan, executor: Executor, builder: Builder, judge: Judge,
+                 say: Callable[[str], None]) -> None:
+        self.plan, self.executor, self.builder, self.judge, self.say = \
+            plan, executor, builder, judge, say
+        self.r = 0                          # rounds run, those set apart included
+        self.links = plan.links
+        self.got: list[Measurement] = []
+        self.set_apart: dict[int, str] = {}
+        self.measuring = self.relinking = self.canary = 0.0
+        self.round_times: list[float] = []
+        self.relinks = 0
+        self.relink_times: list[float] = []   # seconds of one relink
+
+    def run(self) -> Outcome:
+        self.ensure_links(self.links)
+        why = self.run_queue(self.plan.first_rounds(), True)
+        while not why:
+            if self.plan.fixed:
+                why = "fixed"
+            elif self.judge.settled():
+                why = "settled"
+            else:
+                why = self.next_step()
+        kept = {m.link for m in self.got if m.round not in self.set_apart}
+        p = self.plan
+        return Outcome(self.got, self.set_apart, Spent(
+            len(kept) or self.links, self.r, len(self.set_apart), len(self.got), p.builds,
+            self.relinks, self.measuring, self.relinking, self.canary, p.building, p.seconds(),
+            p.budget.max_rounds, why))
+
+    # ---- links ------------------------------------------------------------------------------
+
+    def ensure_links(self, k: int) -> None:
+        """Every build of the plan has links 0..k-1 afterwards."""
+        for key in self.plan.build_keys():
+            if self.builder.links(key) < k:
+                t = time.monotonic()
+                n = self.builder.relink(key, k)
+                dt = time.monotonic() - t
+                self.relinking += dt
+                self.relinks += n
+                self.relink_times.append(dt / max(1, n))
+
+    def relink_estimate(self) -> float:
+        t = self.relink_times
+        return sum(t) / len(t) if t else self.builder.guess
+
+    def link_cost(self) -> float:
+        """Seconds one more link costs, as allocation weighs it: a relink of every build that
+        lacks it, shared by the links one relink adds."""
+        lacking = sum(1 for k in self.plan.build_keys() if self.builder.links(k) <= self.links)
+        return lacking * self.relink_estimate() / max(1, self.builder.batch)
+
+    def links_cost(self, add: int) -> float:
+        """Seconds the relinks for `add` more links take (whole relinks)."""
+        need = self.links + add
+        return self.relink_estimate() * sum(
+            -(-max(0, need - self.builder.links(k)) // max(1, self.builder.batch))
+            for k in self.plan.build_keys())
+
+    # ---- rounds -----------------------------------------------------------------------------
+
+    def block(self, seeds: Sequence[int]) -> list[int]:
+        """Rounds on `seeds`, one a seed; the seeds of those set apart."""
+        rounds = tuple((self.r + i, s) for i, s in enumerate(seeds, 1))
+        self.r += len(rounds)
+        got = self.executor.run(self.plan, Block(rounds))
+        self.got += got.measurements
+        self.set_apart.update(got.set_apart)
+        self.judge.add(got.measurements, got.set_apart.keys())
+        self.canary += got.canary
+        for r, seed in rounds:
+            self.measuring += got.seconds.get(r, 0.0)
+            self.round_times.append(got.seconds.get(r, 0.0))
+            n = sum(1 for m in got.measurements if m.round == r)
+            self.say(f"{self.plan.name}: {got.set_apart[r]}" if r in got.set_apart else
+                     f"{self.plan.name}: round {r} done ({n} run{'s' if n != 1 else ''}, layout "
+                     f"seed {seed})")
+        return [s for r, s in rounds if r in got.set_apart]
+
+    def round_cost(self) -> float:
+        return statistics.median_high(self.round_times) if self.round_times else 1.0
+
+    def over_budget(self, cost: float) -> bool:
+        return self.measuring + self.relinking + cost > self.plan.seconds()
+
+    def run_queue(self, queue: list[int], first: bool) -> str:
+        """Rounds on the seeds of `queue`, one at a time (the budget is looked at before each),
+        one set apart again on its seed; '' or why it stopped (the first rounds stop only at
+        max rounds)."""
+        while queue:
+            if self.r >= self.plan.budget.max_rounds:
+                return "max rounds"
+            if not first and self.over_budget(self.round_cost()):
+                return "max time"
+            seed = queue.pop(0)
+            if self.block([seed]) and not self.plan.fixed:
+                queue.insert(0, seed)
+        return ""
+
+    def next_step(self) -> str:
+        """More links, when allocation chooses them and the budget affords their relinks, or
+        else one more round on every link; '' or why not (the budget)."""
+        if self.r >= self.plan.budget.max_rounds:
+            return "max rounds"
+        rpl = max(1.0, (self.r - len(self.set_apart)) / self.links)
+        link_cost = self.link_cost() if self.plan.links > 1 else math.inf
+        choice = allocation.choose(list(self.judge.rows()), self.links, rpl,
+                                   allocation.Costs(self.round_cost(), link_cost))
+        per = max(1, round(rpl))
+        if choice.step == allocation.LINK and \
+                not self.over_budget(self.links_cost(choice.links)
+                                     + choice.links * per * self.round_cost()):
+            add = choice.links
+            self.say(f"{self.plan.name}: {add} more link(s) ({self.links + add}): {choice.why}")
+            self.ensure_links(self.links + add)
+            self.links += add
+            return self.run_queue([s for _ in range(per)
+                                   for s in range(self.links - add, self.links)], False)
+        if self.over_budget(self.links * self.round_cost()):
+            return "max time"
+        return self.run_queue(list(range(self.links)), False)

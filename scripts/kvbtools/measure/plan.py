@@ -1,0 +1,144 @@
+"""A plan: what one loop of the engine measures (measure/loop.py), as plain data.
+
+A comparison of builds measures in rounds: a round runs every variant of the plan once, back to
+back, the order rotating by one a round, all on the round's link (layout seed) of their builds,
+pinned (pinning.Pin) with a canary around it, so the ratio of two builds within a round cancels
+the CPU and the moment they shared (core/levels judges rounds as blocks). The plan says which
+variants (a label and the build it runs: kvb matrix's presets and their control, kvb versions'
+trees, a bisect series' commits), how many links every build starts with, where the runs are
+pinned, and the budget; the loop adds rounds and links where the variance is until the caller's
+judgement is made or the budget is spent.
+
+Everything here is JSON both ways (to_json, from_json), so another process (issue 45: a job on
+another host) can run a Block of a plan's rounds from it and send back its Measurements: the
+executor's seam (measure/executor.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from kvbtools.core import levels
+from kvbtools.measure.pinning import Pin
+
+# The least a comparison may measure (seconds) when its builds were quicker: two minutes give a
+# kvbench_micro benchmark here (0.3-0.5 s a run under load) about 100 rounds of three builds,
+# enough for 8 links x 4 rounds, where the fixed 20 rounds of before gave 9 s and no answer.
+FLOOR = 120.0
+# Rounds at most unless --max-rounds says: the time budget decides first.
+MAX_ROUNDS = 400
+
+
+@dataclass(frozen=True)
+class Budget:
+    """--repeats, --max-rounds and --max-time, the one value every command makes of them
+    (commands/arguments.budget) and the loop stops by (Plan.seconds)."""
+    first: int                 # rounds always run (--repeats), in whole cycles of the links
+    max_rounds: int            # rounds at most (>= first)
+    max_seconds: float | None  # measuring and relinking; None: as long as the builds took
+
+    def seconds(self, building: float) -> float:
+        """--max-time, else as long as the builds took, FLOOR at least."""
+        return self.max_seconds if self.max_seconds is not None else max(FLOOR, building)
+
+    def rounds_per_link(self, links: int) -> int:
+        """Rounds each link starts with: `first` in whole cycles of the links, at least two on
+        each when there are several (the least that splits the variance between links from the
+        variance within them, for the allocation)."""
+        return max(2 if links > 1 else 1, -(-self.first // max(1, links)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repeats": self.first, "max_rounds": self.max_rounds,
+                "max_seconds": self.max_seconds}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Budget":
+        return Budget(int(d["repeats"]), int(d["max_rounds"]), d["max_seconds"])
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One of the things a plan compares: its label (a column of the tables, a bisect's commit)
+    and the build it runs; builds may be shared (the control runs the base's)."""
+    label: str
+    build: str                 # the build's key (its label; a bisect's commit id)
+    engine: str = ""           # a study's engine: this variant's only one ("" the plan's)
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one loop measures (the module doc)."""
+    name: str                  # names the progress lines and the runs' files
+    variants: tuple[Variant, ...]
+    links: int                 # links every build starts with (seeds 0..links-1)
+    budget: Budget
+    pin: Pin                   # where every run is pinned, and the canary around every round
+    building: float = 0.0      # seconds the builds took whose time the budget follows
+    builds: int = 0            # how many they were
+    fixed: bool = False        # exactly the first rounds: nothing added, nothing repeated
+
+    def build_keys(self) -> list[str]:
+        """The builds of the variants, each once, in order."""
+        return list(dict.fromkeys(v.build for v in self.variants))
+
+    def order(self, r: int) -> list[Variant]:
+        """Round r's order: every variant once, rotated by one a round, so drift (the machine
+        warming up, a neighbour starting) lands on every variant alike."""
+        k = (r - 1) % len(self.variants)
+        return list(self.variants[k:] + self.variants[:k])
+
+    def first_rounds(self) -> list[int]:
+        """The link seed of each first round: whole cycles of the links."""
+        return [s for _ in range(self.budget.rounds_per_link(self.links))
+                for s in range(self.links)]
+
+    def seconds(self) -> float:
+        """The budget's seconds of measuring and relinking."""
+        return self.budget.seconds(self.building)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "variants": [dataclasses.asdict(v) for v in self.variants],
+                "links": self.links, "budget": self.budget.to_json(),
+                "pin": self.pin.to_json(), "building": self.building, "builds": self.builds,
+                "fixed": self.fixed}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Plan":
+        return Plan(d["name"], tuple(Variant(v["label"], v["build"], v["engine"],
+                                             tuple(v["args"])) for v in d["variants"]),
+                    d["links"], Budget.from_json(d["budget"]), Pin.from_json(d["pin"]),
+                    d["building"], d["builds"], d["fixed"])
+
+
+@dataclass(frozen=True)
+class Block:
+    """Rounds of a plan an executor runs at once: (round, link seed) each."""
+    rounds: tuple[tuple[int, int], ...]
+
+    def to_json(self) -> list[list[int]]:
+        return [list(x) for x in self.rounds]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One run (a process) of a variant: its file and where it was taken."""
+    path: str                  # the run's JSON
+    variant: str               # Variant.label
+    build: str                 # Variant.build
+    link: int                  # the layout seed of the build's binary that ran
+    round: int
+    cpus: tuple[int, ...] = ()   # where it was pinned (() not pinned)
+    host: str = ""             # "" this host; issue 45: the node, a level above links
+
+    def link_name(self) -> str:
+        return f"{self.build} seed {self.link}"
+
+    def where(self) -> levels.Where:
+        """Where core/levels sees it: its link, its process, its round (the block)."""
+        return levels.Where(self.link_name(), self.path, self.round)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.path, "side": self.variant, "link": self.link_name(),
+                "round": self.round, "cpus": list(self.cpus), "host": self.host}
