@@ -7,11 +7,13 @@ The JSON keys, each always there: links, rounds, rounds_per_link, set_apart, run
 relinks, measuring_seconds, relinking_seconds, canary_seconds, building_seconds,
 budget_seconds, max_rounds, stopped_by (settled, fixed, max rounds, max time; "" for totals),
 text. from_json also reads what kvb wrote before (a bisect record's "spent" of schema 3 and
-state.json's "totals" of schema 1 to 3), so --resume goes on from them.
+state.json's "totals" of schema 1 to 3), so --resume goes on from them; a record of before is
+written back as it was (a finished series' record is not rewritten), totals in the new shape
+once they grow.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # The keys of before: a bisect record's "spent" and state.json's "totals" (schema 1 to 3).
@@ -35,6 +37,7 @@ class Spent:
     budget: float = 0.0         # seconds of measuring and relinking allowed
     max_rounds: int = 0
     stopped_by: str = ""        # the loop's: settled, fixed, max rounds, max time
+    written: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # before
 
     @property
     def rounds_per_link(self) -> float:
@@ -76,6 +79,8 @@ class Spent:
                                                   if unresolved else "")
 
     def to_json(self, unresolved: int = 0) -> dict[str, Any]:
+        if self.written is not None:
+            return dict(self.written)
         return {"links": self.links, "rounds": self.rounds,
                 "rounds_per_link": self.rounds_per_link, "set_apart": self.set_apart,
                 "runs": self.runs, "builds": self.builds, "relinks": self.relinks,
@@ -94,5 +99,6 @@ class Spent:
         got = {_BEFORE.get(k, k.removesuffix("_seconds")): v for k, v in d.items()}
         if "rounds" not in got and "rounds_per_link" in got:   # a bisect record of schema 3
             got["rounds"] = round(got.get("links", 0) * got["rounds_per_link"])
-        fields = Spent.__dataclass_fields__
-        return Spent(**{k: v for k, v in got.items() if k in fields})
+        names = set(Spent.__dataclass_fields__) - {"written"}
+        return Spent(**{k: v for k, v in got.items() if k in names},
+                     written=None if "text" in d else dict(d))
