@@ -380,6 +380,18 @@ class LayersTest(unittest.TestCase):
                         bad.append(f"{path}:{node.lineno}: {node.name} is {n} lines")
         self.assertEqual(bad, [])
 
+    def test_no_class_is_longer_than_300_lines(self) -> None:
+        bad = [f"{self.known[m]}:{line}: class {name} is {n} lines (a class of many phases is a "
+               "package of them)" for m, name, line, n in classes(self.sources)
+               if n > MAX_CLASS_LINES]
+        self.assertEqual(bad, [])
+
+    def test_no_two_classes_share_a_name(self) -> None:
+        seen: dict[str, list[str]] = {}
+        for m, name, line, _ in classes(self.sources):
+            seen.setdefault(name, []).append(f"{self.known[m]}:{line}")
+        self.assertEqual({k: v for k, v in seen.items() if len(v) > 1}, {})
+
     def test_every_function_is_reached_from_kvbtools(self) -> None:
         gone = unreached(self.sources, self.known, ("kvbtools.commands.cli", "main"),
                          set(self.table))

@@ -50,7 +50,7 @@ HOST_EXTRAS = {"microcode": "microcode", "virtualised": "virtualised",
 
 
 @dataclass
-class Measurement:
+class RowValue:
     row: str          # compare's row name: "memory fillseq", "memory rww[reader]", "xxh3_64/..."
     engine: str       # kvbench engine; "" for kvbench_micro
     benchmark: str
@@ -68,7 +68,7 @@ class Extracted:
     complete: bool
     key: dict[str, str]
     attributes: dict[str, str]
-    measurements: list[Measurement] = field(default_factory=list)
+    measurements: list[RowValue] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
     @property
@@ -241,7 +241,7 @@ def _present(d: dict[str, Any]) -> dict[str, str]:
     return {k: text(v) for k, v in d.items() if v is not None and v != ""}
 
 
-def _kvbench_measurements(doc: dict[str, Any]) -> list[Measurement]:
+def _kvbench_measurements(doc: dict[str, Any]) -> list[RowValue]:
     out = []
     described = metrics.of_kvbench(doc)
     for row in results.rows(doc):
@@ -249,18 +249,18 @@ def _kvbench_measurements(doc: dict[str, Any]) -> list[Measurement]:
         for m in described.values():
             v = metrics.value(row.data, result, m.path)
             if v is not None:
-                out.append(Measurement(f"{row.engine} {row.label}", row.engine, row.benchmark,
+                out.append(RowValue(f"{row.engine} {row.label}", row.engine, row.benchmark,
                                        row.role, m, int(result.get("repeat", 1)), v))
     return out
 
 
-def _gbench_measurements(d: results.Document) -> tuple[list[Measurement], list[str]]:
+def _gbench_measurements(d: results.Document) -> tuple[list[RowValue], list[str]]:
     side = Side("store")
     _add_gbench(side, d)
     out = []
     for (name, key), values in side.values.items():
         for i, v in enumerate(values, 1):
-            out.append(Measurement(name, "", name, "", metrics.GBENCH[key], i, v))
+            out.append(RowValue(name, "", name, "", metrics.GBENCH[key], i, v))
     return out, [f"{b}: {m}" for b, m in side.skipped.items()]
 
 

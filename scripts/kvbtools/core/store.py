@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 from kvbtools.core import results, store_file, store_schema
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.io_util import import_debian
-from kvbtools.core.fingerprint import Extracted, Measurement, canonical, extract
+from kvbtools.core.fingerprint import Extracted, RowValue, canonical, extract
 from kvbtools.core.host import ROOT
 from kvbtools.core.store_schema import ENV
 
@@ -269,7 +269,7 @@ class Store:
                   "VALUES (?, ?, ?, ?)", rows)
         return doc
 
-    def _series(self, fp: int, e: Extracted, m: Measurement) -> int:
+    def _series(self, fp: int, e: Extracted, m: RowValue) -> int:
         """The series' id; its metric's unit and direction are fixed by its first document,
         and a document that describes them otherwise is refused."""
         sid = self._id("INSERT INTO series (fingerprint_id, kind, row_name, engine, benchmark, "

@@ -21,7 +21,7 @@ MIN_ID = 6
 
 
 @dataclass
-class Run:
+class StoredRun:
     id: int
     hash: str
     kind: str
@@ -173,7 +173,7 @@ def _chunks(ids: Sequence[int]) -> Iterator[tuple[list[int], str]]:
         yield chunk, ",".join("?" * len(chunk))
 
 
-def pick(st: store_mod.Store, ids: list[str], selectors: dict[str, str]) -> list[Run]:
+def pick(st: store_mod.Store, ids: list[str], selectors: dict[str, str]) -> list[StoredRun]:
     """The runs named by ids (each must name exactly one) that match every selector; with no
     ids, every run that matches them. Oldest first."""
     if not ids and not selectors:
@@ -187,9 +187,9 @@ def pick(st: store_mod.Store, ids: list[str], selectors: dict[str, str]) -> list
                    for chunk, marks in _chunks(named)]
     else:
         queries = [(where, params)]
-    runs: list[Run] = []
+    runs: list[StoredRun] = []
     for cond, args in queries:
-        runs += [Run(int(r[0]), r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in st.q(
+        runs += [StoredRun(int(r[0]), r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in st.q(
             "SELECT d.id, d.hash, d.kind, d.run_utc, d.host, d.source, d.complete, f.hash "
             "FROM documents d JOIN fingerprints f ON f.id = d.fingerprint_id WHERE "
             + " AND ".join(cond), args)]
@@ -202,7 +202,7 @@ def pick(st: store_mod.Store, ids: list[str], selectors: dict[str, str]) -> list
     return runs
 
 
-def remove(st: store_mod.Store, runs: list[Run]) -> None:
+def remove(st: store_mod.Store, runs: list[StoredRun]) -> None:
     """Deletes the runs — their measurements, fields and documents — inside the caller's
     transaction, then the series and fingerprints no stored run uses any more (a series' unit
     and direction are fixed by its first run: a series re-created later takes the new one's)."""
