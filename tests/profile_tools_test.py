@@ -132,18 +132,15 @@ class ModelTest(unittest.TestCase):
         doc = synthetic({"main;f": 3, "main;g": 1}, 4)
         doc["results"][0]["profile"]["roles"].append(
             {"role": "background", "threads": 1, "samples": 0, "lost_samples": 0, "folded": []})
-        page = Page("t")
-        flame_figures.add_profile_sections(page, [results.Document("few.json", results.KVBENCH,
-                                                                   doc)])
-        html = "\n".join(b for b in page.blocks if isinstance(b, str))
+        def html_of(name: str, d: dict) -> str:
+            page = Page("t")
+            flame_figures.add_profile_sections(page, [results.Document(name, results.KVBENCH, d)])
+            return "\n".join(b for b in page.blocks if isinstance(b, str))
+        html = html_of("few.json", doc)
         self.assertIn("readrandom [reader]: only 4 samples", html)
         self.assertIn('<span class="warn">Few samples: 4 (fewer than 200)', html)
         self.assertIn("few.json: no samples, so no flame graph, of readrandom [background]", html)
-        many = synthetic({"main;f": 3000, "main;g": 1000}, 4)
-        page = Page("t")
-        flame_figures.add_profile_sections(page, [results.Document("many.json", results.KVBENCH,
-                                                                   many)])
-        html = "\n".join(b for b in page.blocks if isinstance(b, str))
+        html = html_of("many.json", synthetic({"main;f": 3000, "main;g": 1000}, 4))
         self.assertNotIn("Few samples", html)
         self.assertNotIn("no samples", html)
 

@@ -228,13 +228,12 @@ class SeriesRunTest(kvbtest.TempDirTest):
 
     def test_noise_within_links_takes_rounds_not_links(self) -> None:
         rng = random.Random(5)
-
-        def value(build: str, seed: int, r: int, n: int) -> float:
-            return 1e9 * math.exp(rng.gauss(0, 0.05))
-        fake = Fake(value, relink_seconds=1000.0)
+        fake = Fake(lambda build, seed, r, n: 1e9 * math.exp(rng.gauss(0, 0.05)),
+                    relink_seconds=1000.0)
         out = self.run_series(fake, max_rounds=60)
         self.assertEqual(fake.relinked, [])
-        self.assertEqual((out.spent.links, out.spent.rounds, out.spent.stopped_by), (4, 60, "max rounds"))
+        self.assertEqual((out.spent.links, out.spent.rounds, out.spent.stopped_by),
+                         (4, 60, "max rounds"))
 
     def test_the_time_budget_stops_it_and_the_cost_line_says_so(self) -> None:
         rng = random.Random(6)
@@ -243,7 +242,6 @@ class SeriesRunTest(kvbtest.TempDirTest):
             return 1e9 * math.exp(rng.gauss(0, 0.3))
         fake = Fake(value, run_seconds=1.0)
         out = self.run_series(fake, max_time=60.0)
-        self.assertFalse(out.spent.stopped_by == "settled")
         self.assertEqual(out.spent.stopped_by, "max time")
         self.assertLessEqual(out.spent.measuring + out.spent.relinking, 60.0)
         self.assertGreater(out.unresolved(), 0)

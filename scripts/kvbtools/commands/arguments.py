@@ -13,7 +13,8 @@ import shutil
 from dataclasses import dataclass
 
 from kvbtools.commands.parsers import groups
-from kvbtools.core import host, output, stats
+from kvbtools.core import host, output, stats, store
+from kvbtools.core.series import Series, select
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.plan import MAX_ROUNDS, Budget
 from kvbtools.measure.dbbench_args import BENCHMARKS
@@ -95,6 +96,19 @@ class Selection:
     def of(args: argparse.Namespace) -> "Selection":
         return Selection(args.store, tuple(args.filter or ()), tuple(args.metric or ()),
                          tuple(args.by or ()))
+
+    def series(self, metrics: tuple[str, ...] = ()) -> tuple[str, list[Series]]:
+        """Where the store is, and its series this selection names (core/series.select; the
+        metrics --metric names, else `metrics`, else each row's primary one); a UsageError when
+        there is none."""
+        st, found = select(self.store, list(self.filters), list(self.metrics or metrics),
+                           list(self.by))
+        with st:
+            where = store.shown(st.loc)
+        if not found:
+            raise UsageError(f"no series in {where}" + (" matches the filters" if self.filters
+                                                        else ""))
+        return where, found
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,6 @@ from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args
 from kvbtools.measure.dbbench_runs import CPU, phase_cpu
 from kvbtools.core.errors import RunError, UsageError
 
-def main(args: argparse.Namespace) -> int:
-    """The command: its arguments as a request, run (its parser names this function)."""
-    return run(ParityRequest.of(args))
-
 
 @dataclass(frozen=True)
 class ParityRequest:
@@ -100,3 +96,8 @@ def run(req: ParityRequest) -> int:
     if worst < req.min_ratio:
         raise RunError(f"a ratio is below --min-ratio={req.min_ratio:g}")
     return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return run(ParityRequest.of(args))

@@ -16,7 +16,7 @@ from typing import Any
 from kvbtools.commands.arguments import Selection
 from kvbtools.core import hgrm, output, profiles, results
 from kvbtools.core.errors import UsageError
-from kvbtools.core.series import Point, Series, select, shown_attributes
+from kvbtools.core.series import Point, Series, shown_attributes
 
 
 def tests(series: list[Series]) -> dict[tuple[str, str], list[Series]]:
@@ -136,12 +136,7 @@ def cmd(req: ExportRequest) -> int:
     if req.files:
         raise UsageError(f"export {req.format} reads the store, not files (hgrm and folded "
                          "read files)")
-    sel = req.selection
-    st, series = select(sel.store, list(sel.filters), list(sel.metrics) or ["all"], list(sel.by))
-    st.close()
-    if not series:
-        raise UsageError("no series in the store" + (" matches the filters" if sel.filters
-                                                      else ""))
+    _, series = req.selection.series(("all",))
     if req.format == "bencher":
         doc, fingerprints = bencher_doc(series, req.document.lower() if req.document else None,
                                         list(req.name_by))

@@ -8,10 +8,9 @@ import sys
 from dataclasses import dataclass
 
 from kvbtools.commands.arguments import Selection
-from kvbtools.core import output, store as store_mod
+from kvbtools.core import output
 from kvbtools.core.changes import Params, analyse
-from kvbtools.core.errors import UsageError
-from kvbtools.core.series import Series, changed, select
+from kvbtools.core.series import Series, changed
 from kvbtools.core.table import fmt_value as fmt
 from kvbtools.pages import history_figures
 
@@ -92,13 +91,7 @@ class HistoryRequest:
 
 def cmd(req: HistoryRequest) -> int:
     output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
-    sel = req.selection
-    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
-    with st:
-        where = store_mod.shown(st.loc)
-    if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
-                                                    else ""))
+    where, series = req.selection.series()
     if req.html:
         analyses = [analyse(s, Params()) for s in series]
         history_figures.write_history_html(req.html, series, analyses, where)

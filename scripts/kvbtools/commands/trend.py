@@ -11,10 +11,10 @@ import sys
 from dataclasses import dataclass
 
 from kvbtools.commands.arguments import Selection
-from kvbtools.core import edivisive, manifest, stats, store
+from kvbtools.core import edivisive, manifest, stats
 from kvbtools.core.errors import EXIT_CHANGED, EXIT_OK, EXIT_UNDECIDED, UsageError
 from kvbtools.core.changes import Analysis, Params, analyse
-from kvbtools.core.series import Point, Series, changed, select
+from kvbtools.core.series import Point, Series, changed
 from kvbtools.core.table import fmt_value as fmt
 
 # A library version becomes a git tag by this pattern (upstream's v1.2.3 habit).
@@ -225,13 +225,7 @@ def cmd(req: TrendRequest) -> int:
         raise UsageError("--min-size must be at least 2: a t-test needs two points a side")
     if params.window < 2 * params.min_size:
         raise UsageError(f"--window must be at least twice --min-size ({2 * params.min_size})")
-    sel = req.selection
-    st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
-    with st:
-        where = store.shown(st.loc)
-    if not series:
-        raise UsageError(f"no series in {where}" + (" matches the filters" if sel.filters
-                                                    else ""))
+    where, series = req.selection.series()
     lines: list[str] = []
     found = 0
     short = 0

@@ -17,11 +17,6 @@ from kvbtools.core.errors import UsageError
 from kvbtools.measure.runner import Build
 
 
-def main(args: argparse.Namespace) -> int:
-    """The command: its arguments as a request, run (its parser names this function)."""
-    return run(VersionsRequest.of(args))
-
-
 @dataclass(frozen=True)
 class VersionsRequest:
     """kvb versions' arguments as values: the library, its trees, what to run, and the plan."""
@@ -80,3 +75,8 @@ def run(req: VersionsRequest) -> int:
     meta["expect"]["control"] = meta["expect"][labels[0]]
     return series_report.run_series("versions", f"{preset}-{dep}-" + "-vs-".join(
         lab.split(" ", 1)[1].replace(" ", "") for lab in labels), builds, plan, wanted, meta)
+
+
+def main(args: argparse.Namespace) -> int:
+    """The command: its arguments as a request, run (its parser names this function)."""
+    return run(VersionsRequest.of(args))

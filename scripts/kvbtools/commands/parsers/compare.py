@@ -43,13 +43,12 @@ def register(sub: Any) -> None:
     p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
     groups.add_judgement_arguments(p, "smallest change that counts, e.g. 5%%",
                                    "significance level of the test")
+    metrics = ("kvbench: those the files describe (e.g. ops_per_sec, p99 for latency_ns.p99, "
+               "cpu_user_us_per_op; default: the headline ones, ops/s, p50/p99/p99.9, CPU and "
+               "storage KB per op, the worst interval; 'all': every one); Google Benchmark: "
+               "bytes_per_second, items_per_second, cpu_time, real_time")
     p.add_argument("--metric", action="append",
-                   help="only these metrics (repeat), by path or its last part: kvbench: those "
-                        "the files describe (e.g. ops_per_sec, p99 for latency_ns.p99, "
-                        "cpu_user_us_per_op; default: the headline ones, ops/s, p50/p99/p99.9, "
-                        "CPU and storage KB per op, the worst interval; 'all': every one); "
-                        "Google Benchmark: bytes_per_second, items_per_second, cpu_time, "
-                        "real_time")
+                   help=f"only these metrics (repeat), by path or its last part: {metrics}")
     p.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     p.add_argument("--repetitions-independent", action="store_true",
                    help="count the repetitions of one process (kvbench --repeats, Google "

@@ -98,6 +98,19 @@ class Measured:
 TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdict
 
 
+class _WithSeries:
+    """A step's or the confirmation's: its series (None when it was not measured)."""
+    series: Any
+
+    @property
+    def measured(self) -> Measured | None:
+        return self.series.measured if self.series else None
+
+    @property
+    def rounds_taken(self) -> int:
+        return self.series.rounds if self.series else 0
+
+
 @dataclass
 class Endpoints:
     """old against new: is old -> new the change looked for (judge.check_change)?"""
@@ -181,7 +194,7 @@ MEASURED, SAME_SOURCES, COUNTED = "measured", "same sources", "counted"
 
 
 @dataclass
-class Step:
+class Step(_WithSeries):
     """One commit judged: by its series (how MEASURED; decided by time, or by instruction counts
     when time could not), by counts alone (COUNTED: --witness instructions, or a search whose
     ends only the counts told apart), by the verdict of a commit that compiles the same sources
@@ -207,14 +220,6 @@ class Step:
                 min(c.values()) > 0:
             return math.log(c["this"] / c["old"]) / math.log(c["new"] / c["old"])
         return self.series.position if self.series else math.nan
-
-    @property
-    def measured(self) -> Measured | None:
-        return self.series.measured if self.series else None
-
-    @property
-    def rounds_taken(self) -> int:
-        return self.series.rounds if self.series else 0
 
     def roles(self, old: str, new: str) -> dict[str, str]:
         return {"old": old, "new": new, "this": self.commit}
@@ -281,7 +286,7 @@ class ConfirmSeries:
 
 
 @dataclass
-class Confirm:
+class Confirm(_WithSeries):
     """The first new commit against its parent. Confirmed when `reasons` is empty."""
     blamed: str
     parent: str
@@ -292,14 +297,6 @@ class Confirm:
     witness_note: str = ""                # why there are none, where they apply
     placement_effect: bool = False        # time differs, instructions do not
     witness_decided: bool = False         # time could not tell it from its parent; the counts did
-
-    @property
-    def measured(self) -> Measured | None:
-        return self.series.measured if self.series else None
-
-    @property
-    def rounds_taken(self) -> int:
-        return self.series.rounds if self.series else 0
 
     @property
     def confirmed(self) -> bool:
