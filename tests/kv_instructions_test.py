@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
 sys.path.insert(0, SCRIPTS)
 
-from kvbtools.core import host  # noqa: E402
+from kvbtools.core import callgrind_out, host  # noqa: E402
 from kvbtools.core.errors import RunError  # noqa: E402
 from kvbtools.measure import callgrind  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -66,7 +66,7 @@ class DumpsTest(kvbtest.TempDirTest):
         return cg
 
     def test_loops_and_background_per_benchmark_run(self) -> None:
-        windows = callgrind.kv_windows(self.write_run())
+        windows = callgrind_out.kv_windows(self.write_run())
         self.assertEqual([(w.benchmark, w.run, w.warmup) for w in windows],
                          [("fillseq", 0, False), ("readwhilewriting", 2048, False)])
         self.assertEqual(windows[0].role("writer"), (1, 100, 50000))
@@ -75,7 +75,7 @@ class DumpsTest(kvbtest.TempDirTest):
         self.assertEqual(sum(windows[0].background.values()), 1000)
         doc = doc_of(("fillseq", [("writer", 1, 100)]), ("settle", []),
                      ("readwhilewriting", [("reader", 2, 200), ("writer", 1, 10)]))
-        callgrind.annotate_kv(doc, windows)
+        callgrind_out.annotate_kv(doc, windows)
         fill, _, rww = doc["results"]
         self.assertEqual(fill["roles"][0]["callgrind"]["instructions_per_op"], 500.0)
         # The background per op of all the benchmark's ops; the threads that counted something.
@@ -85,17 +85,17 @@ class DumpsTest(kvbtest.TempDirTest):
         self.assertEqual([r["callgrind"]["instructions_per_op"] for r in rww["roles"]],
                          [100.0, 400.0])
         self.assertEqual(rww["callgrind"]["background_instructions_per_op"], 0)
-        self.assertEqual({m["path"] for m in doc["metrics"]}, set(callgrind.KV_METRICS))
+        self.assertEqual({m["path"] for m in doc["metrics"]}, set(callgrind_out.KV_METRICS))
 
     def test_counts_that_do_not_line_up_are_refused(self) -> None:
-        windows = callgrind.kv_windows(self.write_run())
+        windows = callgrind_out.kv_windows(self.write_run())
         for doc in (doc_of(("fillseq", [("writer", 1, 100)])),                  # one run short
                     doc_of(("fillseq", [("writer", 1, 99)]),                    # other op counts
                            ("readwhilewriting", [("reader", 2, 200), ("writer", 1, 10)])),
                     doc_of(("fillseq", [("writer", 1, 100)]),                   # a thread short
                            ("readwhilewriting", [("reader", 3, 200), ("writer", 1, 10)]))):
             with self.assertRaises(RunError):
-                callgrind.annotate_kv(doc, windows)
+                callgrind_out.annotate_kv(doc, windows)
 
     def test_warmups_are_counted_but_not_reported(self) -> None:
         cg = os.path.join(self.tmp, "w")
@@ -104,14 +104,14 @@ class DumpsTest(kvbtest.TempDirTest):
             dump(cg, part + 1, 1, f"dump kvbench window benchmark=readrandom run={part} "
                  f"warmup={warmup}", 0)
         doc = doc_of(("readrandom", [("reader", 1, 10)]))
-        callgrind.annotate_kv(doc, callgrind.kv_windows(cg))
+        callgrind_out.annotate_kv(doc, callgrind_out.kv_windows(cg))
         self.assertEqual(doc["results"][0]["roles"][0]["callgrind"]["instructions_per_op"], 500)
 
     def test_a_loop_after_the_last_window_is_an_error(self) -> None:
         cg = os.path.join(self.tmp, "x")
         dump(cg, 1, 2, "Client Request: kvbench loop role=reader thread=0 ops=10", 100)
         with self.assertRaisesRegex(RunError, "after the last benchmark run"):
-            callgrind.kv_windows(cg)
+            callgrind_out.kv_windows(cg)
 
     def test_instruction_runs_fill_first_and_settle_between(self) -> None:
         self.assertEqual(callgrind.kv_benchmarks("readrandom"), "fillseq,settle,readrandom")

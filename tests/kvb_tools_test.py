@@ -30,7 +30,7 @@ KVB = os.path.join(SCRIPTS, "kvb")
 sys.path.insert(0, SCRIPTS)
 
 from kvbtools.commands.parsers import groups  # noqa: E402
-from kvbtools.core import fingerprint, host, levels, results, stats  # noqa: E402
+from kvbtools.core import callgrind_out, fingerprint, host, levels, results, stats  # noqa: E402
 from kvbtools.measure import callgrind, sources  # noqa: E402
 from kvbtools.core.errors import RunError, UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -998,14 +998,14 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 
 
     def test_a_build_that_used_another_library_version_is_flagged(self) -> None:
-        from kvbtools.measure import series_run
+        from kvbtools.core import comparability
         from kvbtools.core.samples import Side
         micro = Side("lz4 1.10.0", contexts=[{"lz4_library_version": "1.9.4"}])
         kv = Side("rocksdb 9.10.0", contexts=[{"libraries": [
             {"name": "rocksdb", "version": ""}], "engine": {"name": "rocksdb",
                                                            "version": "9.10.0"}}])
         expect = {"lz4 1.10.0": [["lz4", "1.10.0"]], "rocksdb 9.10.0": [["rocksdb", "9.10.0"]]}
-        self.assertEqual(series_run.check_library_versions([micro, kv], expect),
+        self.assertEqual(comparability.check_library_versions([micro, kv], expect),
                          ["lz4 1.10.0: the runs report lz4 1.9.4, not 1.10.0: the build did not "
                           "use that tree"])
 
@@ -1027,14 +1027,14 @@ class InstructionsTest(unittest.TestCase):
         # Two benchmarks: iteration counts grow within one, drop at the next; cost 100/iteration
         # plus a fixed 900 per run of the loop.
         dumps = [(1, 1000), (10, 1900), (100, 10900), (1, 600), (50, 5500)]
-        got = callgrind.per_iteration(dumps, [("a/x/4096", 100), ("b/y/256", 50)])
+        got = callgrind_out.per_iteration(dumps, [("a/x/4096", 100), ("b/y/256", 50)])
         self.assertEqual(got, {"a/x/4096": 100.0, "b/y/256": 100.0})
-        self.assertEqual(callgrind.block_bytes("a/x/4096"), 4096)
-        self.assertEqual(callgrind.block_bytes("a/x/4096/cold"), 4096)
+        self.assertEqual(callgrind_out.block_bytes("a/x/4096"), 4096)
+        self.assertEqual(callgrind_out.block_bytes("a/x/4096/cold"), 4096)
         with self.assertRaisesRegex(RunError, "do not line up"):
-            callgrind.per_iteration(dumps, [("a/x/4096", 100)])
+            callgrind_out.per_iteration(dumps, [("a/x/4096", 100)])
         with self.assertRaisesRegex(RunError, "do not line up"):
-            callgrind.per_iteration(dumps, [("a/x/4096", 99), ("b/y/256", 50)])
+            callgrind_out.per_iteration(dumps, [("a/x/4096", 99), ("b/y/256", 50)])
 
     def test_native_presets_are_refused_on_an_avx512_host(self) -> None:
         native = ("x86-gcc-native", {"KVBENCH_ARCH_FLAGS": "-march=native"})

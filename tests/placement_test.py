@@ -23,7 +23,7 @@ from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats, tdist  # noqa: E402
 from kvbtools.core.samples import Side  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
-from kvbtools.measure import placement  # noqa: E402
+from kvbtools.core import placement  # noqa: E402
 from kvbtools.measure.plan import Budget  # noqa: E402
 from kvbtools.measure.bisect import confirm, steps  # noqa: E402
 from kvbtools.measure.bisect import witness as bisect_witness  # noqa: E402

@@ -15,13 +15,13 @@ from typing import Any
 
 from kvbtools.commands import arguments
 from kvbtools.commands.parsers import groups
-from kvbtools.core import manifest, output, results, store
+from kvbtools.core import manifest, output, placement, results, store
 from kvbtools.core.stats import Judgement
-from kvbtools.measure import callgrind, pinning, placement, runner
+from kvbtools.measure import callgrind, pinning, runner
 from kvbtools.measure.bisect import records as bisect_records, state as bisect_state
 from kvbtools.measure.bisect import witness as bisect_witness
 from kvbtools.measure.bisect.ranges import Found, Ranges, share_text
-from kvbtools.measure.presets import load_presets, select_presets
+from kvbtools.core.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
 from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step, iv_text
 from kvbtools.measure.bisect.search import Refused, Search
@@ -219,7 +219,7 @@ def run(req: BisectRequest) -> int:
                                      f"in steps.jsonl; continue with: kvb bisect --resume "
                                      f"{outdir}")
         print(f"kvb: interrupted; the {n} finished step(s) are kept: kvb bisect --resume "
-              f"{runner.shown(outdir)} continues", file=sys.stderr, flush=True)
+              f"{output.shown(outdir)} continues", file=sys.stderr, flush=True)
         return 130
     except (RunError, UsageError) as e:
         runner.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
@@ -273,7 +273,7 @@ def _search(ranges: Ranges, req: BisectRequest) -> int:
         "values_by_commit": values_by_commit(records, s.old, s.new)})
     runner.write_summary(outdir, ending.summary)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
-    print(f"results: {runner.shown(outdir)}/")
+    print(f"results: {output.shown(outdir)}/")
     _store_runs(st, req)
     return ending.code
 

@@ -13,7 +13,7 @@ from kvbtools.commands import series_report
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import host, manifest, output, results, store
 from kvbtools.measure import runner, sources, study
-from kvbtools.measure.presets import select_presets
+from kvbtools.core.presets import select_presets
 from kvbtools.pages import result_pages
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.runner import Build, Workload, progress
@@ -159,7 +159,7 @@ def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workloa
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     runner.write_summary(outdir, f"kvb matrix done: {req.plan.repeats} round(s); tables in "
                                  "table.txt")
-    print(f"results: {runner.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
+    print(f"results: {output.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
     if not req.plan.no_store:
         store.auto_store([f for x in s.series for f in got.files[x.label]], req.plan.store)
     return 0

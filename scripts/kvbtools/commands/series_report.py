@@ -12,11 +12,11 @@ import re
 from typing import Any
 
 from kvbtools.commands.arguments import PlanRequest
-from kvbtools.core import comparison, manifest, output, profiles, results, store
+from kvbtools.core import comparability, comparison, manifest, output, profiles, results, store
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind, pinning, runner, series_run
 from kvbtools.measure.plan import FLOOR, Variant
-from kvbtools.measure.presets import load_presets
+from kvbtools.core.presets import load_presets
 from kvbtools.measure.runner import Build, Workload
 from kvbtools.measure.series_run import Judging, Key, SeriesOutcome
 from kvbtools.pages import result_pages
@@ -204,7 +204,7 @@ def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], 
     """Prints the table and writes table.txt, <kind>.json, report.html and summary.txt; stores
     the runs (unless --no-store); the gate's exit status (the control not counted)."""
     c = outcome.comparison
-    mismatches = series_run.check_library_versions(c.sides, meta.get("expect", {}))
+    mismatches = comparability.check_library_versions(c.sides, meta.get("expect", {}))
     text = table_text(outcome, plan, req, mismatches)
     times = "build times: " + ", ".join(f"{k} {v:.0f} s" for k, v in outcome.build_seconds.items())
     print(text)
@@ -215,7 +215,7 @@ def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], 
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     runner.write_summary(outdir, f"kvb {kind} done: {cost_line(outcome)}; the tables are in "
                                  "table.txt")
-    print(f"results: {runner.shown(outdir)}/ (table.txt, {kind}.json, "
+    print(f"results: {output.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")
     if not req.no_store:
         store.auto_store([f for s in c.sides for f in s.paths], req.store)

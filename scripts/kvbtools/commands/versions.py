@@ -12,7 +12,7 @@ from kvbtools.commands import series_report
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import manifest, output
 from kvbtools.measure import callgrind, runner, sources
-from kvbtools.measure.presets import select_presets
+from kvbtools.core.presets import select_presets
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.runner import Build
 

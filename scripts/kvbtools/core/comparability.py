@@ -18,12 +18,15 @@ kvb compare reads what defines the work from each file's context, by the store's
 
 Files pooled into one side must agree on the workload too: a side mixing two workloads is not
 comparable with anything. A field that a side's files do not record (an older kvbench) is not
-compared.
+compared. And a side built from a library's source tree (kvb matrix --from-source, kvb versions)
+whose runs report another version of that library did not use the tree: check_library_versions
+names it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from kvbtools.core import fingerprint
 from kvbtools.core.errors import UsageError
@@ -141,3 +144,38 @@ def check(sides: list[Side], allowed: set[str], axes: set[str]) -> list[str]:
         if ds:
             lines.append(f"the sides' {g}s differ: " + "; ".join(d.text() for d in ds))
     return lines
+
+
+# ---- the library a build used: kvb matrix --from-source and kvb versions -----------------------
+
+def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
+    """The versions of `dep` a run says it used: kvbench_micro's context keys, or kvbench's
+    context.libraries (the shared objects actually loaded)."""
+    out = set()
+    for key in (f"{dep}_library_version", f"{dep}_version"):
+        if isinstance(ctx.get(key), str):
+            out.add(ctx[key])
+    for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
+        if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
+            out.add(str(lib.get("version", "")))
+    engine = ctx.get("engine")
+    if isinstance(engine, dict) and engine.get("name") == dep:
+        out.add(str(engine.get("version", "")))
+    return {v for v in out if v}
+
+
+def check_library_versions(sides: list[Side],
+                           expect: dict[str, list[list[str]]]) -> list[str]:
+    """Messages for sides whose runs report a version of the library other than the one their
+    source tree declares (e.g. CMake fell back to the system's library)."""
+    out = []
+    for s in sides:
+        if s.label not in expect:
+            continue
+        for dep, version in expect[s.label]:
+            seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
+            token = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d.])")
+            if seen and not any(token.search(v) for v in seen):
+                out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
+                           f"{version}: the build did not use that tree")
+    return out

@@ -202,3 +202,9 @@ def _replace(path: str, target: str, data: bytes) -> None:
         except OSError:
             pass
         raise _fail(path, e) from None
+
+
+def shown(path: str) -> str:
+    """A path as messages show it: relative to the current directory when it is below it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel

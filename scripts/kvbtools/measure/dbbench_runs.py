@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import results, stats
+from kvbtools.core import callgrind_out, results, stats
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind
 from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
@@ -189,7 +189,7 @@ def run_one(job: dict[str, Any]) -> int:
     out = db + ".callgrind"
     try:
         callgrind.run(job["args"], out, f"{job['tool']} {job['benchmark']}")
-        return callgrind.totals(out)
+        return callgrind_out.totals(out)
     finally:
         shutil.rmtree(db, ignore_errors=True)
         for f in (out, db + ".json"):

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from kvbtools.core import output
 from kvbtools.core.errors import UsageError
 
 # A round is disturbed when its canary is this much slower or faster than the median canary
@@ -189,20 +190,14 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
     else:
         text = f"every run on {where} ({how})"
     on = "it" if len(cpus) == 1 else "each"
-    text += (f"; a canary ({_shown(binary)} --canary) on {on} before every round and after the "
+    text += (f"; a canary ({output.shown(binary)} --canary) on {on} before every round and after the "
              "last" + (", by its wall clock (a thread taking turns on the CPU slows the runs)"
                        if by_wall else "") if binary else
-             "; no canary (" + ", ".join(f"{_shown(c)} has no --canary" if os.path.isfile(c)
-                                         else f"no build at {_shown(c)}" for c in candidates if c)
+             "; no canary (" + ", ".join(f"{output.shown(c)} has no --canary" if os.path.isfile(c)
+                                         else f"no build at {output.shown(c)}" for c in candidates if c)
              + "): rounds are not checked for a CPU that changed speed")
     return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings}, by_wall,
                how)
-
-
-def _shown(path: str) -> str:
-    """A path relative to the current directory when it is below it."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
 
 
 # The canary read after a round serves as the next round's "before" when at most this old.

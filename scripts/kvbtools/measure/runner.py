@@ -231,12 +231,6 @@ def check_engines_early(plan: Workload) -> None:
 
 # ---- results ---------------------------------------------------------------------------------
 
-def shown(path: str) -> str:
-    """A path relative to the current directory when it is below it, else absolute."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
 def utc_stamp() -> str:
     return time.strftime("%Y%m%dT%H%MZ", time.gmtime())
 

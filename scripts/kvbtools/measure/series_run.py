@@ -23,14 +23,13 @@ not make differences appear (docs/compare.md, Adaptive rounds).
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
-from typing import Any, Collection, Sequence
+from typing import Collection, Sequence
 
-from kvbtools.core import comparison, host, levels, results, stats
+from kvbtools.core import comparison, host, levels, placement, results, stats
 from kvbtools.core.errors import RunError
 from kvbtools.core.samples import Side, add_document
-from kvbtools.measure import loop, pinning, placement, runner
+from kvbtools.measure import loop, pinning, runner
 from kvbtools.measure.executor import LocalExecutor
 from kvbtools.measure.plan import Budget, Measurement, Plan, Variant
 from kvbtools.measure.runner import Build, BuildError, Workload, progress
@@ -271,37 +270,4 @@ def placement_lines(c: comparison.Comparison) -> list[str]:
             got = [s.sample((bench, mkey)) for s in c.sides
                    if s.label != CONTROL and (bench, mkey) in s.values]
             out.append(f"{bench} {c.metrics[mkey].path}: " + placement.spread_text(got))
-    return out
-
-
-def reported_versions(ctx: dict[str, Any], dep: str) -> set[str]:
-    """The versions of `dep` a run says it used: kvbench_micro's context keys, or kvbench's
-    context.libraries (the shared objects actually loaded)."""
-    out = set()
-    for key in (f"{dep}_library_version", f"{dep}_version"):
-        if isinstance(ctx.get(key), str):
-            out.add(ctx[key])
-    for lib in ctx.get("libraries", []) if isinstance(ctx.get("libraries"), list) else []:
-        if isinstance(lib, dict) and dep in str(lib.get("name", "")).lower():
-            out.add(str(lib.get("version", "")))
-    engine = ctx.get("engine")
-    if isinstance(engine, dict) and engine.get("name") == dep:
-        out.add(str(engine.get("version", "")))
-    return {v for v in out if v}
-
-
-def check_library_versions(sides: list[Any],
-                           expect: dict[str, list[list[str]]]) -> list[str]:
-    """Messages for sides whose runs report a version of the library other than the one their
-    source tree declares (e.g. CMake fell back to the system's library)."""
-    out = []
-    for s in sides:
-        if s.label not in expect:
-            continue
-        for dep, version in expect[s.label]:
-            seen = set().union(*(reported_versions(ctx, dep) for ctx in s.contexts))
-            token = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d.])")
-            if seen and not any(token.search(v) for v in seen):
-                out.append(f"{s.label}: the runs report {dep} {', '.join(sorted(seen))}, not "
-                           f"{version}: the build did not use that tree")
     return out

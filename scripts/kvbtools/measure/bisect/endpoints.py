@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvbtools.core import levels
 from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
-from kvbtools.measure import placement
+from kvbtools.core import placement
 from kvbtools.measure.bisect import judge
 from kvbtools.measure.bisect.records import INSTRUCTIONS, Endpoints, Measured, iv_text, ivjson
 from kvbtools.measure.bisect.search import Ending, Refused, Search, rows

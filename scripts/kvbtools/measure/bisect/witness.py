@@ -27,7 +27,7 @@ from typing import Callable
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.bisect.state import KvbenchMode, Mode, State
-from kvbtools.measure.presets import load_presets
+from kvbtools.core.presets import load_presets
 from kvbtools.measure.runner import Build
 from kvbtools.core.samples import load_side
 
