@@ -33,12 +33,13 @@ from kvbtools.commands import dbbench_parity  # noqa: E402
 from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.commands.parsers import bisect as bisect_parser, groups, trend  # noqa: E402
 from kvbtools.core import changes, deps_json  # noqa: E402
-from kvbtools.measure import dbbench_args, plan  # noqa: E402
+from kvbtools.core import dbbench_args  # noqa: E402
+from kvbtools.measure import plan  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
 from kvbtools.core import summary  # noqa: E402
-from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
+from kvbtools.core.dbbench_args import db_bench_args, kvbench_args  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
 from kvbtest import ARGS, write_json  # noqa: E402

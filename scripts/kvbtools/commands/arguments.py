@@ -17,7 +17,7 @@ from kvbtools.core import host, output, stats, store
 from kvbtools.core.series import Series, select
 from kvbtools.core.errors import UsageError
 from kvbtools.measure.plan import MAX_ROUNDS, Budget
-from kvbtools.measure.dbbench_args import BENCHMARKS
+from kvbtools.core.dbbench_args import BENCHMARKS
 
 
 def judgement(args: argparse.Namespace) -> stats.Judgement:

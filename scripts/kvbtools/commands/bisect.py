@@ -204,7 +204,7 @@ def run(req: BisectRequest) -> int:
     else:
         state, records = new_state(req), []
         s = state.settings
-        state.dir = runner.new_results_dir(
+        state.dir = output.new_results_dir(
             "bisect", f"{os.path.basename(s.repo)}-{s.old[:8]}..{s.new[:8]}", req.results_dir)
         results.write_json(os.path.join(state.dir, "state.json"), state.to_json())
         output.write_text(os.path.join(state.dir, "steps.jsonl"), "")
@@ -215,14 +215,14 @@ def run(req: BisectRequest) -> int:
         return _search(ranges, req)
     except KeyboardInterrupt:
         n = ranges.steps_done()
-        runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
+        output.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
                                      f"in steps.jsonl; continue with: kvb bisect --resume "
                                      f"{outdir}")
         print(f"kvb: interrupted; the {n} finished step(s) are kept: kvb bisect --resume "
               f"{output.shown(outdir)} continues", file=sys.stderr, flush=True)
         return 130
     except (RunError, UsageError) as e:
-        runner.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
+        output.write_summary(outdir, ("refused: " if isinstance(e, Refused) else "failed: ")
                              + str(e))
         _store_runs(state, req)
         raise
@@ -271,7 +271,7 @@ def _search(ranges: Ranges, req: BisectRequest) -> int:
         "compiled": st.compiled.to_json() if st.compiled else None,
         "records": [r.to_json() for r in records],
         "values_by_commit": values_by_commit(records, s.old, s.new)})
-    runner.write_summary(outdir, ending.summary)
+    output.write_summary(outdir, ending.summary)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
     print(f"results: {output.shown(outdir)}/")
     _store_runs(st, req)
@@ -433,7 +433,7 @@ def placement_line(ranges: Ranges) -> str:
     drift of old (its medians from series to series)."""
     samples, olds = [], []
     for r in ranges.all_records():
-        got = r.measured.samples() if r.measured and r.measured.values else {}
+        got = r.measured.levels(True) if r.measured and r.measured.values else {}
         samples += got.values()
         if "old" in got and isinstance(r, (Endpoints, Step)) and \
                 not (isinstance(r, Step) and r.ends):

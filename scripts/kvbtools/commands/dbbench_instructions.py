@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from kvbtools.commands.arguments import DbbenchRequest
 from kvbtools.core import table
-from kvbtools.measure import dbbench_args, dbbench_runs
+from kvbtools.core import dbbench_args
+from kvbtools.measure import dbbench_runs
 from kvbtools.core.errors import UsageError
 
 

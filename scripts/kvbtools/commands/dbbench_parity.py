@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from kvbtools.commands.arguments import DbbenchRequest
 from kvbtools.core import stats, table
-from kvbtools.measure import dbbench_args, dbbench_runs
-from kvbtools.measure.dbbench_args import db_bench_args, kvbench_args
+from kvbtools.core import dbbench_args
+from kvbtools.measure import dbbench_runs
+from kvbtools.core.dbbench_args import db_bench_args, kvbench_args
 from kvbtools.measure.dbbench_runs import CPU, phase_cpu
 from kvbtools.core.errors import RunError, UsageError
 

@@ -149,7 +149,7 @@ def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workloa
         return 0
     if s.note:
         print(s.note)
-    outdir = runner.new_results_dir("study", "+".join(x.label for x in s.series[:4]),
+    outdir = output.new_results_dir("study", "+".join(x.label for x in s.series[:4]),
                                     req.plan.results_dir)
     got = study.measure(s, req.plan.repeats, outdir,
                         list(series_report.metric_keys(req.plan, plan)))
@@ -157,7 +157,7 @@ def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workloa
     output.write_text(os.path.join(outdir, "table.txt"), got.text + "\n")
     results.write_json(os.path.join(outdir, "study.json"), got.doc)
     result_pages.write_report(outdir)  # report.html (docs/report.md)
-    runner.write_summary(outdir, f"kvb matrix done: {req.plan.repeats} round(s); tables in "
+    output.write_summary(outdir, f"kvb matrix done: {req.plan.repeats} round(s); tables in "
                                  "table.txt")
     print(f"results: {output.shown(outdir)}/ (table.txt, study.json, one JSON per run)")
     if not req.plan.no_store:

@@ -85,16 +85,16 @@ def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: P
         dry_run(builds, variants, plan, req)
         return 0
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
-    outdir = runner.new_results_dir(kind, what, req.results_dir)
+    outdir = output.new_results_dir(kind, what, req.results_dir)
     try:
         outcome = series_run.run(kind, builds, variants, plan, judging, req.budget(), req.cpu,
                                  outdir)
         return report(kind, outdir, outcome, builds, plan, req, meta)
     except (RunError, UsageError) as e:
-        runner.write_summary(outdir, f"kvb {kind} failed: {e}")
+        output.write_summary(outdir, f"kvb {kind} failed: {e}")
         raise
     except KeyboardInterrupt:
-        runner.write_summary(outdir, f"kvb {kind} was interrupted; the runs so far are here")
+        output.write_summary(outdir, f"kvb {kind} was interrupted; the runs so far are here")
         raise
 
 
@@ -213,7 +213,7 @@ def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], 
     results.write_json(os.path.join(outdir, f"{kind}.json"),
                        report_json(outcome, builds, meta, mismatches))
     result_pages.write_report(outdir)  # report.html (docs/report.md)
-    runner.write_summary(outdir, f"kvb {kind} done: {cost_line(outcome)}; the tables are in "
+    output.write_summary(outdir, f"kvb {kind} done: {cost_line(outcome)}; the tables are in "
                                  "table.txt")
     print(f"results: {output.shown(outdir)}/ (table.txt, {kind}.json, "
           "one JSON per run)")

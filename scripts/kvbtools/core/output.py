@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
+import time
 
 from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.host import ROOT
 
 STDOUT = "-"
 MAX_LINKS = 40  # as the kernel's own limit (ELOOP)
@@ -208,3 +211,33 @@ def shown(path: str) -> str:
     """A path as messages show it: relative to the current directory when it is below it."""
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
+
+
+# ---- results directories: kvb matrix, versions, bisect and studies ------------------------------
+
+def utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%MZ", time.gmtime())
+
+
+def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
+    """results/<kind>-<UTC time>-<what>/, made fresh: a -2, -3... suffix instead of reusing."""
+    parent = base or os.path.join(ROOT, "results")
+    make_dirs(parent)
+    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", what)[:80]
+    stem = os.path.join(parent, f"{kind}-{utc_stamp()}-{safe}")
+    path, i = stem, 1
+    while True:
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            i += 1
+            path = f"{stem}-{i}"
+        except OSError as e:
+            raise RunError(f"cannot create the directory {path}: {e.strerror or e}") from None
+
+
+def write_summary(outdir: str, text: str) -> None:
+    """summary.txt: how the run that owns `outdir` ended, in a sentence or a few lines."""
+    when = time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
+    write_text(os.path.join(outdir, "summary.txt"), f"{when}\n{text.rstrip()}\n")

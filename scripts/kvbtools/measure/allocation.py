@@ -1,20 +1,13 @@
-"""Where the next seconds of measuring go: one more round on every link, or one more link.
+"""Where the next seconds of measuring go: one more round on every link, or more links.
 
-A comparison of builds measures in rounds: each round runs every series once, back to back, on
-one link (layout seed) of their builds, the links taking turns. Its verdicts rest on link pairs
-(core/levels.py), so the interval of a row narrows two ways: more rounds on each link shrink the
-within-link part of a link pair's variance, more links shrink everything and add degrees of
-freedom. Which is cheaper depends on where the variance is and on what each costs: a round is a
-few processes (seconds), a link is a relink of every build (seconds too, from objects already
-compiled; a whole build command per link in bisect's generic mode).
-
-So, as Kalibera & Jones ("Rigorous benchmarking in reasonable time", ISMM 2013) choose the
-repetitions of each level from its variance and cost, after every step the unresolved row whose
-interval is widest is looked at: its variance components (core/levels.components) predict the
-interval's width after one more round on every link and after one to MAX_LINKS more links
-measured as often as the others; the step that narrows it most per second of measuring is taken.
-Nothing here looks at where an interval lies or at a p-value, only at widths: stopping when every
-width is under the threshold does not make differences appear (docs/compare.md).
+A row's interval rests on link pairs (core/levels), so it narrows two ways: rounds shrink the
+within-link variance, links shrink everything and add degrees of freedom; a round costs seconds,
+a link a relink of every build (seconds from compiled objects; a build command in bisect's
+generic mode). As Kalibera & Jones ("Rigorous benchmarking in reasonable time", ISMM 2013)
+choose each level's repetitions from its variance and cost, the widest unresolved row's
+components predict its width after one more round and after 1..MAX_LINKS more links, and the
+step that narrows it most per second is taken. Only widths: no p-value, no place of an interval
+(docs/compare.md).
 """
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""Instruction counts from valgrind's callgrind: the one mechanism behind `--instructions` of kvb
-matrix, versions and bisect, and behind kvb dbbench instructions.
-
-Instructions are not time: two builds that execute the same number of instructions can differ in
-speed (cache misses, branch mispredictions, the instructions' own cost, vector width), and
-callgrind runs the code on a simulated CPU, 20-100x slower. What they are is deterministic: the
-same binary, input and seed give the same count whatever else the machine is doing, so they can
-resolve differences far below the noise of a shared VM where there is no hardware PMU.
-
-valgrind 3.19 (Debian 12) cannot execute AVX-512 instructions: a -march=native build on an
-AVX-512 host dies with SIGILL under it. That is refused up front (the preset's arch flags and the
-host's CPU flags) and, should it happen anyway, recognised by the signal: both exit 2 naming the
-portable presets.
+"""Instruction counts from valgrind's callgrind: the one mechanism behind --instructions of kvb
+matrix, versions and bisect, and kvb dbbench instructions (its files read: core/callgrind_out).
+Instructions are not time (cache misses, mispredictions, vector width; callgrind's CPU is
+simulated, 20-100x slower), but they are deterministic: the same binary and input give the same
+count whatever the machine does. valgrind 3.19 cannot execute AVX-512 instructions: a native
+build on an AVX-512 host is refused up front (exit 2, naming the portable presets), and SIGILL
+is recognised should it happen anyway.
 """
 from __future__ import annotations
 

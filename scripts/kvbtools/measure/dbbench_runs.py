@@ -1,4 +1,4 @@
-"""kvb dbbench's runs of both tools on the flags of measure/dbbench_args.py: timed in
+"""kvb dbbench's runs of both tools on the flags of core/dbbench_args.py: timed in
 alternating rounds (`kvb dbbench parity`: timed_rounds, summarize) and under callgrind at two op
 counts (`kvb dbbench instructions`: counted, per_op). The commands (commands/dbbench_parity.py,
 dbbench_instructions.py) check their requests, print the tables and judge."""
@@ -18,7 +18,7 @@ from typing import Any
 from kvbtools.core import callgrind_out, results, stats
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind
-from kvbtools.measure.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
+from kvbtools.core.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
 
 DB_BENCH_LINE = re.compile(r"^(\w+)\s*:\s*([\d.]+) micros/op\s+(\d+) ops/sec")
 

@@ -1,14 +1,10 @@
-"""The engine's seams: who runs a plan's rounds (Executor), who runs one round's variants
-(Runner), and who builds and relinks (Builder). measure/loop.py hands an executor a Block of a
-plan's rounds and gets back a BlockResult: the runs (Measurement, each saying where it was
-taken) and the rounds set apart, with why.
-
-LocalExecutor is the one executor: in this process, every round on the plan's pinned CPU between
-two readings of its canary (pinning.Watch, the one canary of every comparison); a round whose
-canary moved is set apart. An executor that runs blocks as jobs on other hosts (issue 45) takes
-the plan and the block as JSON (Plan.to_json, Block.to_json), runs them there the same way, and
-returns Measurements with their host; a job that was lost sets all its rounds apart ("lost: ..."):
-the loop runs them again, on their links, as it does a disturbed round.
+"""The engine's seams (docs/kvbtools.md, The engine): the Executor runs a Block of a plan's
+rounds and returns a BlockResult (the Measurements, the rounds set apart and why), the Runner runs
+one round's variants, the Builder adds links. LocalExecutor, the one executor, runs here, every
+round between two readings of the canary on the plan's CPU (pinning.Watch, the one canary of
+every comparison). An executor of jobs on other hosts (issue 45) sends Plan.to_json and
+Block.to_json, runs the same Runner there, returns Measurements with their host, and sets the
+rounds of a lost job apart ("lost: ...") for the loop to run again on their links.
 """
 from __future__ import annotations
 

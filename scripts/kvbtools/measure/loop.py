@@ -1,21 +1,11 @@
-"""The engine's one loop: a plan's rounds on links, grown where the variance is, until the
-caller's judgement is made or the budget is spent. kvb matrix --presets and kvb versions run one
-(measure/series.py), kvb bisect one per series (measure/bisect/series.py).
-
-    plan (plan.py) -> blocks of rounds -> executor (executor.py) -> measurements -> judge
-                                                                            (core/levels)
-
-It starts with the plan's links, `Budget.rounds_per_link` rounds on each. Then, until the
-judge is settled or the budget is spent, it takes the step measure/allocation.py chooses from the
-variance components of the judge's unsettled rows (core/levels.components) and what each step
-costs here: one more round on every link, or more links (every build relinked by the Builder,
-then measured as often as the others). A round the executor sets apart (its canary moved; a lost
-job) is named and run again on the same link, within the budget, unless the plan is fixed.
-
-The budget is the plan's seconds of measuring and relinking (Plan.seconds: --max-time, else as
-long as the builds took, FLOOR at least) and Budget.max_rounds; the first rounds always run (up
-to max_rounds), and after them no round or relink is started that would end past the budget,
-judged by the median round so far. What it cost is a Spent (spent.py).
+"""The engine's one loop (docs/kvbtools.md, The engine): a plan's first rounds, `Budget.
+rounds_per_link` on each of its links, then the step measure/allocation.py chooses from the
+judge's unsettled rows and what a step costs here (a round on every link, or more links: every
+build relinked by the Builder, then measured as often as the others) until the judge is settled
+or the budget is spent. Rounds go to the executor as Blocks; a round it sets apart (its canary
+moved; a lost job) is named and run again on its link, unless the plan is fixed. The budget:
+Budget.max_rounds, and Plan.seconds of measuring and relinking (after the first rounds, no round
+or relink starts that would end past it, by the median round so far). What it cost: a Spent.
 """
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
-"""One CPU for every series of a comparison, and a canary in every round on that CPU.
+"""One CPU for every run of a comparison, and a canary around every round on it.
 
-On a shared host the largest effect is the CPU and the moment: a neighbour can make one vCPU 1.5-2x
-slower than another for minutes, then the other, and nothing inside the guest shows it (no steal).
-Unpinned, successive runs land on alternate CPUs and a ratio between two series reads 0.65 and
-1.55 in turn. So a comparison pins every run to one CPU (the fastest by the canary when it starts,
-or the one given), runs the series of a round back to back on it, and judges per-round ratios
-(core/levels.py: rounds are blocks). A canary, kvbench's fixed reference loop (`kvbench --canary`,
-`kvbench_micro --canary`), runs before every round on that CPU: a round whose canary moved beyond
-the canary's own noise ran on a CPU that changed speed under it, and is set apart and repeated.
+On a shared host the largest effect is the CPU and the moment: a neighbour can make one vCPU
+1.5-2x slower than another for minutes, and nothing in the guest shows it; unpinned runs land on
+alternate CPUs (a ratio read 0.65 and 1.55 in turn). So every run is pinned (choose_pin: the
+fastest by the canary, or the one given) and the runs of a round go back to back, and a canary,
+kvbench's fixed reference loop (`kvbench --canary`), runs on that CPU around every round
+(Watch): a round whose canary moved beyond its own noise ran on a CPU that changed speed.
 """
 from __future__ import annotations
 

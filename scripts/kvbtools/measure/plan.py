@@ -1,17 +1,12 @@
-"""A plan: what one loop of the engine measures (measure/loop.py), as plain data.
+"""A plan: what one loop of the engine measures (docs/kvbtools.md, The engine), as plain data.
 
-A comparison of builds measures in rounds: a round runs every variant of the plan once, back to
-back, the order rotating by one a round, all on the round's link (layout seed) of their builds,
-pinned (pinning.Pin) with a canary around it, so the ratio of two builds within a round cancels
-the CPU and the moment they shared (core/levels judges rounds as blocks). The plan says which
-variants (a label and the build it runs: kvb matrix's presets and their control, kvb versions'
-trees, a bisect series' commits), how many links every build starts with, where the runs are
-pinned, and the budget; the loop adds rounds and links where the variance is until the caller's
-judgement is made or the budget is spent.
-
-Everything here is JSON both ways (to_json, from_json), so another process (issue 45: a job on
-another host) can run a Block of a plan's rounds from it and send back its Measurements: the
-executor's seam (measure/executor.py).
+A round runs every variant once, back to back, the order rotating by one a round, on the round's
+link (layout seed) of their builds, pinned with a canary around it: the ratio of two builds
+within a round cancels the CPU and the moment they shared (core/levels judges rounds as blocks).
+The plan names the variants (kvb matrix's presets and control, kvb versions' trees, a bisect
+series' commits), the links every build starts with, the Pin and the Budget. It is JSON both
+ways, so another process (issue 45: a job on another host) can run a Block of its rounds and send
+back Measurements (executor.py).
 """
 from __future__ import annotations
 

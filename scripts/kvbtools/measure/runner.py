@@ -1,10 +1,8 @@
-"""Shared by matrix, versions and bisect: builds (of measure/presets.py's presets), benchmark
-runs, result paths.
-
-Build trees go to build/kvb/<tag> (never build/<preset>, the user's), configured with
-`cmake --preset P -B build/kvb/<tag>` so the preset's toolchain and flags apply, with tests off.
-Libraries built from source reach CMake as -DKVBENCH_<DEP>_SOURCE_DIR=<dir> or
--DKVBENCH_<DEP>_ROOT=<prefix> (the contract with the CMake side, cmake/).
+"""Builds (of core/presets' presets) and benchmark runs, for matrix, versions, bisect and
+studies; results directories. Build trees go to build/kvb/<tag> (never build/<preset>, the
+user's), configured with `cmake --preset P -B build/kvb/<tag>` (the preset's toolchain and flags,
+tests off); libraries from source or a prefix reach CMake as -DKVBENCH_<DEP>_SOURCE_DIR or
+-DKVBENCH_<DEP>_ROOT (cmake/).
 """
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ from typing import Sequence
 
 from kvbtools.measure import callgrind
 from kvbtools.measure.plan import Variant
-from kvbtools.core import manifest, output
+from kvbtools.core import manifest
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
 
@@ -227,36 +225,6 @@ def check_engines_early(plan: Workload) -> None:
     for e in plan.engines if known is not None else []:
         if e not in known:
             raise UsageError(f"--engines: unknown engine '{e}' (known: {', '.join(sorted(known))})")
-
-
-# ---- results ---------------------------------------------------------------------------------
-
-def utc_stamp() -> str:
-    return time.strftime("%Y%m%dT%H%MZ", time.gmtime())
-
-
-def new_results_dir(kind: str, what: str, base: str | None = None) -> str:
-    """results/<kind>-<UTC time>-<what>/, made fresh: a -2, -3... suffix instead of reusing."""
-    parent = base or os.path.join(ROOT, "results")
-    output.make_dirs(parent)
-    safe = re.sub(r"[^A-Za-z0-9._+-]+", "_", what)[:80]
-    stem = os.path.join(parent, f"{kind}-{utc_stamp()}-{safe}")
-    path, i = stem, 1
-    while True:
-        try:
-            os.makedirs(path)
-            return path
-        except FileExistsError:
-            i += 1
-            path = f"{stem}-{i}"
-        except OSError as e:
-            raise RunError(f"cannot create the directory {path}: {e.strerror or e}") from None
-
-
-def write_summary(outdir: str, text: str) -> None:
-    """summary.txt: how the run that owns `outdir` ended, in a sentence or a few lines."""
-    when = time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
-    output.write_text(os.path.join(outdir, "summary.txt"), f"{when}\n{text.rstrip()}\n")
 
 
 def engines(variant: Variant, workload: Workload) -> list[str]:

@@ -1,24 +1,12 @@
-"""kvb matrix --presets and kvb versions as one plan on the engine: build every distinct build (a
-build that fails is skipped, unless it is the base's), check the workload against each binary,
-choose the CPU every run is pinned to, then one loop (measure/loop.py) of the plan whose variants
-are the builds and the control (the base measured again in the same rounds with the same
-binaries: the A/A), until every row is resolved or the budget is spent, every row judged on
-core/levels' unit (comparison.build: paired rounds, or link pairs with several links). The
-result is a SeriesOutcome; commands/series_report.py prints it, writes the results directory,
-stores the runs and gates.
-
-The adapter's three parts: Relinks (the engine's Builder: KVBENCH_LAYOUT_SEEDS and the -layouts
-target, which only link, RELINK_BATCH seeds at a time), SeriesRunner (a round: every variant, every
-engine of each, on the round's link; a kvbench_micro round in chunks of CHUNK benchmarks, every
-variant once a chunk, each a process of its own, `<variant>.r<round>.c<chunk>.json`: the two runs
-of a benchmark that a ratio pairs are then about a second apart, not a whole run of the suite, so
-a neighbour that comes and goes every 20 s falls between them about one time in twenty rather
-than one in four) and TableJudge (the runs of the rounds not set apart join their variants'
-sides with their link and round).
-
-A row is resolved when the interval of its verdict is narrower than the threshold (hi / lo - 1 <
-threshold): its width only, never where it lies or a p-value, so looking after every round does
-not make differences appear (docs/compare.md, Adaptive rounds).
+"""kvb matrix --presets and kvb versions as one plan on the engine (docs/kvbtools.md, The
+engine): every build built (one that fails is skipped, unless it is the base's) and checked, the
+CPU chosen, then one loop of the builds and the control (the base again, the A/A) until every
+row is resolved (its interval narrower than the threshold: its width only, never where it lies,
+docs/compare.md) or the budget is spent. Its parts: Relinks (the Builder), SeriesRunner (the
+Runner; kvbench_micro in chunks of CHUNK benchmarks, every variant once a chunk, so a ratio's two
+runs are about a second apart and a neighbour that comes every 20 s falls between them one time
+in twenty, not one in four) and TableJudge (the Judge). commands/series_report.py prints the
+SeriesOutcome, writes the results directory, stores the runs and gates.
 """
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""What measuring cost: one record for every loop of the engine (kvb matrix's and versions'
-comparison, each series of a bisect) and for the totals of a bisect, written as one line by one
-function (Spent.text) and as one JSON shape (Spent.to_json) in matrix.json and versions.json
-("cost"), bisect.json's and steps.jsonl's records ("spent") and state.json ("totals").
-
-The JSON keys, each always there: links, rounds, rounds_per_link, set_apart, runs, builds,
-relinks, measuring_seconds, relinking_seconds, canary_seconds, building_seconds,
-budget_seconds, max_rounds, stopped_by (settled, fixed, max rounds, max time; "" for totals),
-text. from_json also reads what kvb wrote before (a bisect record's "spent" of schema 3 and
-state.json's "totals" of schema 1 to 3), so --resume goes on from them; a record of before is
-written back as it was (a finished series' record is not rewritten), totals in the new shape
-once they grow.
+"""What measuring cost: one record for every loop of the engine and a bisect's totals, one line
+(Spent.text) and one JSON shape (Spent.to_json: matrix.json's and versions.json's "cost", a
+bisect record's "spent", state.json's "totals"; docs/compare.md lists its keys). from_json also
+reads the keys of before (a schema-3 record's "spent", the "totals" of schema 1 to 3), and a
+record of before is written back as it was; totals take the new shape once they grow.
 """
 from __future__ import annotations
 

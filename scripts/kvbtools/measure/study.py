@@ -1,29 +1,19 @@
-"""The study axes of kvb matrix: engines, thread counts and named configurations.
-
-A study's series are every combination of the axes it is given (presets or one kvbench binary,
---engines, --threads, --configs), measured interleaved by round with a control (the first series
-again), and reported as the seeds' write-ups report: one table per metric, a row per series, a
-column per benchmark (and role), the first series (the base) in absolute values and every other
-row relative to it. With more than one thread count, a QPS@N table per benchmark too: a row per
-engine and configuration, a column per thread count, then storage KB read and context switches
-per op at the largest count.
-
-A --configs file has one configuration a line, `name: --flag=value --flag ...` (kvbench flags;
-`#` starts a comment). The first is the base.
-
-plan_study makes the series, measure runs them and makes the tables (a StudyResult); kvb matrix
-(commands/matrix.py) prints them, writes the results directory and stores the runs.
+"""The studies of kvb matrix: every combination of its axes (presets or one kvbench binary,
+--engines, --threads, --configs) a series, interleaved by round with a control (the first
+again), reported as the seeds' write-ups are: a table per metric relative to the base, and with
+several thread counts a QPS@N table per benchmark (core/study_tables.py). A --configs file has a
+configuration a line, `name: --flag=value ...` (kvbench flags, `#` comments), the first the base.
+plan_study makes the series, measure runs them; commands/matrix.py prints and stores.
 """
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import shlex
-import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import profiles, results
+from kvbtools.core import manifest, output, profiles, results
 from kvbtools.core.study_tables import load_values, median_or_none, metric_tables, qps_tables
 from kvbtools.measure import runner
 from kvbtools.core.errors import RunError, UsageError
@@ -38,19 +28,6 @@ RESERVED = {"engine", "threads", "db", "json", "benchmarks", "num", "report_inte
 class Config:
     name: str
     args: list[str]
-
-
-def known_flags(binary: str) -> set[str]:
-    """The flags `binary --help` lists."""
-    try:
-        p = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
-    except OSError as e:
-        raise RunError(f"cannot run {binary}: {e}") from None
-    flags = set()
-    for line in p.stdout.splitlines():
-        if line.startswith("  --"):
-            flags.add(line[4:].split()[0])
-    return flags
 
 
 def parse_configs(path: str, known: set[str]) -> list[Config]:
@@ -197,9 +174,9 @@ def plan_study(builds: list[tuple[str, Build]], plan: Workload, threads: str | N
     configs: list[Config] = []
     prebuilt = builds[0][1].prebuilt
     if configs_path and prebuilt:
-        configs = parse_configs(configs_path, known_flags(prebuilt))
+        configs = parse_configs(configs_path, manifest.flags_of(prebuilt))
     elif configs_path:  # the form now, the flags against the binary after the build (measure)
-        configs = parse_configs(configs_path, known=_any_flag())
+        configs = parse_configs(configs_path, known=_AnyFlag())
     workloads, note = with_load(plan.workloads)
     # One-second intervals (after run_once's 0, so this wins): the worst one is the stall.
     plan = dataclasses.replace(plan, workloads=workloads,
@@ -221,7 +198,8 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
             runner.do_build(b, False, f"[{i}/{len(builds)}] ")
     configs = study.configs
     if study.configs_path and not prebuilt:  # the series carry them; now their flags are checked
-        configs = parse_configs(study.configs_path, known_flags(builds[0][1].binary(False)))
+        configs = parse_configs(study.configs_path,
+                                manifest.flags_of(builds[0][1].binary(False)))
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
     for s in series:  # each series' own flags (threads, a configuration) before any run
@@ -232,7 +210,7 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
         try:
             measure_round(study, r, outdir, files, f"/{repeats}")
         except runner.BuildError as e:
-            runner.write_summary(outdir, f"kvb matrix failed: {e}")
+            output.write_summary(outdir, f"kvb matrix failed: {e}")
             raise RunError(f"a run failed: {e}") from None
     text, doc = report(series, study.where, files, study.threads, metric_names)
     labels = [s.label for s in series]
@@ -261,7 +239,3 @@ class _AnyFlag(set):  # type: ignore[type-arg]
 
     def __contains__(self, item: object) -> bool:
         return True
-
-
-def _any_flag() -> set[str]:
-    return _AnyFlag()

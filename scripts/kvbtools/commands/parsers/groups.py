@@ -28,7 +28,7 @@ FLOOR = 120.0
 # interval 26% narrower for one relink; and 4 links x 2 rounds is the least that splits the
 # variance between links from the variance within them for the allocation.
 DEFAULT_LAYOUTS = 4
-# measure/dbbench_args.BENCHMARKS' kvbench names, which both dbbench commands take: the same
+# core/dbbench_args.BENCHMARKS' kvbench names, which both dbbench commands take: the same
 # test holds them equal.
 DBBENCH_BENCHMARKS = ("fillseq", "readrandom", "overwrite", "fwdrange")
 

@@ -138,7 +138,7 @@ def endpoint_ending(search: Search, rec: Endpoints) -> Ending | None:
     find = search.s.find
     unit = f"; {rec.unit}" if rec.unit else ""
     if rec.state == judge.UNDECIDED:
-        got = list(rec.measured.samples().values())
+        got = list(rec.measured.levels(True).values())
         noise = ("the code placement effect" if placement.spread(got)[0] > j.threshold
                  else "the noise")
         why = "; the instructions could not be counted" if search.s.witness != "time" \

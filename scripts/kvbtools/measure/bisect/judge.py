@@ -1,30 +1,22 @@
-"""kvb bisect's three judgements, on values measured in the same interleaved rounds.
-
-Every series of a bisect runs its commits in rounds, every commit once per round, back to back
-on one CPU and on the round's link (layout seed). So a round is a block: the log ratio of two
-commits within a round cancels the CPU and the moment they shared, and the link they shared.
-Every interval here is core/levels' estimate on that unit: per link pair (the same seed of both
-builds) the median of its rounds' log ratios, tested with Yuen's 20% trimmed t when each commit
-ran at least two links (a rare slow link moves a trimmed mean little); the per-round log ratios
-when there is one link. Instruction counts are exact (core/levels: exact=True): no interval.
-
-"Halfway between old and new" is the geometric middle. `sign` is +1 when the change the bisect
-looks for (--find slower|faster, in the metric's better direction) makes log(new/old) positive,
--1 when it makes it negative.
+"""kvb bisect's three judgements, on core/levels' estimate of values measured in the same
+rounds (a round is a block: the log ratio of two commits within it cancels the CPU, the moment
+and the link they shared): per link pair the median of its rounds' log ratios with Yuen's trimmed
+t (two commits' links: 30%), or the per-round log ratios on one link; instruction counts are
+exact. `sign` is +1 when the change looked for (--find, in the metric's better direction) makes
+log(new/old) positive; "halfway" is the geometric middle of old and new.
 
 - check_change: is old -> new a change of at least the threshold in the direction looked for?
-- classify: is a commit like old, like new, or uncertain? A commit between old and new (a
-  change spread over several commits) is judged by the halfway rule once its intervals are
-  narrow against the change.
-- confirm: does the blamed commit, against its parent, change the metric in the direction
-  looked for by at least the threshold, and what share of old -> new does it carry?
+- classify: is a commit like old, like new, or uncertain (the halfway rule for a commit between
+  them, once its intervals are narrow against the change)?
+- confirm: does the blamed commit differ from its parent by the threshold in that direction,
+  and what share of old -> new does it carry?
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from kvbtools.core import levels
+from kvbtools.core import levels, stats
 from kvbtools.core.levels import Sample
 from kvbtools.core.stats import Interval
 
@@ -79,7 +71,7 @@ def check_change(old: Sample, new: Sample, *, sign: int, threshold: float,
         return ChangeCheck(ESTABLISHED, iv, unit)
     if (iv.lo > 1.0) if sign < 0 else (iv.hi < 1.0):
         return ChangeCheck(OPPOSITE, iv, unit)
-    if 1.0 - threshold < iv.lo and iv.hi < 1.0 + threshold:
+    if stats.within(iv, threshold):
         return ChangeCheck(SAME, iv, unit)
     return ChangeCheck(UNDECIDED, iv, unit)
 

@@ -1,13 +1,11 @@
 """kvb bisect over its ranges: the culprit of old -> new, and with --all-steps every step.
 
-The search of old -> new (search.Search: endpoints.py, steps.py, confirm.py) follows the change to the commit where it crosses
-halfway and confirms it against its parent; the confirmation measures old, new, the parent and
-the culprit in the same rounds, so it also tells how much of the change lies before the culprit
-(old -> parent) and after it (culprit -> new). With --all-steps each of those ranges whose ends
-differ by the threshold or more in the direction looked for is searched the same way, its own
-ends measured again first, until no range left holds such a step (as Chromium's Pinpoint
-reports every culprit with its effect). Each range's records follow its endpoints record in
-steps.jsonl, so --resume replays them range by range.
+The confirmation measures old, new, the parent and the culprit in the same rounds, so it tells how
+much of the change lies before the culprit and after it; with --all-steps each of those ranges
+whose ends differ by the threshold or more in the direction looked for is searched the same way
+(its ends measured again first) until none is left, as Chromium's Pinpoint reports every
+culprit. Each range's records follow its endpoints record in steps.jsonl; --resume replays them
+range by range. The bisect's CPU and canary are chosen here, once.
 """
 from __future__ import annotations
 

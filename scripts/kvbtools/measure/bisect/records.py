@@ -1,13 +1,9 @@
-"""The records of kvb bisect's finished series: the endpoints, each step, the confirmation.
-
-Each is one line of steps.jsonl, written when its series ends, and one entry of bisect.json's
-"records"; --resume reads them back and replays them. kvb report reads them as plain dicts too
-(pages/compare_figures.tested_commits), so the keys of schema 1 and 2 keep their places and
-meaning; schema 3 (state.json) adds keys beside them: each value's round (`round_of`), the rounds
-set apart by their canary (`disturbed`), what a verdict rested on (`unit`), the witness that
-decided (`witness`, and `instructions` when counts did), what a series spent (`spent`:
-measure/spent.py's one shape; the keys of before read back). A record written before them reads back with the old meaning: value i measured in round
-i + 1, decided by time.
+"""The records of kvb bisect's finished series: the endpoints, each step, the confirmation. Each
+is a line of steps.jsonl, written when its series ends, and an entry of bisect.json's "records";
+--resume replays them, and kvb report reads them as dicts (pages/compare_figures). Schema 3 added
+keys beside those of 1 and 2 (`round_of`, `disturbed`, `unit`, `witness`, `instructions`,
+`spent`: spent.py's one shape, the keys of before read back); a record without them reads back
+as before: value i measured in round i + 1, decided by time.
 """
 from __future__ import annotations
 
@@ -55,20 +51,14 @@ class Measured:
         got = (self.seeds or {}).get(role)
         return list(got) if got is not None else [0] * len(self.values[role])
 
-    def samples(self) -> dict[str, levels.Sample]:
-        """By role, every value (set apart or not) on its link: the placement spread."""
-        return {k: levels.Sample.rounds(v, self.round_of(k), [f"seed {s}" for s in
-                                                              self.seed_of(k)])
-                for k, v in self.values.items()}
-
-    def levels(self) -> dict[str, levels.Sample]:
+    def levels(self, disturbed: bool = False) -> dict[str, levels.Sample]:
         """By role, as core/levels judges them: one process per round, each on its link (the
         role's: two commits' links are two placements, which levels trims as such), the
-        disturbed rounds left out."""
+        disturbed rounds left out unless `disturbed` (the placement spread takes every value)."""
         out = {}
         for k, v in self.values.items():
             rounds, seeds = self.round_of(k), self.seed_of(k)
-            keep = [i for i in range(len(v)) if rounds[i] not in self.disturbed]
+            keep = [i for i in range(len(v)) if disturbed or rounds[i] not in self.disturbed]
             out[k] = levels.Sample.rounds([v[i] for i in keep], [rounds[i] for i in keep],
                                           [f"{k} seed {seeds[i]}" for i in keep])
         return out

@@ -1,21 +1,12 @@
-"""kvb bisect's search of one range: what it knows, and how it builds, measures and counts.
-
-The search runs in phases, each a module of this package: the endpoints (endpoints.py: is old ->
-new the change looked for?), the steps (steps.py: git's bisection, each commit judged like old,
-like new or uncertain), the confirmation (confirm.py: the culprit against its parent, with its
-share of the change), and over the ranges around a culprit (ranges.py, --all-steps). A Search
-holds what they share: the bisect's State (state.py, rewritten to state.json as it changes), the
-finished series of this range (records.py, one line of steps.jsonl each, so --resume replays
-them without measuring again), the workspace (trees.py), what is known of the range (the
-commits like old, the oldest like new, the compiled sources' verdicts), and the primitives: build
-a commit, measure a plan of commits (series.py, on the engine), count a commit's instructions
-(witness.py).
-
-Every series is measured until its judgement (judge.py, on core/levels' unit) is made or its
-budget is spent: as long as building its commits took, at least plan.FLOOR seconds (--max-time
-sets it). When time cannot decide within its budget and the commits can be counted, instruction
-counts decide (--witness auto, the default); once the ends were told apart only by their
-counts, or a step could not be decided by time, every later step of the range is counted.
+"""kvb bisect's search of one range: what its phases share (endpoints.py, steps.py,
+confirm.py; ranges.py over the ranges around a culprit). A Search holds the bisect's State
+(state.py, rewritten to state.json as it changes), this range's finished records (records.py,
+steps.jsonl, replayed by --resume), the workspace (trees.py), what is known of the range (the
+commits like old, the oldest like new, the verdicts by compiled sources) and the primitives:
+build a commit, measure a plan of commits on the engine (series.py) until its judgement
+(judge.py) is made or its budget is spent (as long as building its commits took, plan.FLOOR at
+least; --max-time), count a commit's instructions (witness.py: they decide when time cannot,
+--witness auto; then every later step of the range is counted).
 """
 from __future__ import annotations
 

@@ -1,16 +1,10 @@
-"""kvb bisect's series on the engine: a few commits (old and new; and the commit under test, or
-the blamed commit and its parent) as the variants of one plan (measure/plan.py), run by the one
-loop (measure/loop.py) as kvb matrix's builds are: every commit once a round, back to back, the
-order rotating, all on the round's link and pinned to the bisect's CPU, a canary around every
-round (pinning.Watch), rounds and links added where the variance is until the series' judgement
-is made or its budget is spent.
-
-The adapter's three parts: Commits (the engine's Builder: a commit's links, relinked in the
-workspace, trees.Workspace.relink), CommitRunner (a round: every commit's run of the round,
-`runs/<series>.<commit>.r<round>.json`) and Values (the Judge: the watched metric's values of
-every run, by commit, with each value's link and round; the rounds set apart are kept in the
-record and left out of the verdicts, records.Measured). A failure of the commit under test is
-CommitCannotRun (the step skips it, as git bisect does); of any other commit, a RunError.
+"""kvb bisect's series on the engine (docs/kvbtools.md, The engine): its commits (old and new;
+and the commit under test, or the culprit and its parent) are the variants of one plan, run by
+the one loop as kvb matrix's builds are. Its parts: Commits (the Builder: relinks in the
+workspace), CommitRunner (the Runner: `runs/<series>.<commit>.r<round>.json`) and Values (the
+Judge: the watched metric's values by commit, with each value's link and round; the rounds set
+apart stay in the record, out of the verdicts). A failure of the commit under test is
+CommitCannotRun (the step skips it, as git bisect does); of any other commit a RunError.
 """
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """kvb bisect's state: what it searches, how it builds and measures a commit, the metric it
-watches, what its builds compile and what it has spent, as one record.
-
-The record is written to state.json (SCHEMA, schema_version VERSION) whenever it changes and is
-read back by --resume; a state.json written by a previous release (schema_version 2: no witness,
---all-steps, CPU or instruction counts; schema_version 1, a flat dict) is converted, and one of
-any other version is refused (UsageError, exit 2). The series the
-search finished are not here but in steps.jsonl (records.py). docs/compare.md describes both
-files.
+watches, what its builds compile and what it has spent; state.json (SCHEMA, VERSION), rewritten
+as it changes and read back by --resume. A state of schema_version 2 (no witness, --all-steps,
+CPU or counts) or 1 (a flat dict) is converted; any other version is refused (exit 2). The
+finished series are in steps.jsonl (records.py); docs/compare.md describes both files.
 """
 from __future__ import annotations
 
@@ -218,16 +214,11 @@ def _from_v2(doc: dict[str, Any]) -> State:
 
 
 def _from_v1(doc: dict[str, Any]) -> State:
-    """schema_version 1: one flat dict; "metric" was the asked metric until the first run
-    replaced it with the watched one (then "unit" was set), "bench_key" likewise."""
-    settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
-                        Judgement(float(doc["threshold"]), float(doc["alpha"])),
-                        Budget.from_json(doc),
-                        int(doc.get("layouts", 1)), bool(doc["skip_identical"]), doc["metric"])
-    mode: Mode = (GenericMode(doc["build_cmd"], doc["measure_cmd"], doc["bench_key"])
-                  if doc["mode"] == "generic" else
-                  KvbenchMode(doc["dep"], doc["preset"], doc["engine"],
-                              Workload(**doc["plan"]), doc["bench_key"]))
-    return State(settings, mode, _watched(doc, doc["bench_key"]),
-                 CompiledSet.from_json(doc.get("compiled")), doc.get("compiled_note") or "",
-                 Spent.from_json(doc.get("totals")) or Spent())
+    """schema_version 1: one flat dict, read as schema 2; "metric" was the asked metric until
+    the first run replaced it with the watched one (then "unit" was set), "bench_key" likewise."""
+    mode = {"name": doc["mode"], "bench": doc["bench_key"]} | {
+        k: doc[k] for k in ("build_cmd", "measure_cmd", "dep", "preset", "engine", "plan")
+        if k in doc}
+    return _from_v2(dict(doc, judgement=doc, budget=doc, mode=mode, asked_metric=doc["metric"],
+                         layouts=doc.get("layouts", 1), benchmark=doc["bench_key"],
+                         compiled_note=doc.get("compiled_note") or ""))

@@ -1,28 +1,18 @@
-"""kvb bisect's work space: a worktree per commit, builds, runs, and what the build compiles.
+"""kvb bisect's workspace: a worktree per commit, builds, relinks, runs, and what a build compiles.
 
-Everything lives in one temporary directory, removed at the end however the bisect ends:
-  trees/<sha12>  a detached worktree per commit that is built
-  bin/<sha12>/   kvbench mode: that commit's kvbench or kvbench_micro (one per layout seed with
-                 --layouts K: <name>-layout<N>, relinked from the same objects), copied out of
-                 the one build directory so old, new and the commit under test share a round
+One temporary directory, removed however the bisect ends: trees/<sha12> (a detached worktree per
+commit built), bin/<sha12>/ (kvbench mode: the commit's kvbench or kvbench_micro, one per layout
+seed, <name>-layout<N>, copied out of the one build directory so commits share a round), deps/
+(kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled, cheaply with
+ccache, and the trace sees what it reads). Generic mode runs the build command once per seed and
+the measure command with its round's seed, KVB_LAYOUT_SEED=<seed> in their environment
+(docs/placement.md has recipes); a relink adds the next seed. Every run is pinned to `cpu` when
+there is one (--cpu_affinity=N; the generic measure command under taskset -c N, KVB_CPU=N).
 
-Layouts in generic mode: the build command runs once per seed 0..K-1 and the measure command
-runs with the seed of its round, both with KVB_LAYOUT_SEED=<seed> in their environment (a build
-that ignores it measures one placement K times; docs/placement.md has recipes). A series that
-adds a link (series.py) relinks each commit with the next seed: kvbench mode builds only
-that seed's <target>-layout<N>, generic mode runs the build command once more.
-
-Every run is pinned to the bisect's CPU when it has one (`cpu`): kvbench and kvbench_micro with
---cpu_affinity=N, the generic measure command under `taskset -c N` with KVB_CPU=N.
-  deps/          kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled
-                 (ccache keeps that cheap) and the trace below sees what it reads
-
-What the build compiles: the builds of old and new run under strace, which records every file a
-process of the build opens (git's own reads excluded). The files of the repository among them,
-plus every source file in a directory the build listed (a CMake glob of lib/*.c picks up a file
-added later), make the compiled set (state.CompiledSet, kept in the state); a commit's
-fingerprint is the hash of those paths' blob ids in its tree (git ls-tree: no checkout, no
-build). Without strace there is no compiled set and no commit is skipped for it.
+What the build compiles: the builds of old and new run under strace; the repository's files
+they open (git's own reads excluded), plus every source file in a directory the build listed (a
+CMake glob picks up a file added later), are the compiled set (state.CompiledSet); a commit's
+fingerprint hashes those paths' blob ids in its tree (git ls-tree: no checkout, no build).
 """
 from __future__ import annotations
 
@@ -183,7 +173,6 @@ class Workspace:
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
-        self.builds = 0
         self.cpu: int | None = None                # every run pinned here (series.py)
 
     def tree(self, sha: str) -> str:
@@ -207,7 +196,6 @@ class Workspace:
         # its worktree (KVBENCH_DEPS_BUILD_IN_TREE), every commit's compile lines read alike and
         # a step recompiles only the files that differ (docs/presets.md).
         env["CCACHE_BASEDIR"] = self.tmp
-        self.builds += 1
         log = os.path.join(self.outdir, "build.log")
         mode = self.mode
         if isinstance(mode, GenericMode):
@@ -220,22 +208,27 @@ class Workspace:
             self.built[sha] = tree
             self.generic_links[sha] = self.layouts
         else:
-            micro = mode.plan.micro
-            b = Build(f"{mode.dep} at {sha[:12]}", mode.preset,
-                      f"bisect-{mode.preset}-{mode.dep}",
-                      dict([runner.source_define(mode.dep, tree),
-                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")),
-                            ("KVBENCH_DEPS_BUILD_IN_TREE", "ON")]),
-                      layouts=self.layouts)
-            self._check(runner.do_build, b, micro, "", wrap=wrap, env=env)
+            b = self._build_of(sha, self.layouts, ("KVBENCH_DEPS_BUILD_IN_TREE", "ON"))
+            self._check(runner.do_build, b, mode.plan.micro, "", wrap=wrap, env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])
             os.makedirs(dest, exist_ok=True)
-            self.binaries[sha] = [shutil.copy2(p, dest) for p in b.binaries(micro)]
+            self.binaries[sha] = [shutil.copy2(p, dest) for p in b.binaries(mode.plan.micro)]
             self.built[sha] = self.binaries[sha][0]
         return files_read(log_trace, tree) if trace else (set(), set())
 
+    def _build_of(self, sha: str, layouts: int, *more: tuple[str, str]) -> Build:
+        """kvbench mode: the shared build directory, pointed at the commit's worktree."""
+        mode = self.mode
+        assert not isinstance(mode, GenericMode)
+        return Build(f"{mode.dep} at {sha[:12]}", mode.preset, f"bisect-{mode.preset}-{mode.dep}",
+                     dict([runner.source_define(mode.dep, self.tree(sha)),
+                           ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")), *more]),
+                     layouts=layouts)
+
     @staticmethod
     def _check(fn: Any, *args: Any, **kw: Any) -> None:
+        """fn(*args, **kw); a child killed by Ctrl-C (exit -2 or 130) is the bisect's
+        interruption, not the commit's failure."""
         try:
             fn(*args, **kw)
         except BuildError as e:
@@ -266,10 +259,7 @@ class Workspace:
             return
         micro = mode.plan.micro
         seeds = list(range(seed, seed + RELINK_BATCH))
-        b = Build(f"{mode.dep} at {sha[:12]}", mode.preset, f"bisect-{mode.preset}-{mode.dep}",
-                  dict([runner.source_define(mode.dep, tree),
-                        ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps"))]),
-                  layouts=seeds[-1] + 1)
+        b = self._build_of(sha, seeds[-1] + 1)
         name = "kvbench_micro" if micro else "kvbench"
         blog = os.path.join(b.dir, "kvb-build.log")
         self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT)
@@ -300,13 +290,8 @@ class Workspace:
         else:
             plan = mode.plan if cpu is None else dataclasses.replace(
                 mode.plan, extra=[*mode.plan.extra, f"--cpu_affinity={cpu}"])
-            try:
-                binary = self.binaries.get(sha, [self.built[sha]])
-                runner.run_once(binary[seed % len(binary)], plan, out, mode.engine)
-            except BuildError as e:
-                if re.search(r"failed \((-2|130)\)", str(e)):
-                    raise KeyboardInterrupt from None
-                raise
+            binary = self.binaries.get(sha, [self.built[sha]])
+            self._check(runner.run_once, binary[seed % len(binary)], plan, out, mode.engine)
 
     def cleanup(self) -> None:
         """Removes the worktrees and the directory; then prunes, which also forgets a worktree

@@ -1,20 +1,10 @@
-"""kvb bisect's second witness: instruction counts of the blamed commit and its parent.
-
-Time can say "changed" when only the placement of the code changed (docs/placement.md). For a
-kvbench_micro benchmark, the confirmation therefore also counts the instructions the measured
-loop executes per byte in the blamed commit and its parent, under callgrind, in a portable build
-of the same worktrees (valgrind 3.19 cannot run AVX-512 code; callgrind.py). Instruction counts
-do not move with placement: when time says changed and the counts are the same, the difference
-is where the linker put the code, not the commit's source.
-
-The same counts are the bisect's second witness for its steps (--witness auto, the default):
-when time cannot decide a series within its budget (placement or noise), the commits of the
-series are counted and the counts decide (exact: core/levels exact=True). `counter` says how a
-commit is counted in this bisect, one function per kind of benchmark: kvbench_micro benchmarks
-today (`count`); kvbench KV workloads join when kvbench counts their measured loops under
-callgrind (issue 37 item 3), as one more entry of COUNTERS.
-
-Used by search.py and confirm.py; imports no command module.
+"""kvb bisect's second witness: instruction counts under callgrind, in a portable build of the
+same worktrees (valgrind 3.19 cannot run AVX-512 code). They do not move with placement
+(docs/placement.md): the confirmation counts the culprit and its parent (the same counts make a
+timed difference a code-placement effect), and when time cannot decide a series within its
+budget the counts decide (--witness auto; exact values). `counter` says how a commit is counted,
+one entry of COUNTERS per kind of benchmark (kvbench_micro today; KV workloads when kvbench counts
+their loops, issue 37 item 3).
 """
 from __future__ import annotations
 

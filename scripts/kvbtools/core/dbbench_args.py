@@ -1,5 +1,6 @@
 """The flags that make kvbench's rocksdb engine and RocksDB's db_bench run the same workload
-(docs/dbbench-parity.md), and what `kvb dbbench parity` and `instructions` share (their flags:
+(docs/dbbench-parity.md): a table and the argument lists made from it, nothing run (measure/
+dbbench_runs.py runs them); what `kvb dbbench parity` and `instructions` share (their flags:
 commands/parsers/groups.py, their values commands/arguments.py)."""
 from __future__ import annotations
 
