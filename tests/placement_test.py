@@ -23,6 +23,7 @@ from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats, tdist  # noqa: E402
 from kvbtools.core.samples import Side  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
+from kvbtools.commands import bisect as bisect_command  # noqa: E402
 from kvbtools.core import placement  # noqa: E402
 from kvbtools.measure.plan import Budget  # noqa: E402
 from kvbtools.measure.bisect import confirm, steps  # noqa: E402
@@ -229,11 +230,11 @@ class WitnessTest(unittest.TestCase):
             bisect_witness.counter = real  # type: ignore[assignment]
 
     def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
-        cmd = bisect_witness.instructions_command(lz4_state())
+        cmd = bisect_command.instructions_command(lz4_state())
         self.assertIn("--micro lz4/compress/4096 --find faster", cmd)
         self.assertIn("--instructions", cmd)
         generic = lz4_state(GenericMode("make", "./bench", None))
-        self.assertEqual(bisect_witness.instructions_command(generic), "")
+        self.assertEqual(bisect_command.instructions_command(generic), "")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import glob
 import json
 import math
 import os
+import shlex
 import statistics
 import sys
 from dataclasses import dataclass, fields
@@ -403,7 +404,7 @@ def report(ranges: Ranges) -> str:
     m = st.metric() if st.watched and st.watched.unit else None
     lines = _confirmation_lines(search, main.conf) if main.conf is not None else \
         [main.ending.summary]
-    hint = bisect_witness.instructions_hint(st) if main.ending.code != 0 else ""
+    hint = instructions_hint(st) if main.ending.code != 0 else ""
     if hint:
         lines.append(hint)
     found = [f for f in ranges.done if f.blamed]
@@ -426,6 +427,24 @@ def report(ranges: Ranges) -> str:
     lines.append(f"cost: {st.totals.text()}; relinks: {how}; {len(st.counts)} commit(s) "
                  f"counted; this invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
+
+
+def instructions_command(state: State) -> str:
+    """The kvb bisect command that decides by instruction counts (deterministic)."""
+    mode, s = state.mode, state.settings
+    if not isinstance(mode, KvbenchMode) or not mode.plan.micro:
+        return ""
+    preset = bisect_witness.witness_preset(mode.preset) or "x86-gcc-portable"
+    return " ".join(shlex.quote(a) for a in [
+        "scripts/kvb", "bisect", "--repo", s.repo, "--old", s.old[:12], "--new", s.new[:12],
+        "--dep", mode.dep, "--micro", mode.bench_key, "--find", s.find, "--preset", preset,
+        "--instructions"])
+
+
+def instructions_hint(state: State) -> str:
+    cmd = instructions_command(state)
+    return (f"instruction counts can decide (deterministic, blind to placement): {cmd}"
+            if cmd else "")
 
 
 def placement_line(ranges: Ranges) -> str:

@@ -78,8 +78,6 @@ class Loop:
             self.relinks, self.measuring, self.relinking, self.canary, p.building, p.seconds(),
             p.budget.max_rounds, why))
 
-    # ---- links ------------------------------------------------------------------------------
-
     def ensure_links(self, k: int) -> None:
         """Every build of the plan has links 0..k-1 afterwards."""
         for key in self.plan.build_keys():
@@ -107,8 +105,6 @@ class Loop:
         return self.relink_estimate() * sum(
             -(-max(0, need - self.builder.links(k)) // max(1, self.builder.batch))
             for k in self.plan.build_keys())
-
-    # ---- rounds -----------------------------------------------------------------------------
 
     def block(self, seeds: Sequence[int]) -> list[int]:
         """Rounds on `seeds`, one a seed; the seeds of those set apart."""

@@ -90,8 +90,6 @@ class Canaries:
         return moved if abs(moved) > self.tolerance() else 0.0
 
 
-# ---- the CPUs of a comparison and the canary around every round ---------------------------------
-
 # A KV workload with a writer beside its --threads readers (kvbench --help: "*whilewriting",
 # insertbench's query phases q[rp]N).
 WRITER = re.compile(r"whilewriting$|^q[rp]\d+$")
@@ -209,13 +207,9 @@ class Watch:
 
     def __init__(self, pin: Pin, read: Callable[[str, int], Reading | None] = canary,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.pin = pin
+        self.pin, self.read_one, self.clock = pin, read, clock
         self.binary = pin.canary if pin.cpus else ""
-        self.cpus = pin.cpus
-        self.by_wall = pin.by_wall
-        self.read_one, self.clock = read, clock
-        self.canaries = {c: Canaries([pin.start[c]] if c in pin.start else [])
-                         for c in self.cpus}
+        self.canaries = {c: Canaries([pin.start[c]] if c in pin.start else []) for c in pin.cpus}
         self.last_at: float | None = None
         self.last_note = ""
         self.seconds = 0.0
@@ -225,14 +219,12 @@ class Watch:
         """One canary on every CPU: '' or how it moved."""
         t = self.clock()
         notes = []
-        for c in self.cpus:
+        for c in self.pin.cpus:
             got = self.read_one(self.binary, c)
-            if got is None:
-                continue
-            moved = self.canaries[c].moved(got.value(self.by_wall))
+            moved = self.canaries[c].moved(got.value(self.pin.by_wall)) if got else 0.0
             if moved:
                 notes.append(f"{abs(moved):.0%} {'slower' if moved > 0 else 'faster'}"
-                             + (f" on CPU {c}" if len(self.cpus) > 1 else ""))
+                             + (f" on CPU {c}" if len(self.pin.cpus) > 1 else ""))
         self.readings += 1
         self.last_at = self.clock()
         self.seconds += self.last_at - t

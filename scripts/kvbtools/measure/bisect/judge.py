@@ -38,11 +38,6 @@ def want_sign(find: str, higher_is_better: bool) -> int:
     return -1 if worse == higher_is_better else 1
 
 
-def estimate(base: Sample, other: Sample, exact: bool = False) -> levels.Estimate:
-    """other / base on the unit core/levels chooses (95%)."""
-    return levels.estimate(base, other, exact=exact)
-
-
 def _logs(iv: Interval, sign: int) -> tuple[float, float]:
     """The interval as sign * log(ratio), low end first."""
     a, b = sign * math.log(iv.lo), sign * math.log(iv.hi)
@@ -63,7 +58,7 @@ def check_change(old: Sample, new: Sample, *, sign: int, threshold: float,
     tables' verdicts count a change). OPPOSITE: the interval excludes 1 on the other side.
     SAME: it lies within 1 +- threshold, a change smaller than the threshold. UNDECIDED:
     otherwise (more rounds or links may tell)."""
-    e = estimate(old, new, exact)
+    e = levels.estimate(old, new, exact=exact)
     iv, unit = e.interval, e.units.text()
     if not iv.finite:
         return ChangeCheck(UNDECIDED, iv, unit)
@@ -111,7 +106,7 @@ def classify(old: Sample, new: Sample, this: Sample, *, final: bool = False,
     that carries less than half of the change so far is like old, half or more like new (rule
     HALFWAY): a change spread over several commits is followed to the commit where it crosses
     halfway. No verdict while old and new do not differ in these rounds."""
-    ch, o, n = estimate(old, new, exact), estimate(old, this, exact), estimate(new, this, exact)
+    ch, o, n = levels.estimate(old, new, exact=exact), levels.estimate(old, this, exact=exact), levels.estimate(new, this, exact=exact)
     change, to_old, to_new = ch.interval, o.interval, n.interval
     unit = o.units.text()
     uncertain = StepCall(UNCERTAIN, to_old, to_new, change, False, unit)
@@ -163,11 +158,11 @@ def confirm(parent: Sample, blamed: Sample, old: Sample, new: Sample, *, sign: i
     for, by at least the threshold, and changes something the build compiles. The share of old
     -> new it explains, and the share before it (old -> parent), are reported, not required: a
     change spread over several commits is confirmed commit by commit."""
-    e = estimate(parent, blamed, exact)
+    e = levels.estimate(parent, blamed, exact=exact)
     ratio, p = e.interval, (e.p if e.p is not None else (0.0 if exact else 1.0))
-    change = estimate(old, new, exact).interval
+    change = levels.estimate(old, new, exact=exact).interval
     explained = _share(ratio, change, sign)
-    before = _share(estimate(old, parent, exact).interval, change, sign) \
+    before = _share(levels.estimate(old, parent, exact=exact).interval, change, sign) \
         if change.estimate > 0 else math.nan
     x = sign * math.log(ratio.estimate) if ratio.estimate > 0 else math.nan
     reasons = []

@@ -137,8 +137,6 @@ class State:
         j = self.settings.judgement
         return j.for_metric(self.watched.as_metric()) if self.watched else j
 
-    # ---- state.json ---------------------------------------------------------------------------
-
     def to_json(self) -> dict[str, Any]:
         """state.json (schema_version 2). metric, unit and better keep their schema-1 places
         and meaning at the top, where kvb report reads them while a bisect runs: metric is the

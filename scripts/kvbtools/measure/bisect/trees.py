@@ -64,8 +64,6 @@ def interrupted(returncode: int) -> bool:
     return returncode in (-signal.SIGINT, 128 + signal.SIGINT)
 
 
-# ---- what the build compiles -----------------------------------------------------------------
-
 def tracer() -> str:
     """'' when strace can trace here, else why not."""
     if shutil.which("strace") is None:
@@ -156,8 +154,6 @@ def command(cmd: str) -> list[str]:
         return ["sh", "-c", cmd]
     return shlex.split(cmd)
 
-
-# ---- worktrees, builds and runs --------------------------------------------------------------
 
 class Workspace:
     """The temporary directory of one kvb bisect invocation (see the module doc): `repo`'s

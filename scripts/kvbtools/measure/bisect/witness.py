@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 from dataclasses import dataclass
 from typing import Callable
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.bisect.state import KvbenchMode, Mode, State
+from kvbtools.measure.bisect.state import KvbenchMode, Mode
 from kvbtools.core.presets import load_presets
 from kvbtools.measure.runner import Build
 from kvbtools.core.samples import load_side
@@ -120,21 +119,3 @@ def counted(mode: Mode) -> KvbenchMode | None:
     if isinstance(mode, KvbenchMode) and mode.plan.micro and not mode.plan.instructions:
         return mode
     return None
-
-
-def instructions_command(state: State) -> str:
-    """The kvb bisect command that decides by instruction counts (deterministic)."""
-    mode, s = state.mode, state.settings
-    if not isinstance(mode, KvbenchMode) or not mode.plan.micro:
-        return ""
-    preset = witness_preset(mode.preset) or "x86-gcc-portable"
-    return " ".join(shlex.quote(a) for a in [
-        "scripts/kvb", "bisect", "--repo", s.repo, "--old", s.old[:12], "--new", s.new[:12],
-        "--dep", mode.dep, "--micro", mode.bench_key, "--find", s.find, "--preset", preset,
-        "--instructions"])
-
-
-def instructions_hint(state: State) -> str:
-    cmd = instructions_command(state)
-    return (f"instruction counts can decide (deterministic, blind to placement): {cmd}"
-            if cmd else "")
