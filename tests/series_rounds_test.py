@@ -184,6 +184,10 @@ class SeriesRunTest(kvbtest.TempDirTest):
         control = self.cell(out, "control")
         self.assertEqual(control.verdict.word, stats.NO_CHANGE, control.verdict.note)
         self.assertIn("link pairs, paired by round", control.verdict.unit)
+        # The plan is plain data (matrix.json keeps it): the control runs the base's build.
+        doc = json.loads(json.dumps(out.plan.to_json()))
+        self.assertEqual([(v["label"], v["build"]) for v in doc["variants"]],
+                         [("gcc", "gcc"), ("clang", "clang"), ("control", "gcc")])
 
     def test_a_disturbed_round_is_set_apart_and_repeated_on_its_link(self) -> None:
         # The 4th canary (after round 3, before round 4) reads 50% slower: rounds 3 and 4 are

@@ -187,6 +187,7 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
         row["resolved"] = outcome.resolved.get((cell.metric.key, cell.bench, cell.side), False)
     doc["cost"] = outcome.spent.to_json(outcome.unresolved())
     doc["cpu"] = outcome.pin.to_json()
+    doc["plan"] = outcome.plan.to_json()
     doc["set_apart"] = {str(r): note for r, note in outcome.set_apart.items()}
     doc["runs"] = [dict(x.to_json(), set_apart=x.round in outcome.set_apart)
                    for x in outcome.runs]

@@ -2,8 +2,8 @@
 rounds and returns a BlockResult (the Measurements, the rounds set apart and why), the Runner runs
 one round's variants, the Builder adds links. LocalExecutor, the one executor, runs here, every
 round between two readings of the canary on the plan's CPU (pinning.Watch, the one canary of
-every comparison). An executor of jobs on other hosts (issue 45) sends Plan.to_json and
-Block.to_json, runs the same Runner there, returns Measurements with their host, and sets the
+every comparison). An executor of jobs on other hosts (issue 45) sends Plan.to_json and the
+Block's rounds, runs the same Runner there, returns Measurements with their host, and sets the
 rounds of a lost job apart ("lost: ...") for the loop to run again on their links.
 """
 from __future__ import annotations

@@ -127,12 +127,6 @@ class Pin:
                 "canary_reading": "wall clock" if self.by_wall else "best window",
                 "chosen": self.chosen}
 
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> "Pin":
-        return Pin(tuple(d["cpus"]), d["canary"] or "", d["how"],
-                   {int(k): v for k, v in d["start_ns_per_loop"].items()},
-                   d["canary_reading"] == "wall clock", d.get("chosen", ""))
-
 
 def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Reading | None]:
     """The first of `candidates` (binaries) whose --canary answers, and its reading on `cpu`."""

@@ -4,9 +4,9 @@ A round runs every variant once, back to back, the order rotating by one a round
 link (layout seed) of their builds, pinned with a canary around it: the ratio of two builds
 within a round cancels the CPU and the moment they shared (core/levels judges rounds as blocks).
 The plan names the variants (kvb matrix's presets and control, kvb versions' trees, a bisect
-series' commits), the links every build starts with, the Pin and the Budget. It is JSON both
-ways, so another process (issue 45: a job on another host) can run a Block of its rounds and send
-back Measurements (executor.py).
+series' commits), the links every build starts with, the Pin and the Budget. It is plain data,
+written by to_json (matrix.json keeps it), so another process (issue 45: a job on another host)
+can be handed a Block of its rounds and send back Measurements (executor.py).
 """
 from __future__ import annotations
 
@@ -99,21 +99,11 @@ class Plan:
                 "pin": self.pin.to_json(), "building": self.building, "builds": self.builds,
                 "fixed": self.fixed}
 
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> "Plan":
-        return Plan(d["name"], tuple(Variant(v["label"], v["build"], v["engine"],
-                                             tuple(v["args"])) for v in d["variants"]),
-                    d["links"], Budget.from_json(d["budget"]), Pin.from_json(d["pin"]),
-                    d["building"], d["builds"], d["fixed"])
-
 
 @dataclass(frozen=True)
 class Block:
     """Rounds of a plan an executor runs at once: (round, link seed) each."""
     rounds: tuple[tuple[int, int], ...]
-
-    def to_json(self) -> list[list[int]]:
-        return [list(x) for x in self.rounds]
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ class SeriesOutcome:
     pin: pinning.Pin
     set_apart: dict[int, str]         # round -> why (its canary)
     runs: list[Measurement]           # every run, set apart or not
+    plan: Plan                        # what the loop measured
 
     def unresolved(self) -> int:
         return sum(1 for v in self.resolved.values() if not v)
@@ -96,7 +97,7 @@ def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
     if got is None:
         raise RunError("every round was set apart by its canary: nothing to judge")
     return SeriesOutcome(*got, out.spent, build_seconds, failed, pin, out.set_apart,
-                         out.measurements)
+                         out.measurements, plan)
 
 
 def choose_pin(base: Build, work: Workload, cpu: str) -> pinning.Pin:
