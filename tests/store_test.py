@@ -703,6 +703,39 @@ class StoreTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no stored run matches host=nowhere", p.stderr)
 
+    def test_compare_store_names_runs_by_their_ids(self) -> None:
+        # The runs compare --store names are stored documents: by the id kvb store rm, store
+        # get and --filter take (document=HASH12), never by a temporary file gone afterwards.
+        files = [write(self.path(f"{h}{i}.json"), synthetic(i + 10 * (h == "b"), [
+            1000.0 * (1.5 if h == "b" else 1) + i, 1010.0 + i], host=f"host-{h}"))
+            for h in "ab" for i in range(2)]
+        self.add(*files)
+        ids = {host: sorted(f"document={d[:12]}" for d, x in self.stored_runs().items()
+                            if x == host) for host in ("host-a", "host-b")}
+        out = {k: self.path(f"c.{k}") for k in ("json", "html")}
+        html = importlib.util.find_spec("matplotlib") is not None
+        p = kvb("compare", "--store", self.loc, "--base", "host=host-a", "--other",
+                "host=host-b", "--metric", "ops_per_sec", "--json", out["json"],
+                *(("--html", out["html"]) if html else ()))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for host in ids:  # two runs a side: the text names them
+            self.assertRegex(p.stdout, rf"{host}: 2 file\(s\).*: " + ", ".join(
+                r"document=[0-9a-f]{12}" for _ in ids[host]))
+        with open(out["json"], encoding="utf-8") as f:
+            sides = json.load(f)["sides"]
+        self.assertEqual([sorted(s["files"]) for s in sides], [ids["host-a"], ids["host-b"]])
+        texts = [p.stdout, p.stderr]
+        for path in out.values() if html else [out["json"]]:
+            with open(path, encoding="utf-8") as f:
+                texts.append(f.read())
+        if html:
+            self.assertIn(ids["host-b"][0], texts[-1])
+        for text in texts:  # no path but this test's own (the store, the outputs)
+            self.assertNotIn(tempfile.gettempdir() + "/", text.replace(TMP, ""))
+        # Each id names its run to kvb store get.
+        p = kvb("store", "get", "--store", self.loc, ids["host-a"][0].split("=")[1])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_auto_store_hook(self) -> None:
         good = self.path("good.json")
         run_kvbench(good)
