@@ -200,15 +200,19 @@ echo 'kvbench: error: cannot open rocksdb at DB: IO error' >&2; exit 1""")
     def read_only_store(self) -> tuple[str, tuple[str, ...]]:
         """A store its user may read and not write, and the prefix that runs kvb as that user:
         a 0444 file in a directory it cannot write (root: run as nobody through setpriv);
-        ("", ()) when root has no setpriv."""
+        ("", ()) when root has no setpriv. Beside it, dir_only.sqlite: a store whose file that
+        user may write, in that directory it may not (SQLite's journal goes there)."""
         d = self.path("ro")
         os.mkdir(d, 0o755)
         path = os.path.join(d, "store.sqlite")
         shutil.copy(self.store, path)
         os.chmod(path, 0o444)
+        shutil.copy(self.store, os.path.join(d, "dir_only.sqlite"))
         if os.geteuid() != 0:
+            os.chmod(os.path.join(d, "dir_only.sqlite"), 0o644)
             os.chmod(d, 0o555)
             return path, ()
+        os.chmod(os.path.join(d, "dir_only.sqlite"), 0o666)
         if shutil.which("setpriv") is None:
             return "", ()
         prefix = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -416,9 +420,36 @@ def store_cases(f: Fixtures) -> list[Case]:
         Case("export", ["export", "bencher", *st, "--out", "/dev/full"], "failure",
              "No space left on device"),
     ]
+    # Every command that reads the store, on a damaged one (tests/store_test.py sweeps
+    # the damage over a larger store).
+    bad = ["--store", f.damaged_store]
+    cases += [Case("history", ["history", *bad], "usage", "is damaged"),
+              Case("trend", ["trend", *bad], "usage", "is damaged"),
+              Case("export", ["export", "bencher", *bad], "usage", "is damaged"),
+              Case("export", ["export", "csv", *bad], "usage", "is damaged"),
+              Case("compare", ["compare", *bad, "--base", "kind=kvbench", "--other",
+                               "kind=gbench"], "usage", "is damaged"),
+              Case("store", ["store", "get", *bad, "ffffffff"], "usage", "is damaged")]
     if f.readonly_store:
-        cases.append(Case("store", ["store", "add", "--store", f.readonly_store, f.b],
-                          "failure", "readonly database", prefix=f.as_user))
+        ro, user = f.readonly_store, f.as_user
+        d = os.path.dirname(ro)
+        new, dir_only = os.path.join(d, "new.sqlite"), os.path.join(d, "dir_only.sqlite")
+        cases += [
+            Case("store", ["store", "add", "--store", ro, f.b], "failure",
+                 f"store {ro}: permission denied: this user may not write the file",
+                 prefix=user),
+            Case("store", ["store", "rm", "--store", ro, "engine=memory"], "failure",
+                 f"store {ro}: permission denied", prefix=user),
+            Case("store", ["store", "add", "--store", dir_only, f.b], "failure",
+                 f"store {dir_only}: permission denied: this user may not write the "
+                 f"directory {d}", prefix=user),
+            Case("store", ["store", "add", "--store", new, f.b], "failure",
+                 f"cannot create the store {new}: permission denied", prefix=user),
+            # Reading needs no write access: a read-only store is read.
+            Case("history", ["history", "--store", ro], "ok", stdout_has="series",
+                 prefix=user),
+            Case("store", ["store", "rm", "--dry-run", "--store", ro, "engine=memory"], "ok",
+                 stdout_has="would remove", prefix=user)]
     return cases
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from kvbtools.core import metrics, output, schema
 from kvbtools.core.errors import UsageError
@@ -50,11 +50,13 @@ class Row:
         return self.benchmark if self.roles_in_benchmark == 1 else f"{self.benchmark}[{self.role}]"
 
 
-def read_json(path: str) -> Any:
-    """The parsed JSON of a file, or a UsageError saying why there is none."""
+def read_json(path: str, raw: bytes | None = None) -> Any:
+    """The parsed JSON of a file, or of `raw` named `path` (a stored document), or a UsageError
+    saying why there is none."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        if raw is None:
+            with open(path, "rb") as f:
+                raw = f.read()
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
@@ -89,10 +91,10 @@ def kind_of(doc: Any) -> str:
     raise UsageError(f"neither {WHAT[KVBENCH]} nor {WHAT[GBENCH]}")
 
 
-def open_document(path: str) -> Document:
-    """A file read and its kind told, not yet checked; UsageError "FILE: why" when it is not a
-    result file at all."""
-    doc = read_json(path)
+def open_document(path: str, raw: bytes | None = None) -> Document:
+    """A file (or `raw`, read_json) read and its kind told, not yet checked; UsageError
+    "FILE: why" when it is not a result file at all."""
+    doc = read_json(path, raw)
     try:
         return Document(path, kind_of(doc), doc)
     except UsageError as e:
@@ -111,15 +113,17 @@ def load(path: str, kinds: Iterable[str] = (KVBENCH, GBENCH)) -> Document:
     return load_all([path], kinds)[0]
 
 
-def load_all(paths: Iterable[str], kinds: Iterable[str] = (KVBENCH, GBENCH)) -> list[Document]:
+def load_all(paths: Iterable[str], kinds: Iterable[str] = (KVBENCH, GBENCH),
+             contents: Mapping[str, bytes] | None = None) -> list[Document]:
     """Every file loaded and checked before any is used: one UsageError lists the problems of
-    all of them."""
+    all of them. contents: the bytes of some of them, by name, already read (the documents of
+    the results store, named by their ids: core/fleet.py)."""
     kinds = tuple(kinds)
     docs: list[Document] = []
     lines: list[str] = []
     for path in paths:
         try:
-            d = open_document(path)
+            d = open_document(path, (contents or {}).get(path))
         except UsageError as e:
             lines.append(str(e))
             continue

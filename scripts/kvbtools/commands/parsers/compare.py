@@ -81,4 +81,5 @@ def register(sub: Any) -> None:
                    help="take the sides from the results store: --base and --other are then "
                         "NAME=VALUE selectors, as --filter and kvb store rm take them, e.g. "
                         "--base host=A --other host=B, --base engine=rocksdb --other "
-                        "engine=lmdb (docs/history.md, \"Selectors\")")
+                        "engine=lmdb (docs/history.md, \"Selectors\"); each run is named "
+                        "by its id, document=HASH12")
