@@ -422,6 +422,38 @@ def store_cases(f: Fixtures) -> list[Case]:
     return cases
 
 
+def collision_cases(f: Fixtures) -> list[Case]:
+    """An output that names an input or another output (kvb_output_test.py walks the links,
+    hard links and spellings): bad input, nothing written. Binaries that would run are the
+    failing scripts, so a case that is not refused cannot harm a real one."""
+    page = f.path("page.html")
+    return [
+        Case("report", ["report", "--html", f.a, f.a], "usage",
+             f"--html names the same file as input {f.a}"),
+        Case("compare", ["compare", "--json", page, "--html", page, f.a, f.b], "usage",
+             f"--html names the same file as --json {page}", (page,)),
+        Case("history", ["history", "--store", f.store, "--html", f.store], "usage",
+             f"--html names the store {f.store}"),
+        Case("export", ["export", "bencher", "--store", f.store, "--out", f.store], "usage",
+             f"--out names the store {f.store}"),
+        Case("micro", ["micro", "--compare", f.micro, "--json", f.micro], "usage",
+             f"--json names the same file as --compare {f.micro}"),
+        Case("selfcheck", ["selfcheck", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("crashtest", ["crashtest", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("dbbench", ["dbbench", "parity", "--kvbench", f.failing_kvbench, "--workdir",
+                         f.tmp], "usage", f"--workdir {f.tmp} would write over --kvbench"),
+        Case("matrix", ["matrix", "--kvbench", f.fail, "--configs", f.text, "--results-dir",
+                        f.text], "usage", "--results-dir names the same file as --configs"),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f.tmp, "--results-dir", f.tmp],
+             "usage", f"--results-dir names the same directory as --source {f.tmp}"),
+        Case("bisect", ["bisect", "--repo", f.tmp, "--old", "a", "--new", "b", "--build-cmd",
+                        "true", "--measure-cmd", "true", "--results-dir", f.tmp], "usage",
+             f"--results-dir names the same directory as --repo {f.tmp}"),
+    ]
+
+
 def top_level_cases(f: Fixtures) -> list[Case]:
     return [Case("kvb", [], "usage", "required: COMMAND"),
             Case("kvb", ["nosuch"], "usage", "invalid choice")]
@@ -464,8 +496,8 @@ def gate_cases(f: Fixtures) -> list[Case]:
     ]
 
 
-CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, top_level_cases,
-         gate_cases)
+CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, collision_cases,
+         top_level_cases, gate_cases)
 
 
 class ExitCodesTest(unittest.TestCase):
