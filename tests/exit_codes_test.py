@@ -264,6 +264,9 @@ def compare_cases(f: Fixtures) -> list[Case]:
         Case("compare", ["compare", f.a, f.micro], "usage", "cannot compare"),
         Case("compare", ["compare", f.a, f.tmp], "usage", "Is a directory"),
         Case("compare", ["compare", f.a, f.b, "--threshold", "abc"], "usage", "not a threshold"),
+        # A negative percentage is a value, as --threshold=-5% is, not an unknown option.
+        Case("compare", ["compare", f.a, f.b, "--threshold", "-5%"], "usage",
+             "threshold out of range: '-5%'"),
         Case("compare", ["compare", f.a, f.b, "--filter", "("], "usage", "regular expression"),
         Case("compare", ["compare", f.a, f.b, "--metric", "nosuch"], "usage", "unknown metric"),
         Case("compare", ["compare", f.a, f.b, "--json", "/dev/full"], "failure",
