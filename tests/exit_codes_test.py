@@ -233,6 +233,7 @@ def report_cases(f: Fixtures) -> list[Case]:
         Case("report", ["report", f.path("missing.json")], "usage", "cannot read"),
         Case("report", ["report", f.tmp], "usage", "Is a directory"),
         Case("report", ["report", f.empty], "usage", "empty file"),
+        Case("report", ["report", f.text], "usage", f"{f.text}: not JSON: Expecting value"),
         Case("report", ["report", f.wrong], "usage", "neither a kvbench run document"),
         Case("report", ["report", "--html", html, f.a], "usage", "does not exist", (html,)),
         Case("report", ["report", "--html", f.tmp, f.a], "usage", "is a directory"),
