@@ -237,6 +237,7 @@ def report_cases(f: Fixtures) -> list[Case]:
         Case("report", ["report", f.path("missing.json")], "usage", "cannot read"),
         Case("report", ["report", f.tmp], "usage", "Is a directory"),
         Case("report", ["report", f.empty], "usage", "empty file"),
+        Case("report", ["report", f.text], "usage", f"{f.text}: not JSON: Expecting value"),
         Case("report", ["report", f.wrong], "usage", "neither a kvbench run document"),
         Case("report", ["report", "--html", html, f.a], "usage", "does not exist", (html,)),
         Case("report", ["report", "--html", f.tmp, f.a], "usage", "is a directory"),
@@ -268,6 +269,9 @@ def compare_cases(f: Fixtures) -> list[Case]:
         Case("compare", ["compare", f.a, f.micro], "usage", "cannot compare"),
         Case("compare", ["compare", f.a, f.tmp], "usage", "Is a directory"),
         Case("compare", ["compare", f.a, f.b, "--threshold", "abc"], "usage", "not a threshold"),
+        # A negative percentage is a value, as --threshold=-5% is, not an unknown option.
+        Case("compare", ["compare", f.a, f.b, "--threshold", "-5%"], "usage",
+             "threshold out of range: '-5%'"),
         Case("compare", ["compare", f.a, f.b, "--filter", "("], "usage", "regular expression"),
         Case("compare", ["compare", f.a, f.b, "--metric", "nosuch"], "usage", "unknown metric"),
         Case("compare", ["compare", f.a, f.b, "--json", "/dev/full"], "failure",
@@ -453,6 +457,38 @@ def store_cases(f: Fixtures) -> list[Case]:
     return cases
 
 
+def collision_cases(f: Fixtures) -> list[Case]:
+    """An output that names an input or another output (kvb_output_test.py walks the links,
+    hard links and spellings): bad input, nothing written. Binaries that would run are the
+    failing scripts, so a case that is not refused cannot harm a real one."""
+    page = f.path("page.html")
+    return [
+        Case("report", ["report", "--html", f.a, f.a], "usage",
+             f"--html names the same file as input {f.a}"),
+        Case("compare", ["compare", "--json", page, "--html", page, f.a, f.b], "usage",
+             f"--html names the same file as --json {page}", (page,)),
+        Case("history", ["history", "--store", f.store, "--html", f.store], "usage",
+             f"--html names the store {f.store}"),
+        Case("export", ["export", "bencher", "--store", f.store, "--out", f.store], "usage",
+             f"--out names the store {f.store}"),
+        Case("micro", ["micro", "--compare", f.micro, "--json", f.micro], "usage",
+             f"--json names the same file as --compare {f.micro}"),
+        Case("selfcheck", ["selfcheck", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("crashtest", ["crashtest", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("dbbench", ["dbbench", "parity", "--kvbench", f.failing_kvbench, "--workdir",
+                         f.tmp], "usage", f"--workdir {f.tmp} would write over --kvbench"),
+        Case("matrix", ["matrix", "--kvbench", f.fail, "--configs", f.text, "--results-dir",
+                        f.text], "usage", "--results-dir names the same file as --configs"),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f.tmp, "--results-dir", f.tmp],
+             "usage", f"--results-dir names the same directory as --source {f.tmp}"),
+        Case("bisect", ["bisect", "--repo", f.tmp, "--old", "a", "--new", "b", "--build-cmd",
+                        "true", "--measure-cmd", "true", "--results-dir", f.tmp], "usage",
+             f"--results-dir names the same directory as --repo {f.tmp}"),
+    ]
+
+
 def top_level_cases(f: Fixtures) -> list[Case]:
     return [Case("kvb", [], "usage", "required: COMMAND"),
             Case("kvb", ["nosuch"], "usage", "invalid choice")]
@@ -495,8 +531,8 @@ def gate_cases(f: Fixtures) -> list[Case]:
     ]
 
 
-CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, top_level_cases,
-         gate_cases)
+CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, collision_cases,
+         top_level_cases, gate_cases)
 
 
 class ExitCodesTest(unittest.TestCase):

@@ -190,7 +190,8 @@ def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
 
 def run(args: argparse.Namespace) -> int:
     req = BisectRequest.from_args(args)
-    output.check_directory(req.results_dir, "--results-dir")  # exit 2 before any work
+    output.check_outputs([("--results-dir", req.results_dir, ())],  # exit 2 before any work
+                         [("--repo", req.repo, ()), ("--resume", req.resume, ())])
     if req.resume:
         state, records = load_resume(req)
     else:

@@ -64,8 +64,10 @@ class CompareRequest:
 
 
 def run(req: CompareRequest) -> int:
-    output.check_writable(req.json, "--json")  # exit 2 before any output (docs/cli.md)
-    output.check_writable(req.html, "--html")
+    output.check_outputs(  # exit 2 before any output (docs/cli.md)
+        [("--json", req.json), ("--html", req.html)],
+        [arguments.store_input(req.store)] if req.store else
+        [("input", f) for f in (*req.files, *req.base, *(f for o in req.others for f in o))])
     if req.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
     if req.bench_filter:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from kvbtools.commands.arguments import Selection
+from kvbtools.commands.arguments import Selection, store_input
 from kvbtools.core import output, store as store_mod
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.errors import UsageError
@@ -91,8 +91,9 @@ class HistoryRequest:
 
 
 def cmd(req: HistoryRequest) -> int:
-    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
     sel = req.selection
+    output.check_outputs([("--html", req.html)],  # exit 2 before any work (docs/cli.md)
+                         [store_input(sel.store)])
     st, series = select(sel.store, list(sel.filters), list(sel.metrics), list(sel.by))
     with st:
         where = store_mod.shown(st.loc)

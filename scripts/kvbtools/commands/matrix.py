@@ -102,7 +102,10 @@ def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
 
 
 def run(req: MatrixRequest) -> int:
-    output.check_directory(req.plan.results_dir, "--results-dir")  # exit 2 before any work
+    output.check_outputs(  # exit 2 before any work
+        [("--results-dir", req.plan.results_dir, ())],
+        [("--configs", req.configs), ("--kvbench", req.kvbench),
+         *(("--source", s.partition("=")[2], ()) for s in req.sources)])
     if req.threads or req.configs or req.presets is None:
         if req.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "

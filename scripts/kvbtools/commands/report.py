@@ -61,10 +61,15 @@ def micro_metric_rows(d: results.Document) -> list[list[str]]:
             for bench, key in side.order]
 
 
+# What kvb report reads in a results directory of matrix, versions or bisect (pages/result_pages).
+RESULTS_DIR_READS = ("*.json", "*.jsonl")
+
+
 def run(req: ReportRequest) -> int:
-    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
-    output.check_directory(req.svg, "--svg")
-    output.check_directory(req.png, "--png")
+    output.check_outputs(  # exit 2 before any work (docs/cli.md)
+        [("--html", req.html), ("--svg", req.svg, ("*.svg",)), ("--png", req.png, ("*.png",))],
+        [("input", f, RESULTS_DIR_READS) if os.path.isdir(f) else ("input", f)
+         for f in req.files])
     if req.html or req.svg or req.png:
         return write_pages(req)
     docs = results.load_all(list(req.files))

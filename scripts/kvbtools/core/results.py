@@ -7,6 +7,7 @@ A file that cannot be used is a UsageError that lists every problem of the file,
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -50,6 +51,23 @@ class Row:
         return self.benchmark if self.roles_in_benchmark == 1 else f"{self.benchmark}[{self.role}]"
 
 
+# What is left after the decoder's error in a document cut inside a number ("12." fails at the
+# dot, "1e" at the e) or a literal (tr, fals, nu).
+CUT_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+
+
+def cut_short(text: str, e: json.JSONDecodeError) -> bool:
+    """Whether `text` reads as a JSON document cut short, not as something else: it starts as a
+    document starts, with { or [, and fails at its end, in a string that runs to its end, or in
+    a number or literal that its end cuts. A text file ("results:", "hello") is not JSON at
+    all."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    tail = text.rstrip()
+    return (e.pos >= len(tail) or e.msg.startswith("Unterminated string")
+            or CUT_VALUE.fullmatch(tail[e.pos:]) is not None)
+
+
 def read_json(path: str, raw: bytes | None = None) -> Any:
     """The parsed JSON of a file, or of `raw` named `path` (a stored document), or a UsageError
     saying why there is none."""
@@ -68,13 +86,9 @@ def read_json(path: str, raw: bytes | None = None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        # A cut file fails at its end, or in a string that runs to its end, or (cut inside a
-        # number: "12." fails at the dot) does not end as a document ends, with } or ].
-        tail = text.rstrip()
-        cut = (e.pos >= len(tail) or e.msg.startswith("Unterminated string")
-               or not tail.endswith(("}", "]")))
         raise UsageError(f"{path}: not JSON: {e.msg} (line {e.lineno} column {e.colno})"
-                         + (": the file ends early (truncated?)" if cut else "")) from None
+                         + (": the file ends early (truncated?)" if cut_short(text, e) else "")
+                         ) from None
     except RecursionError:
         raise UsageError(f"{path}: not JSON kvb can read: nested too deeply") from None
 

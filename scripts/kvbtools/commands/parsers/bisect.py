@@ -78,9 +78,8 @@ def register(sub: Any) -> None:
                                     "ops_per_sec (default), p99, ...; Google Benchmark "
                                     "bytes_per_second (default), items_per_second, cpu_time, "
                                     "real_time")
-    p.add_argument("--threshold", type=groups.parse_threshold,
-                   default=groups.parse_threshold("5%"),
-                   help="old -> new must differ by at least this much (default 5%%)")
+    groups.add_threshold_argument(p, "old -> new must differ by at least this much (default "
+                                     "5%%)")
     p.add_argument("--alpha", type=groups.parse_alpha, default=0.05,
                    help="significance level of the confirmation (default 0.05)")
     p.add_argument("--repeats", type=int, default=5,

@@ -41,9 +41,7 @@ def register(sub: Any) -> None:
     p.add_argument("--other", nargs="+", action="append", metavar="FILE",
                    help="pool these files as one other side; repeat for more sides")
     p.add_argument("--label", action="append", help="name of each side, in order (repeat)")
-    p.add_argument("--threshold", type=groups.parse_threshold,
-                   default=groups.parse_threshold(groups.DEFAULT_THRESHOLD),
-                   help="smallest change that counts, e.g. 5%% (default 5%%)")
+    groups.add_threshold_argument(p, "smallest change that counts, e.g. 5%% (default 5%%)")
     p.add_argument("--alpha", type=groups.parse_alpha, default=groups.DEFAULT_ALPHA,
                    help="significance level of the U test (default 0.05)")
     p.add_argument("--metric", action="append",

@@ -45,6 +45,20 @@ def parse_alpha(text: str) -> float:
 DEFAULT_THRESHOLD = "5%"
 DEFAULT_ALPHA = 0.05
 
+# argparse reads an argument that starts with '-' as an option unless it looks like a negative
+# number, and '-5%' does not: `--threshold -5%` said "expected one argument" where
+# `--threshold=-5%` says "threshold out of range". A parser that takes --threshold reads a
+# negative percentage as a value too (argparse's own pattern, with an optional %).
+NEGATIVE_NUMBER = re.compile(r"^-\d+%?$|^-\d*\.\d+%?$")
+
+
+def add_threshold_argument(p: argparse.ArgumentParser, help: str,
+                           default: str = DEFAULT_THRESHOLD) -> None:
+    """--threshold, declared once for every command that judges a change."""
+    p.add_argument("--threshold", type=parse_threshold, default=parse_threshold(default),
+                   help=help)
+    p._negative_number_matcher = NEGATIVE_NUMBER  # type: ignore[attr-defined]
+
 
 # ---- rounds: --until-resolved, --max-rounds, --max-time -----------------------------------------
 
@@ -136,8 +150,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--filter", metavar="REGEX",
                    help=f"micro: --benchmark_filter (default {micro_default!r}); KV: only "
                         "table rows that match")
-    p.add_argument("--threshold", type=parse_threshold,
-                   default=parse_threshold(DEFAULT_THRESHOLD), help="default 5%%")
+    add_threshold_argument(p, "default 5%%")
     p.add_argument("--alpha", type=parse_alpha, default=DEFAULT_ALPHA, help="default 0.05")
     p.add_argument("--metric", action="append",
                    help="only these metrics (see kvb compare; default: the headline ones; "
