@@ -67,7 +67,8 @@ def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool =
 
 
 def verdict_table(c: Comparison, mkey: str) -> str:
-    """Every point of a ratio figure as a row: both medians, the ratio, the verdict as its word
+    """Every point of a ratio figure as a row: both medians, the ratio (its estimator in the
+    column's name: comparison.ratio_meaning), the verdict as its word
     (any word: a regression red, no verdict grey and hatched, its reason in the tooltip)."""
     metric = c.metrics[mkey]
     base = c.sides[0].label
@@ -80,9 +81,10 @@ def verdict_table(c: Comparison, mkey: str) -> str:
                      compare_figures.ratio_text(cell),
                      htmlpage.Td(v.word, _verdict_class(cell), v.note),
                      comparison.fmt_p(v.test.p) if v.test is not None else ""])
-    return htmlpage.table(rows, ["benchmark", "side", f"{base} [{metric.shown_unit}]",
-                                 f"side [{metric.shown_unit}]", "ratio", "verdict", "p"],
-                          numeric=[2, 3, 4])
+    ratio = comparison.ratio_meaning([x for x in c.cells if x.metric.key == mkey], short=True)
+    return htmlpage.table(rows, ["benchmark", "side", f"{base}: median [{metric.shown_unit}]",
+                                 f"side: median [{metric.shown_unit}]", f"ratio ({ratio})",
+                                 "verdict", "p"], numeric=[2, 3, 4])
 
 
 def _verdict_class(cell: Cell) -> str:
