@@ -740,12 +740,31 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         b = self.run_kvbench("rb.json", "--num=500")
         p = kvb("report", a)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"^repeat\s+engine\s+benchmark")
+        self.assertRegex(p.stdout, r"(?m)^repeat\s+engine\s+benchmark")
         self.assertRegex(p.stdout, r"\n2/3\s+memory\s+fillseq\s")
         p = kvb("report", a, b)
-        self.assertRegex(p.stdout, r"^file\s+repeat\s+engine")
+        self.assertRegex(p.stdout, r"(?m)^file\s+repeat\s+engine")
         self.assertRegex(p.stdout, r"\nrb\.json\s+1/1\s+memory\s+readrandom\s")
         self.assertRegex(p.stdout, r"\nra\.json\s+3/3\s+memory\s+readrandom\s")
+
+    def test_report_says_which_runs_were_noisy(self) -> None:
+        # Issue 42: five runs at 72-84% foreign CPU, and the text said nothing (the page did).
+        run = load_json(self.run_kvbench("n.json", "--num=500"))
+        for name, noisy in (("noisy.json", True), ("quiet.json", False)):
+            run["context"]["environment"].update(
+                noisy=noisy, noisy_reason="other processes used 84.4% of the 2 CPUs" if noisy
+                else "")
+            write_json(os.path.join(self.tmp, name), run)
+        p = kvb("report", *(os.path.join(self.tmp, f) for f in ("noisy.json", "quiet.json")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("noisy: noisy.json: this run was noisy: other "
+                                            "processes used 84.4% of the 2 CPUs. "), p.stdout)
+        self.assertNotIn("quiet.json: this run was noisy", p.stdout)
+        rows = [line for line in p.stdout.splitlines()
+                if line.startswith(("noisy.json", "quiet.json"))]
+        self.assertEqual(len(rows), 4, p.stdout)
+        for line in rows:
+            self.assertEqual(line.endswith("noisy run"), line.startswith("noisy.json"), line)
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))

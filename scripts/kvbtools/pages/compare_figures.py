@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import stats
+from kvbtools.core import environment, stats
 from kvbtools.core.table import fmt_value
 from kvbtools.pages import figures, noise
 from kvbtools.core.comparison import Cell, Comparison, ratio_meaning, unit_text
@@ -204,7 +204,7 @@ def _ratio_caption(c: Comparison, mkey: str, cells: list[Cell], control: bool, l
 
 
 def _noisy_sides(c: Comparison) -> list[str]:
-    why = {s.label: noise.side_reason(s) for s in c.sides}
+    why = {s.label: environment.side_reason(s) for s in c.sides}
     return noise.figure_warning({label: w for label, w in why.items() if w})
 
 

@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kvbtools.core import hgrm, results
+from kvbtools.core import environment, hgrm, results
 from kvbtools.core.metrics import value
 from kvbtools.pages import figures, noise
 from kvbtools.pages.figures import ALERT, Colours, Figure
@@ -93,7 +93,7 @@ def colours_for(runs: list[Run]) -> Colours:
 
 def noisy(runs: list[Run]) -> dict[str, str]:
     """label -> why kvbench called the run noisy, for the noisy ones among `runs`."""
-    out = {r.label: noise.run_reason(r.doc.doc["context"]) for r in runs}
+    out = {r.label: environment.noisy_reason(r.doc.doc["context"]) for r in runs}
     return {label: why for label, why in out.items() if why}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools.core import profiles, results
+from kvbtools.core import environment, profiles, results
 from kvbtools.pages import figures, flame_figures, htmlpage, noise
 from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
@@ -119,7 +119,7 @@ def noisy_series(directory: str, doc: dict[str, Any]) -> dict[str, str]:
                 continue  # a file gone or cut: the study's medians stand without its verdict
             if isinstance(run, dict) and isinstance(run.get("context"), dict):
                 n += 1
-                reasons += [r for r in [noise.run_reason(run["context"])] if r]
+                reasons += [r for r in [environment.noisy_reason(run["context"])] if r]
         if reasons:
             out[s["label"]] = f"{len(reasons)} of {n} run(s) noisy, e.g. {reasons[0]}"
     return out
