@@ -151,14 +151,16 @@ def fmt_p(p: float) -> str:
 
 
 def format_comparison(c: Comparison, control: str = "",
-                      extra: dict[tuple[str, str, str], str] | None = None) -> str:
+                      extra: dict[tuple[str, str, str], str] | None = None,
+                      reasons: bool = True) -> str:
     """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
     ("values relative to ...", saying which estimate they are: ratio_meaning), then the
     geometric mean of the ratios. With one other side every
     verdict is spelled out; with several, a ratio without a word is no change (undecided is
     always written). The reasons of undecided rows follow as notes. `extra` (metric, benchmark,
-    side) -> text is appended to that ratio cell (e.g. kvb matrix's interval and 'unresolved')."""
-    lines = _heading(c, control)
+    side) -> text is appended to that ratio cell (e.g. kvb matrix's interval and 'unresolved').
+    Without `reasons`, noisy runs are counted and not said why (a page says it at its top)."""
+    lines = _heading(c, control, reasons)
     notes: dict[str, list[Cell]] = {}
     by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
     for mkey, names in c.benches.items():
@@ -224,7 +226,7 @@ def ratio_meaning(cells: list[Cell], short: bool = False) -> str:
             + (f"; exact or constant values: {medians}" if stats.MEDIANS in kinds else ""))
 
 
-def _heading(c: Comparison, control: str) -> list[str]:
+def _heading(c: Comparison, control: str, reasons: bool = True) -> list[str]:
     """The sides, warnings about their inputs and environments, and how verdicts are made."""
     lines: list[str] = list(c.warnings)
     base = c.sides[0]
@@ -243,7 +245,7 @@ def _heading(c: Comparison, control: str) -> list[str]:
         if len(vals) > 1:
             lines.append(f"WARNING: '{key}' differs between files ({'; '.join(sorted(vals))}): "
                          "they measured different input; their numbers are not comparable")
-    lines.extend(environment.notes(c.sides))
+    lines.extend(environment.notes(c.sides, reasons))
     wide = len(c.sides) > 2
     if c.described:
         lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "

@@ -108,8 +108,9 @@ def _load(ctx: dict[str, Any]) -> float | None:
     return float(v[0]) if isinstance(v, list) and v and isinstance(v[0], (int, float)) else None
 
 
-def noise_notes(side: Side) -> list[str]:
-    """The 'noisy:' note of one side, and a WARNING when its wall time exceeds its CPU time."""
+def noise_notes(side: Side, reasons: bool = True) -> list[str]:
+    """The 'noisy:' note of one side, and a WARNING when its wall time exceeds its CPU time;
+    without `reasons`, the noisy runs counted and not why (a page says why once, at its top)."""
     lines = []
     if any("kvbench_instructions" in ctx for ctx in side.contexts):
         return [f"noisy: {side.label}: not judged: instruction counts (--instructions) do not "
@@ -120,8 +121,8 @@ def noise_notes(side: Side) -> list[str]:
         measured = [ctx for ctx in kv if isinstance(ctx["environment"].get("during"), dict)
                     and ctx["environment"]["during"].get("measured")]
         if noisy:
-            lines.append(f"noisy: {side.label}: {len(noisy)} of {len(kv)} run(s) noisy, e.g. "
-                         f"{noisy[0]}")
+            lines.append(f"noisy: {side.label}: {len(noisy)} of {len(kv)} run(s) noisy"
+                         + (f", e.g. {noisy[0]}" if reasons else " (why: at the top)"))
         elif measured:
             lines.append(f"noisy: {side.label}: none of {len(measured)} run(s) (steal <= 2%, "
                          "other processes <= 10% of the CPUs)")
@@ -216,9 +217,9 @@ def cpu_notes(sides: list[Side]) -> list[str]:
     return out
 
 
-def notes(sides: list[Side]) -> list[str]:
-    """Every line the comparison prints about the sides' environments."""
+def notes(sides: list[Side], reasons: bool = True) -> list[str]:
+    """Every line the comparison prints about the sides' environments (`reasons`: noise_notes)."""
     out = not_comparable(sides) + cpu_notes(sides)
     for s in sides:
-        out.extend(noise_notes(s))
+        out.extend(noise_notes(s, reasons))
     return out

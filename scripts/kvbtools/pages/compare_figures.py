@@ -15,14 +15,11 @@ from typing import Any
 
 from kvbtools.core import environment, stats
 from kvbtools.core.table import fmt_value
-from kvbtools.pages import figures, noise
+from kvbtools.pages import figures
 from kvbtools.core.comparison import Cell, Comparison, ratio_meaning, unit_text
 from kvbtools.pages.figures import ALERT, BAND, GOOD, MUTED, Colours, Figure
 
 CONTROL = "control"
-# Ratios spanning more than this factor get a log axis: 0.011 and 7.56 on a linear one leave
-# every ratio near 1.0 in one pixel.
-LOG_SPAN = 10.0
 UNDECIDED_FACE = "#d9d9d9"
 
 
@@ -76,7 +73,7 @@ def log_scaled(cells: list[Cell]) -> bool:
     for cell in cells:
         xs += [x for x in (cell.verdict.ratio, *(interval(cell) or ()))
                if math.isfinite(x) and x > 0]
-    return max(xs) / min(xs) > LOG_SPAN
+    return max(xs) / min(xs) > figures.LOG_SPAN
 
 
 def ratio_figure(c: Comparison, mkey: str, colours: Colours, measured: bool = False) -> Figure:
@@ -111,7 +108,7 @@ def ratio_figure(c: Comparison, mkey: str, colours: Colours, measured: bool = Fa
 
     return Figure(f"ratio-{figures.safe_name(mkey)}",
                   _ratio_caption(c, mkey, list(cells.values()), has_control, log, measured),
-                  draw, warnings=_noisy_sides(c), notes=_undecided_notes(list(cells.values())))
+                  draw, noisy=_noisy_sides(c), notes=_undecided_notes(list(cells.values())))
 
 
 def _limits(cells: list[Cell], log: bool, threshold: float) -> tuple[float, float]:
@@ -203,9 +200,9 @@ def _ratio_caption(c: Comparison, mkey: str, cells: list[Cell], control: bool, l
                "noise floor." if measured else ""))
 
 
-def _noisy_sides(c: Comparison) -> list[str]:
+def _noisy_sides(c: Comparison) -> dict[str, str]:
     why = {s.label: environment.side_reason(s) for s in c.sides}
-    return noise.figure_warning({label: w for label, w in why.items() if w})
+    return {label: w for label, w in why.items() if w}
 
 
 def _undecided_notes(cells: list[Cell]) -> list[str]:

@@ -2,7 +2,8 @@
 (context.environment.noisy and noisy_reason, docs/json.md: the hypervisor's steal above 2% or
 other processes above 10% of the CPUs while it ran), and for kvbench_micro files, which measure
 neither, wall time well above CPU time (core/environment.busy_ratio). The top of a page lists
-them; a figure that draws a noisy run says so under it and in it (figures.Figure.warnings).
+them, once, in a box (htmlpage.noise_box, its anchor ANCHOR); a figure that draws a noisy run
+carries a marker that links there, and a figure file the reason under it (figures.Figure.noisy).
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from kvbtools.core.errors import UsageError
 from kvbtools.core.samples import Side
 
 TITLE = "Noisy runs (kvbench's own verdict: other work on the machine while it measured)"
+ANCHOR = "noisy-runs"   # the box's id, where every figure's marker links
+# A marker names at most this many of the noisy runs its figure draws.
+MARKED = 6
 
 
 def file_reasons(paths: list[str]) -> tuple[int, dict[str, str]]:
@@ -40,8 +44,16 @@ def point_reason(attributes: dict[str, str]) -> str:
     return attributes.get("context.environment.noisy_reason") or "no reason recorded"
 
 
+def marker(noisy: dict[str, str]) -> str:
+    """A figure's mark of the noisy runs it draws (label -> reason), without the reason (said
+    once, in the page's box): 'noisy: rocksdb, lmdb'."""
+    labels = list(noisy)
+    more = len(labels) - MARKED
+    return "noisy: " + ", ".join(labels[:MARKED]) + (f" and {more} more" if more > 0 else "")
+
+
 def figure_warning(noisy: dict[str, str]) -> list[str]:
-    """The line under a figure that draws these noisy runs (label -> reason)."""
+    """The line under a figure file that draws these noisy runs (label -> reason)."""
     if not noisy:
         return []
     one = len(noisy) == 1

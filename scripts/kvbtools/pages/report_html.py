@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from kvbtools.core import environment, hgrm, results, samples, summary
-from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, noise, run_figures
+from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, run_figures
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.core.results import Document
 from kvbtools.pages.run_figures import Group, Run
@@ -33,7 +33,7 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
         page.html(htmlpage.box("Missing or failed", problems, bad=True))
     noisy = _noisy(kv, micro)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
+        page.html(htmlpage.noise_box(noisy))
     if kv:
         _kv_sections(page, kv)
         flame_figures.add_profile_sections(page, kv)  # kvbench --profile runs
@@ -294,7 +294,7 @@ def add_micro_figures(page: Page, sides: list[samples.Side]) -> None:
     figs, notes = micro_figures.all_figures(sides, figures.Colours(s.label for s in sides))
     busy = {s.label: why for s in sides for why in [environment.side_reason(s)] if why}
     for f in figs:
-        f.warnings = [f"{label}: {why}" for label, why in busy.items()]
+        f.noisy = dict(busy)
     if notes:
         page.html(htmlpage.box("Not shown", notes))
     if not figs:

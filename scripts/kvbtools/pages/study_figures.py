@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from kvbtools.core import environment, profiles, results
-from kvbtools.pages import figures, flame_figures, htmlpage, noise
+from kvbtools.pages import figures, flame_figures, htmlpage
 from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
 from kvbtools.pages.figures import ALERT, MUTED, Colours, Figure
@@ -145,7 +145,7 @@ def study_page(directory: str) -> Page:
               "muted")
     noisy = noisy_series(directory, doc)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, [f"{k}: {v}" for k, v in noisy.items()], bad=True))
+        page.html(htmlpage.noise_box([f"{k}: {v}" for k, v in noisy.items()]))
     configs = doc.get("configs") or []
     if configs:
         page.html(htmlpage.table([[c.get("name", ""), " ".join(c.get("args", []))]
@@ -161,7 +161,7 @@ def study_page(directory: str) -> Page:
             page.para(f"{metric}: 0 in every run", "muted")
             continue
         fig = bars_figure(metric, unit, higher, base, others, cols, medians, colours)
-        fig.warnings = noise.figure_warning(noisy)
+        fig.noisy = noisy
         page.figure(fig)
         rows = relative_rows(labels, cols, lambda s, c: medians[s].get((c, metric)))
         page.html(htmlpage.table(rows, header=["series"] + cols,
