@@ -157,13 +157,13 @@ class StatsTest(unittest.TestCase):
         # One value a side: no noise estimate, no verdict.
         v = stats.verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
+        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 values a side "
                       "needed", v.note)
         self.assertFalse(v.regression)
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
         v = stats.verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
+        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 values a side needed")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.

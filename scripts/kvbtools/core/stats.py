@@ -5,7 +5,8 @@
   `mannwhitneyu(method="auto")` does: exact for n <= 8 without ties).
 - A bootstrap interval of the ratio of medians, seeded so the same data give the same interval.
 - The Hodges-Lehmann interval of the ratio, inverted from the U test.
-- The geometric mean of ratios, and the three-valued verdict every table uses (`verdict`):
+- The geometric mean of ratios, and a three-valued verdict over values taken as independent
+  (`verdict`; comparisons judge on core/levels.py's unit, with its words):
   changed, no change, or undecided with its reason.
 """
 from __future__ import annotations
@@ -334,7 +335,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     - NO_CHANGE: the 1 - alpha interval of the ratio lies within +-threshold: whatever the change
       is, it is smaller than the threshold;
     - UNDECIDED otherwise, the note saying why: a single value a side; too few values for the
-      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 runs a side needed"); or an interval
+      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 values a side needed"); or an interval
       that spans both no change and a change of the threshold or more.
     Never "no change" when the data could not have shown a change."""
     threshold, alpha = judgement.threshold, judgement.alpha
@@ -344,7 +345,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     if len(base) < 2 or len(other) < 2:
         return Verdict(ratio, None, UNDECIDED, None,
                        f"n={len(base)}+{len(other)}: a single value gives no estimate of the "
-                       f"noise; {need} runs a side needed")
+                       f"noise; {need} values a side needed")
     test = mann_whitney_u(other, base)
     iv = verdict_interval(base, other, 1.0 - alpha)
     if not math.isfinite(ratio):  # the base's median is 0, the other's is not
@@ -367,7 +368,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     if not iv.finite and mb == 0:
         why = "the base's median is 0: the ratio has no interval; more runs needed"
     elif min_p(len(base), len(other)) >= alpha:
-        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} runs a side "
+        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} values a side "
                "needed")
     elif test.p < alpha:
         why = (f"p<{alpha:g} and the change is under the {pct(threshold)} threshold, but its "
