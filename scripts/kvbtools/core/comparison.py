@@ -208,7 +208,8 @@ def _rows_named(cells: list[Cell], wide: bool) -> str:
 ESTIMATORS = {stats.MEDIANS: ("the medians' quotient", "median / median"),
               stats.HODGES_LEHMANN: ("the Hodges-Lehmann estimate over the units",
                                      "Hodges-Lehmann"),
-              stats.TRIMMED_MEAN: ("the trimmed mean over the rounds, paired", "trimmed mean")}
+              stats.TRIMMED_MEAN: ("the trimmed mean of the ratios paired by round",
+                                   "trimmed mean")}
 
 
 def ratio_meaning(cells: list[Cell], short: bool = False) -> str:
