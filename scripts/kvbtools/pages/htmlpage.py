@@ -39,6 +39,7 @@ margin:.6em 0;font-size:.9em}.box.bad{border-color:var(--badrule);background:var
 figure{margin:.8em 0 1.4em}figure svg{width:100%;height:auto;display:block}
 svg.flame{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:var(--muted);margin-top:.2em;max-width:60em}
+figcaption .warn{display:block;color:#b3261e;font-weight:600}
 a.noisy{font-size:.85em;color:#b3261e;border:1px solid #e6a9a4;border-radius:3px;
 padding:0 .35em;margin-right:.5em;white-space:nowrap}
 figcaption .note{display:block;color:var(--fg)}

@@ -5,8 +5,9 @@ the median of each side, then for every side after the first its ratio to the fi
 verdict and its p-value (and the p adjusted over the comparison's rows); the last row is the
 geometric mean of the ratios. The ratio is the estimate the verdict tested, named over the table:
 with two units a side the Hodges-Lehmann estimate (over rounds paired, the trimmed mean), not the
-quotient of the medians; with one process a side, that quotient (docs/compare.md, "The ratio"). A verdict rests on the highest level with two units a side: links
-(code placements), else processes (files): the repetitions inside one process are one sample of
+quotient of the medians; with one process a side, that quotient (docs/compare.md, "The
+ratio"). A verdict rests on the highest level with two units a side: links (code placements),
+else processes (files): the repetitions inside one process are one sample of
 it (--repetitions-independent counts them apart, as Google's compare.py does), so one file a
 side is undecided. A comparison's rows and metrics are one family of tests: their p-values are
 adjusted by Benjamini-Hochberg. A verdict is one of three: changed (faster / slower, larger /
