@@ -4,8 +4,9 @@ real three-engine run of the build's kvbench and on kvbench_micro output, render
 Chromium when it is installed; --svg/--png files; determinism; bad input; matplotlib missing;
 the .hgrm export; the pages of compare, matrix/versions results directories, bisect and history.
 Pages carry kvbench's verdicts: noisy runs once at the top and a mark on their figures, the
-summary's file and repeat, each engine's memory in its own terms, one colour per engine on every page,
-ratio axes that stay readable (log, medians, zeros) and verdicts without a decision.
+summary's file and repeat, each engine's memory in its own terms, one colour per engine on every
+page, ratio axes and an overview that stay readable (log, medians, zeros) and verdicts without a
+decision.
 """
 from __future__ import annotations
 
