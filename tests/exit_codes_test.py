@@ -520,7 +520,7 @@ def gate_cases(f: Fixtures) -> list[Case]:
         Case("compare", ["compare", base4, slow4, gate, reps], "changed",
              "significant regression(s) beyond 5%", stdout_has="slower (p=0.029)"),
         Case("compare", ["compare", base4, slow3, gate, reps], "undecided", "row(s) undecided",
-             stdout_has="n=4+3 cannot reach p<0.05: 4 runs a side needed"),
+             stdout_has="n=4+3 repetitions cannot reach p<0.05: 4 repetitions a side needed"),
         Case("compare", ["compare", base4, slow4, gate], "undecided", "row(s) undecided",
              stdout_has="one process a side"),
         Case("compare", ["compare", base4, slow3], "ok", stdout_has="undecided"),  # no gate

@@ -157,13 +157,13 @@ class StatsTest(unittest.TestCase):
         # One value a side: no noise estimate, no verdict.
         v = stats.verdict([100.0], [50.0], stats.Judgement(0.05, 0.05, True))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 runs a side "
+        self.assertIn("n=1+1: a single value gives no estimate of the noise; 4 values a side "
                       "needed", v.note)
         self.assertFalse(v.regression)
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
         v = stats.verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
+        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 values a side needed")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.
@@ -544,8 +544,9 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
         # A note names the rows it is about (it named none: which of the rows was it?).
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed "
-                      "(bytes_per_second: crc32c/table/4096, xxh64/inline/4096)", p.stdout)
+        self.assertIn("note: undecided: n=3+3 repetitions cannot reach p<0.05: 4 repetitions a "
+                      "side needed (bytes_per_second: crc32c/table/4096, xxh64/inline/4096)",
+                      p.stdout)
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
@@ -739,12 +740,31 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         b = self.run_kvbench("rb.json", "--num=500")
         p = kvb("report", a)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"^repeat\s+engine\s+benchmark")
+        self.assertRegex(p.stdout, r"(?m)^repeat\s+engine\s+benchmark")
         self.assertRegex(p.stdout, r"\n2/3\s+memory\s+fillseq\s")
         p = kvb("report", a, b)
-        self.assertRegex(p.stdout, r"^file\s+repeat\s+engine")
+        self.assertRegex(p.stdout, r"(?m)^file\s+repeat\s+engine")
         self.assertRegex(p.stdout, r"\nrb\.json\s+1/1\s+memory\s+readrandom\s")
         self.assertRegex(p.stdout, r"\nra\.json\s+3/3\s+memory\s+readrandom\s")
+
+    def test_report_says_which_runs_were_noisy(self) -> None:
+        # Issue 42: five runs at 72-84% foreign CPU, and the text said nothing (the page did).
+        run = load_json(self.run_kvbench("n.json", "--num=500"))
+        for name, noisy in (("noisy.json", True), ("quiet.json", False)):
+            run["context"]["environment"].update(
+                noisy=noisy, noisy_reason="other processes used 84.4% of the 2 CPUs" if noisy
+                else "")
+            write_json(os.path.join(self.tmp, name), run)
+        p = kvb("report", *(os.path.join(self.tmp, f) for f in ("noisy.json", "quiet.json")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("noisy: noisy.json: this run was noisy: other "
+                                            "processes used 84.4% of the 2 CPUs. "), p.stdout)
+        self.assertNotIn("quiet.json: this run was noisy", p.stdout)
+        rows = [line for line in p.stdout.splitlines()
+                if line.startswith(("noisy.json", "quiet.json"))]
+        self.assertEqual(len(rows), 4, p.stdout)
+        for line in rows:
+            self.assertEqual(line.endswith("noisy run"), line.startswith("noisy.json"), line)
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
@@ -763,8 +783,8 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+0\.20 undecided \(p=0\.100\)")
         self.assertEqual(p.stdout.count("4.96 undecided (p=0.100)"), 3, p.stdout)
         self.assertNotRegex(p.stdout, r"(0\.20|4\.96) no change")
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
-                      p.stdout)
+        self.assertIn("note: undecided: n=3+3 processes cannot reach p<0.05: 4 processes a side "
+                      "needed, each a separate run (a file)", p.stdout)
         # Four a side decide it: slower, and the gate exits 3.
         p = kvb("compare", "--base", *side("b", 1, 1.0, 4), "--other", *side("s", 2, 0.2, 4),
                 "--fail-on-regression")
@@ -840,6 +860,97 @@ class UnitOfVerdictTest(kvbtest.TempDirTest):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(len(re.findall(r"bench/\d+\s+1\.00\s+\d\.\d\d faster", p.stdout)), 20,
                          p.stdout)
+
+
+def micro_file(path: str, rates: list[float]) -> str:
+    """A kvbench_micro file (one process) whose benchmark bench/0 ran at these GB/s, one
+    repetition each."""
+    rows = [{"name": "bench/0", "run_name": "bench/0", "run_type": "iteration", "repetitions":
+             len(rates), "repetition_index": r, "threads": 1, "iterations": 1000,
+             "real_time": 4096 / (g * 1e9) * 1e9, "cpu_time": 4096 / (g * 1e9) * 1e9,
+             "time_unit": "ns", "bytes_per_second": g * 1e9} for r, g in enumerate(rates)]
+    return write_json(path, {"context": {"kvbench_preset": "x", "input": "seed 0"},
+                             "benchmarks": rows})
+
+
+class RatioIsWhatItsLabelSaysTest(kvbtest.TempDirTest):
+    """Issue 42 item 3: the ratio column is the estimate the verdict tested, and the line over it,
+    the page's column, --json and docs/compare.md name it; a note about a median of 0 names the
+    side that is 0, and only when it is."""
+    TMP_PREFIX = "kvb-ratio-test."
+
+    # Five processes a side (three repetitions each) whose pooled medians and Hodges-Lehmann
+    # estimate differ (the base has one fast process).
+    BASE = [[1.0, 1.0, 1.0], [1.1, 1.1, 1.1], [1.2, 1.2, 1.2], [1.3, 1.3, 1.3], [3.0, 3.0, 3.0]]
+    OTHER = [[0.98, 0.98, 0.98], [1.05, 1.05, 1.05], [1.5, 1.5, 1.5], [1.6, 1.6, 1.6],
+             [1.7, 1.7, 1.7]]
+
+    def test_five_a_side_prints_the_estimate_and_names_it(self) -> None:
+        base = [micro_file(os.path.join(self.tmp, f"a{i}.json"), v)
+                for i, v in enumerate(self.BASE)]
+        other = [micro_file(os.path.join(self.tmp, f"b{i}.json"), v)
+                 for i, v in enumerate(self.OTHER)]
+        out = os.path.join(self.tmp, "c.json")
+        p = kvb("compare", "--base", *base, "--other", *other, "--json", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        hl = math.exp(statistics.median(math.log(o[0]) - math.log(b[0])
+                                        for o in self.OTHER for b in self.BASE))
+        quotient = 1.5 / 1.2   # the pooled medians of 15 values a side
+        self.assertGreater(abs(round(hl, 2) - round(quotient, 2)), 0.05)  # they differ
+        m = re.search(r"bench/0\s+([\d.]+)\s+([\d.]+)\n", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertEqual((m.group(1), m.group(2)), ("1.200", "1.500"))  # the medians printed
+        self.assertRegex(p.stdout, rf"bench/0\s+1\.00\s+{round(hl, 2):.2f} ")
+        self.assertIn("values relative to a0.json+4 (ratio: the Hodges-Lehmann estimate over the "
+                      "units, not the medians' quotient)", p.stdout)
+        row = load_json(out)["rows"][0]
+        self.assertAlmostEqual(row["ratio"], hl)
+        self.assertEqual(row["estimator"], "Hodges-Lehmann")
+        with open(os.path.join(ROOT, "docs", "compare.md"), encoding="utf-8") as f:
+            docs = " ".join(f.read().split())
+        self.assertIn("**The ratio** is the estimate its verdict tested", docs)
+        self.assertIn("the **Hodges-Lehmann** estimate", docs)
+        self.assertIn("not the quotient of the medians printed above it", docs)
+
+    def comparison(self, base: list[list[float]], other: list[list[float]]) -> str:
+        """kvb compare's text of one row, cpu_sys of memory fillseq, the sides' processes given
+        with their repeats."""
+        from kvbtools.core import comparison, levels, metrics as metrics_mod, samples
+        m = metrics_mod.Metric("cost.cpu_sys_us_per_op", "us/op", "lower")
+        sides = []
+        for label, procs in (("gcc", base), ("clang", other)):
+            s = samples.Side(label, kind=results.KVBENCH, metrics={m.key: m})
+            for i, values in enumerate(procs):
+                s.at = levels.Where("", f"p{i}")
+                s.paths.append(f"{label}{i}.json")
+                for v in values:
+                    s.add("memory fillseq", m.key, v)
+            sides.append(s)
+        return comparison.format_comparison(comparison.build(sides, stats.Judgement(0.05, 0.05),
+                                                             [m.key]))
+
+    def test_a_note_of_a_median_of_0_names_the_side_that_is_0(self) -> None:
+        # The base's median 0.001, one of its processes 0 (the note said "the base's median is 0").
+        text = self.comparison([[0.011865, 0.0, 0.01955], [0.0, 0.0, 0.002065]],
+                               [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01254]])
+        self.assertRegex(text, r"memory fillseq\s+0\.001\s+0\.000")
+        self.assertNotIn("median is 0", text)
+        # The other side's median 0: no note about a 0 either (its ratio is 0.00).
+        text = self.comparison([[0.01, 0.02], [0.03, 0.01]], [[0.0, 0.0], [0.0, 0.0]])
+        self.assertNotIn("median is 0", text)
+        # The base's median 0: said, naming it and the row.
+        text = self.comparison([[0.0, 0.0, 0.01], [0.0, 0.0, 0.0]],
+                               [[0.01, 0.02, 0.0], [0.03, 0.02, 0.01]])
+        self.assertRegex(text, r"memory fillseq\s+0\.000\s+0\.0(1|2)\d?\s")
+        self.assertIn("note: undecided: gcc's median is 0: no ratio to it; p=", text)
+        self.assertIn("(cost.cpu_sys_us_per_op: memory fillseq)", text)
+
+    def test_sys_cpu_near_0_is_not_turned_around(self) -> None:
+        # Issue 42: 0.010 -> 0.005 printed beside 1.61. Two processes a side; on logs their
+        # ratio was the ratio of geometric means (1.57); as differences, that of the medians.
+        text = self.comparison([[0.0005], [0.0195]], [[0.004], [0.006]])
+        self.assertRegex(text, r"memory fillseq\s+0\.010\s+0\.005\n")
+        self.assertRegex(text, r"memory fillseq\s+1\.00\s+0\.50 undecided")
 
 
 class CpuNotesTest(kvbtest.TempDirTest):

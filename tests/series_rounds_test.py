@@ -197,8 +197,11 @@ class SeriesRunTest(kvbtest.TempDirTest):
         fake = Fake(value, canary)
         out = self.run_series(fake, max_rounds=10)
         self.assertEqual(sorted(out.set_apart), [3, 4])
-        self.assertRegex(out.set_apart[3], r"^round 3: the canary after it ran \d+% slower")
-        self.assertRegex(out.set_apart[4], r"^round 4: the canary before it ran \d+% slower")
+        # As the ratio of its time (it said "ran 50% slower"; 235% slower read as nothing).
+        self.assertRegex(out.set_apart[3], r"^round 3: the canary after it took 1\.\d\dx its "
+                                           r"median time in this comparison \(slower\)")
+        self.assertRegex(out.set_apart[4], r"^round 4: the canary before it took 1\.\d\dx its "
+                                           r"median time in this comparison \(slower\)")
         self.assertEqual(out.cost.set_apart, 2)
         seeds = {x.round: x.link for x in out.runs if x.series == "gcc"}
         self.assertEqual(seeds[3], seeds[4])   # repeated on the same link...

@@ -5,7 +5,8 @@
   `mannwhitneyu(method="auto")` does: exact for n <= 8 without ties).
 - A bootstrap interval of the ratio of medians, seeded so the same data give the same interval.
 - The Hodges-Lehmann interval of the ratio, inverted from the U test.
-- The geometric mean of ratios, and the three-valued verdict every table uses (`verdict`):
+- The geometric mean of ratios, and a three-valued verdict over values taken as independent
+  (`verdict`; comparisons judge on core/levels.py's unit, with its words):
   changed, no change, or undecided with its reason.
 """
 from __future__ import annotations
@@ -180,12 +181,17 @@ class Interval:
         return f"[{self.lo:.3f}, {self.hi:.3f}]" if self.finite else "[unbounded]"
 
 
-def log_shifts(base: Sequence[float], other: Sequence[float]) -> list[float] | None:
-    """Sorted log(o) - log(b) over all pairs; None when a value is not positive."""
-    if min(base) <= 0 or min(other) <= 0:
-        return None
-    lb = [math.log(b) for b in base]
-    return sorted(math.log(o) - x for o in other for x in lb)
+def shift_interval(base: Sequence[float], other: Sequence[float],
+                   level: float = LEVEL) -> tuple[float, float, float]:
+    """The Hodges-Lehmann shift other - base (the median of every pair's difference) and its
+    `level` interval, the C-th smallest to the C-th largest difference; (-inf, inf) when C is 0
+    (too few values for a finite interval). Logs of the values give the log of a ratio."""
+    d = sorted(o - b for o in other for b in base)
+    c = cut(len(base), len(other), level)
+    est = statistics.median(d)
+    if c == 0:
+        return est, -math.inf, math.inf
+    return est, d[c - 1], d[len(d) - c]
 
 
 def ratio_interval(base: Sequence[float], other: Sequence[float],
@@ -194,16 +200,12 @@ def ratio_interval(base: Sequence[float], other: Sequence[float],
     n = min(len(base), len(other))
     if not base or not other:
         return Interval(math.nan, 0.0, math.inf, n)
-    d = log_shifts(base, other)
-    if d is None:
+    if min(base) <= 0 or min(other) <= 0:
         same = set(base) == set(other) and len(set(base)) == 1
         return Interval(1.0, 1.0, 1.0, n) if same else Interval(math.nan, 0.0, math.inf, n)
-    c = cut(len(base), len(other), level)
-    est = math.exp(statistics.median(d))
-    if c == 0:
-        return Interval(est, 0.0, math.inf, n)
-    return Interval(est, math.exp(d[c - 1]), math.exp(d[len(d) - c]), n)
-
+    est, lo, hi = shift_interval([math.log(b) for b in base], [math.log(o) for o in other],
+                                 level)
+    return Interval(math.exp(est), math.exp(lo), math.exp(hi), n)
 
 
 # Verdict words. "worse" wording depends on the metric: slower for time and throughput, larger for
@@ -213,9 +215,17 @@ NO_CHANGE = "no change"
 UNDECIDED = "undecided"
 
 
+# What a verdict's ratio is (Verdict.estimator; docs/compare.md, "The ratio"): the quotient of
+# the sides' medians (one process a side, exact or constant values), the Hodges-Lehmann estimate
+# over unpaired units (the U test's own), or the trimmed mean over units paired by round (Yuen's).
+MEDIANS = "medians"
+HODGES_LEHMANN = "Hodges-Lehmann"
+TRIMMED_MEAN = "trimmed mean"
+
+
 @dataclass(frozen=True)
 class Verdict:
-    ratio: float        # median(other) / median(base)
+    ratio: float        # other / base: the estimate named by `estimator`
     better: bool | None  # None: no change or undecided
     word: str           # faster / slower / larger / smaller / NO_CHANGE / UNDECIDED
     test: UTest | None
@@ -223,6 +233,7 @@ class Verdict:
     interval: Interval | None = None  # of other / base at 1 - alpha (None: no test)
     unit: str = ""      # what it rested on (core/levels.Units.text): "8 link pairs paired by round"
     p_adjusted: float | None = None   # the test's p adjusted over the comparison's family
+    estimator: str = MEDIANS          # what `ratio` is: MEDIANS, HODGES_LEHMANN, TRIMMED_MEAN
 
     @property
     def regression(self) -> bool:
@@ -274,21 +285,17 @@ def runs_needed(alpha: float) -> int:
 
 def _additive_interval(base: Sequence[float], other: Sequence[float],
                        level: float) -> Interval:
-    """For values that are not all positive (a count of 0 stalls): the Hodges-Lehmann interval of
-    the difference other - base, as a ratio to the base's median (1 + d / median); unbounded when
-    that median is 0, unless the interval is [0, 0]."""
+    """For values that are not all positive (a count of 0 stalls): the Hodges-Lehmann shift
+    other - base and its interval, as a ratio to the base's median (1 + d / median); no ratio
+    (NaN, unbounded) when that median is 0, unless the interval is [0, 0]."""
     n = min(len(base), len(other))
-    d = sorted(o - b for o in other for b in base)
-    c = cut(len(base), len(other), level)
-    mb = statistics.median(base)
-    if c == 0:
-        return Interval(math.nan, 0.0, math.inf, n)
-    lo, hi = d[c - 1], d[len(d) - c]
+    est, lo, hi = shift_interval(base, other, level)
     if lo == 0 and hi == 0:
         return Interval(1.0, 1.0, 1.0, n)
+    mb = statistics.median(base)
     if mb <= 0:
         return Interval(math.nan, 0.0, math.inf, n)
-    return Interval(1 + statistics.median(d) / mb, max(0.0, 1 + lo / mb), 1 + hi / mb, n)
+    return Interval(max(0.0, 1 + est / mb), max(0.0, 1 + lo / mb), 1 + hi / mb, n)
 
 
 def constant(base: Sequence[float], other: Sequence[float]) -> bool:
@@ -328,7 +335,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     - NO_CHANGE: the 1 - alpha interval of the ratio lies within +-threshold: whatever the change
       is, it is smaller than the threshold;
     - UNDECIDED otherwise, the note saying why: a single value a side; too few values for the
-      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 runs a side needed"); or an interval
+      test to reach alpha ("n=3+3 cannot reach p<0.05: 4 values a side needed"); or an interval
       that spans both no change and a change of the threshold or more.
     Never "no change" when the data could not have shown a change."""
     threshold, alpha = judgement.threshold, judgement.alpha
@@ -338,7 +345,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     if len(base) < 2 or len(other) < 2:
         return Verdict(ratio, None, UNDECIDED, None,
                        f"n={len(base)}+{len(other)}: a single value gives no estimate of the "
-                       f"noise; {need} runs a side needed")
+                       f"noise; {need} values a side needed")
     test = mann_whitney_u(other, base)
     iv = verdict_interval(base, other, 1.0 - alpha)
     if not math.isfinite(ratio):  # the base's median is 0, the other's is not
@@ -361,7 +368,7 @@ def verdict(base: Sequence[float], other: Sequence[float], judgement: Judgement)
     if not iv.finite and mb == 0:
         why = "the base's median is 0: the ratio has no interval; more runs needed"
     elif min_p(len(base), len(other)) >= alpha:
-        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} runs a side "
+        why = (f"n={len(base)}+{len(other)} cannot reach p<{alpha:g}: {need} values a side "
                "needed")
     elif test.p < alpha:
         why = (f"p<{alpha:g} and the change is under the {pct(threshold)} threshold, but its "

@@ -89,7 +89,7 @@ class Canaries:
         return max(MIN_TOLERANCE, 3 * 1.4826 * mad / m)
 
     def moved(self, ns: float) -> float:
-        """How far a reading moved from the median of those before it (0.12: 12% slower), 0.0
+        """How far a reading moved from the median of those before it (0.12: 1.12x its time), 0.0
         when within the noise; the reading joins the others."""
         baseline = statistics.median(self.readings) if self.readings else ns
         self.readings.append(ns)
@@ -101,10 +101,16 @@ class Canaries:
         moved = self.moved(ns)
         if moved:
             self.disturbed.append(r)
-            return (f"round {r}: the canary ran {abs(moved):.0%} "
-                    f"{'slower' if moved > 0 else 'faster'} than this comparison's median: the "
-                    "CPU changed speed; the round is set apart and repeated")
+            return (f"round {r}: the canary took {moved_text(moved)}: the CPU changed speed; the "
+                    "round is set apart and repeated")
         return ""
+
+
+def moved_text(moved: float) -> str:
+    """A canary's move (Canaries.moved) as the ratio of its time: '3.35x its median time in this
+    comparison (slower)', not '235% slower', which read as a fraction of something."""
+    return (f"{1.0 + moved:.2f}x its median time in this comparison "
+            f"({'slower' if moved > 0 else 'faster'})")
 
 
 # ---- kvb matrix --presets and kvb versions: the CPUs and the canary around every round ----------
@@ -243,16 +249,15 @@ class Watch:
                 continue
             moved = self.canaries[c].moved(got.value(self.by_wall))
             if moved:
-                notes.append(f"{abs(moved):.0%} {'slower' if moved > 0 else 'faster'}"
-                             + (f" on CPU {c}" if len(self.cpus) > 1 else ""))
+                notes.append(moved_text(moved) + (f" on CPU {c}" if len(self.cpus) > 1 else ""))
         self.readings += 1
         self.last_at = self.clock()
         self.seconds += self.last_at - t
         return ", ".join(notes)
 
     def _said(self, r: int, when: str, note: str) -> str:
-        return (f"round {r}: the canary {when} it ran {note} than this comparison's median: "
-                "the CPU changed speed; the round is set apart and repeated") if note else ""
+        return (f"round {r}: the canary {when} it took {note}: the CPU changed speed; the round "
+                "is set apart and repeated") if note else ""
 
     def before(self, r: int) -> str:
         """The canary before round r ('' or why the round is disturbed)."""

@@ -23,7 +23,6 @@ LEVEL = stats.LEVEL
 EXACT_MAX_N = stats.INTERVAL_EXACT_MAX_N
 Interval = stats.Interval
 cut = stats.cut
-log_shifts = stats.log_shifts
 ratio_interval = stats.ratio_interval
 
 

@@ -35,7 +35,7 @@ def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool =
         page.html(htmlpage.box("Warnings", warnings, bad=True))
     noisy = noise.side_warnings(c.sides)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
+        page.html(htmlpage.noise_box(noisy))
     control = compare_figures.CONTROL if any(s.label == compare_figures.CONTROL
                                              for s in c.sides) else ""
     rows = []
@@ -62,12 +62,14 @@ def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool =
         page.heading(2, "GB/s by block size", "gbps")
         add_micro_figures(page, [s for s in c.sides if s.label != control])
     page.heading(2, "Tables", "tables")
-    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control))}</pre>")
+    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control, reasons=False))}"
+              "</pre>")
     return page
 
 
 def verdict_table(c: Comparison, mkey: str) -> str:
-    """Every point of a ratio figure as a row: both medians, the ratio, the verdict as its word
+    """Every point of a ratio figure as a row: both medians, the ratio (its estimator in the
+    column's name: comparison.ratio_meaning), the verdict as its word
     (any word: a regression red, no verdict grey and hatched, its reason in the tooltip)."""
     metric = c.metrics[mkey]
     base = c.sides[0].label
@@ -80,9 +82,10 @@ def verdict_table(c: Comparison, mkey: str) -> str:
                      compare_figures.ratio_text(cell),
                      htmlpage.Td(v.word, _verdict_class(cell), v.note),
                      comparison.fmt_p(v.test.p) if v.test is not None else ""])
-    return htmlpage.table(rows, ["benchmark", "side", f"{base} [{metric.shown_unit}]",
-                                 f"side [{metric.shown_unit}]", "ratio", "verdict", "p"],
-                          numeric=[2, 3, 4])
+    ratio = comparison.ratio_meaning([x for x in c.cells if x.metric.key == mkey], short=True)
+    return htmlpage.table(rows, ["benchmark", "side", f"{base}: median [{metric.shown_unit}]",
+                                 f"side: median [{metric.shown_unit}]", f"ratio ({ratio})",
+                                 "verdict", "p"], numeric=[2, 3, 4])
 
 
 def _verdict_class(cell: Cell) -> str:
@@ -238,13 +241,14 @@ def bisect_page(directory: str) -> Page:
         page.para(ending)
     if notes:
         page.html(htmlpage.box("Missing", notes, bad=True))
-    noisy = _noisy_runs(directory)
+    runs, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs",
+                                                                     "*.json"))))
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, [noisy], bad=True))
+        page.html(htmlpage.noise_box([_noisy_runs(runs, noisy)]))
     if tested and order:
         fig = compare_figures.bisect_figure(tested, order, first, confirmed, mkey, m.scale,
                                             m.shown_unit)
-        fig.warnings = [f"Noisy runs, by kvbench's own measure: {noisy}."] if noisy else []
+        fig.noisy = noisy
         page.figure(fig)
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
@@ -252,12 +256,9 @@ def bisect_page(directory: str) -> Page:
     return page
 
 
-def _noisy_runs(directory: str) -> str:
-    """How many of the bisect's runs (DIR/runs/*.json) kvbench called noisy, and which; ""
-    when none (or no kvbench run is there)."""
-    n, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs", "*.json"))))
-    if not noisy:
-        return ""
+def _noisy_runs(n: int, noisy: dict[str, str]) -> str:
+    """How many of the bisect's `n` runs (DIR/runs/*.json) kvbench called noisy (file name ->
+    why), and which."""
     names = ", ".join(list(noisy)[:6]) + (" ..." if len(noisy) > 6 else "")
     return (f"{len(noisy)} of the {n} runs in runs/ were noisy ({names}), e.g. "
             f"{next(iter(noisy.values()))}: their values may be low and pull a commit's "
