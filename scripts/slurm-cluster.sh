@@ -299,13 +299,20 @@ kill_steps() {  # [NAME]
   kill -KILL $(with_descendants "${pids[@]}") 2>/dev/null || true
 }
 
+# Whether PID runs (a daemon's parent is init, which may be slow to reap: a zombie has ended).
+running() {  # PID
+  local state
+  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [[ "$state" != Z* ]]
+}
+
 stop_daemons() {  # PID...: TERM, then KILL to those alive after 10 s
   local pid i alive
   [ $# -gt 0 ] || return 0
   kill -TERM "$@" 2>/dev/null || true
   for ((i = 0; i < 100; i++)); do
     alive=()
-    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    for pid in "$@"; do running "$pid" && alive+=("$pid"); done
     [ ${#alive[@]} -eq 0 ] && return 0
     sleep 0.1
   done
