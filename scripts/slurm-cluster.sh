@@ -213,7 +213,7 @@ start_slurmd() {  # NAME
 # The state sinfo gives NAME (idle, mix, alloc, down*, ...), or nothing while slurmctld is not
 # answering.
 node_state() {
-  sinfo -h -n "$1" -o %t 2>/dev/null | head -n 1
+  sinfo -h -n "$1" -o %t 2>/dev/null | head -n 1 || true
 }
 
 wait_up() {  # NAME...: each idle, mixed, allocated or completing (not down, drained or silent)
@@ -252,7 +252,7 @@ cmd_start() {
   mapfile -t names < <(conf_nodes)
   for name in "${names[@]}"; do start_slurmd "$name"; done
   wait_up "${names[@]}"
-  echo "slurm-cluster.sh: ${#names[@]} nodes up in $dir ($(sinfo -h -N -o '%N:%f' | sort -u | tr '\n' ' '))"
+  echo "slurm-cluster.sh: up in $dir: $(sinfo -h -N -o '%N:%f' | sort -u | tr '\n' ' ')"
   printf 'export SLURM_CONF=%q\n' "$conf"
 }
 
@@ -320,7 +320,7 @@ stop_daemons() {  # PID...: TERM, then KILL to those alive after 10 s
 }
 
 cmd_stop() {
-  local name pid i
+  local name pid i steps
   local -a pids=()
   if ctld_pid >/dev/null; then
     scancel --quiet --full --user=root 2>/dev/null || true
@@ -334,10 +334,15 @@ cmd_stop() {
   done
   pid=$(ctld_pid) && pids+=("$pid")
   stop_daemons "${pids[@]}"
+  steps=$(step_pids | wc -l)
   kill_steps
   # munged last: slurmctld and slurmd use it until they exit.
-  pid=$(munged_pid) && stop_daemons "$pid"
-  echo "slurm-cluster.sh: stopped the cluster in $dir (logs in $dir/log)"
+  pid=$(munged_pid) && pids+=("$pid") && stop_daemons "$pid"
+  if [ ${#pids[@]} -eq 0 ] && [ "$steps" -eq 0 ]; then
+    echo "slurm-cluster.sh: no cluster was running in $dir"
+  else
+    echo "slurm-cluster.sh: stopped the cluster in $dir: ${#pids[@]} daemons, $steps job steps left after them (logs in $dir/log)"
+  fi
 }
 
 cmd_status() {
