@@ -2,7 +2,8 @@
 """Tests of scripts/slurm-cluster.sh: the Slurm cluster on this machine that kvb's fleet tests run
 through (docs/fleet.md#the-local-test-cluster).
 
-Each test class starts a cluster of its own in a temporary directory, on ports of its own, and
+Each test class starts a cluster of its own in a temporary directory, on ports of its own (free
+ones, drawn at random: two test runs at once on one machine do not meet), and
 stops it when it ends, passed or failed (addClassCleanup), or, should this process be killed, from
 a watchdog shell. What is asserted is what a driver submitting kvb's jobs relies on: a feature
 (-C) picks the architecture's nodes, --exclusive and partition measure give a job its node to
@@ -16,6 +17,7 @@ reports as skipped, saying why.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -53,9 +55,8 @@ def fields(line: str) -> dict[str, str]:
 class Cluster:
     """A cluster of slurm-cluster.sh in a directory of its own, and the Slurm commands run on it."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="kvb-slurm.", dir="/tmp")
-        self.port = port
         self.env = dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
         self._watchdog()
 
@@ -77,7 +78,13 @@ class Cluster:
                               timeout=timeout)
 
     def start(self) -> None:
-        p = self.script("start", "--port", str(self.port), "--timeout", "120")
+        """Starts the cluster on a free port and the 3 after it (a port taken meanwhile, which
+        start refuses with exit 2, is another draw)."""
+        for _ in range(5):
+            port = random.randrange(20000, 30000, 4)
+            p = self.script("start", "--port", str(port), "--timeout", "120")
+            if not (p.returncode == 2 and "is in use" in p.stderr):
+                break
         if p.returncode != 0:
             raise AssertionError(f"slurm-cluster.sh start: exit {p.returncode}\n{p.stderr}")
 
@@ -138,19 +145,16 @@ class Cluster:
 
 
 class ClusterCase(unittest.TestCase):
-    PORT = 0
     cluster: Cluster
 
     @classmethod
     def setUpClass(cls) -> None:
-        cls.cluster = Cluster(cls.PORT)
+        cls.cluster = Cluster()
         cls.addClassCleanup(cls.cluster.stop)
         cls.cluster.start()
 
 
 class ClusterTest(ClusterCase):
-    PORT = 17417
-
     def test_nodes_features_and_partitions(self) -> None:
         out = self.cluster.check("sinfo", "-h", "-N", "-o", "%N %P %t %f %c")
         rows = sorted(tuple(line.split()) for line in out.splitlines())
@@ -225,10 +229,8 @@ class ClusterTest(ClusterCase):
 
 
 class StopTest(unittest.TestCase):
-    PORT = 17427
-
     def test_stop_ends_every_process_jobs_included(self) -> None:
-        cluster = Cluster(self.PORT)
+        cluster = Cluster()
         self.addCleanup(cluster.stop)
         cluster.start()
         pid_file = os.path.join(cluster.dir, "job.pid")
@@ -252,7 +254,6 @@ class StopTest(unittest.TestCase):
 class NodeFailureTest(ClusterCase):
     """node2 dies (slurm-cluster.sh kill-node: its slurmd, job steps and their processes,
     SIGKILL) while two jobs run on it, one that may be requeued and one that may not."""
-    PORT = 17437
 
     def test_a_node_dies_mid_job(self) -> None:
         c = self.cluster
