@@ -34,7 +34,7 @@ fail() { echo "slurm-cluster.sh: $*" >&2; exit 1; }
 command=${1:-}
 [ $# -gt 0 ] && shift
 case "$command" in
-  -h|--help) sed -n '2,29p' "$self"; exit 0 ;;
+  -h|--help) sed -n '2,26p' "$self"; exit 0 ;;
   start|stop|status|env|kill-node|revive-node) ;;
   "") usage_error "no command (start, stop, status, env, kill-node, revive-node; --help)" ;;
   *) usage_error "unknown command '$command' (start, stop, status, env, kill-node, revive-node)" ;;
@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     --port|--port=*) [ "$command" = start ] || usage_error "--port is an option of start"
       option_value port "$@"; shift "$OPTION_WORDS" ;;
     --timeout|--timeout=*) option_value timeout "$@"; shift "$OPTION_WORDS" ;;
-    -h|--help) sed -n '2,29p' "$self"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$self"; exit 0 ;;
     -*) usage_error "unknown option $1" ;;
     *) [[ "$command" == *-node && -z "$node" ]] || usage_error "unexpected argument '$1'"
       node=$1; shift ;;
