@@ -29,12 +29,14 @@ class MatrixRequest:
     micro: bool
     from_source: str
     sources: tuple[str, ...]      # --source DEP=DIR
+    system_libs: bool             # --system-libs: no library built from source by default
     plan: PlanRequest
 
     @staticmethod
     def of(args: argparse.Namespace) -> "MatrixRequest":
         return MatrixRequest(args.presets, args.threads, args.configs, args.kvbench, args.micro,
-                             args.from_source, tuple(args.source), PlanRequest.of(args))
+                             args.from_source, tuple(args.source), args.system_libs,
+                             PlanRequest.of(args))
 
 
 def from_source_defines(items: list[str], source_args: list[str]
@@ -82,10 +84,31 @@ def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]],
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
         raise UsageError("none of the presets can be built on this host")
-    defines, suffix, versions = from_source_defines(
-        [x for x in req.from_source.split(",") if x], list(req.sources))
+    asked = [x for x in req.from_source.split(",") if x]
+    defines, suffix, versions = from_source_defines(asked, list(req.sources))
+    if req.micro and not req.system_libs:
+        d, s, v = default_source_defines([x.partition("@")[0].lower() for x in asked],
+                                         not req.plan.dry_run)
+        defines, suffix, versions = {**defines, **d}, suffix + s, versions + v
     builds = [Build(p.name, p.name, p.name + suffix, dict(defines)) for p in presets]
     return presets, skipped, builds, suffix, versions
+
+
+def default_source_defines(asked: list[str], get: bool
+                           ) -> tuple[dict[str, str], str, list[list[str]]]:
+    """The libraries kvbench_micro's rows run (lz4, zstd, xxhash), each built by every preset
+    from Debian's source of the version installed here, unless --from-source names it
+    (`asked`): what from_source_defines returns for them. `get` False (--dry-run): nothing
+    fetched, the trees named where they will be."""
+    deps = [d for d in sources.micro_libraries() if d not in asked]
+    trees = sources.debian_trees(deps, get)
+    if trees:
+        progress("each preset compiles " + ", ".join(f"{d} {v}" for d, (_, v) in trees.items())
+                 + " from Debian's source (build/kvb/sources/), so the rows of these libraries "
+                 "compare their code too; --system-libs measures the installed ones instead")
+    defines = dict(runner.source_define(dep, d) for dep, (d, _) in trees.items())
+    suffix = "".join(f"-{dep}-{v}" for dep, (_, v) in trees.items())
+    return defines, suffix, [[dep, v] for dep, (_, v) in trees.items()]
 
 
 def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
@@ -127,6 +150,7 @@ def run(req: MatrixRequest) -> int:
     series = [Series(b.label, b) for b in builds]
     meta = {"command": "matrix", "presets": [n for n in (req.presets or "").split(",") if n],
             "skipped": dict(skipped), "from_source": req.from_source,
+            "system_libs": req.system_libs,
             "repeats": req.plan.repeats, "expect": {s.label: versions for s in series}}
     meta["expect"]["control"] = versions
     return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
