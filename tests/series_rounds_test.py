@@ -8,6 +8,7 @@ stop, and the cost line."""
 from __future__ import annotations
 
 import html
+import io
 import json
 import math
 import os
@@ -362,6 +363,45 @@ class CompiledTest(SeriesCase):
                "version": "7.8.3"}
         got = compiled.origin({"libraries": [lib]}, "rocksdb")
         self.assertEqual(got.what if got else None, "librocksdb7.8 7.8.3-2 (installed)")
+
+
+class ProgressTest(SeriesCase):
+    """A round's runs are one line rewritten on a terminal, and a line per round elsewhere."""
+
+    class Err(io.StringIO):
+        tty = False
+
+        def isatty(self) -> bool:
+            return self.tty
+
+    def progress(self, tty: bool) -> str:
+        err = self.Err()
+        err.tty = tty
+        saved = sys.stderr
+        sys.stderr = err
+        try:
+            self.run_series(Fake(lambda build, seed, r, n: 1e9), links=1, repeats=3,
+                            max_rounds=3)
+        finally:
+            sys.stderr = saved
+        return err.getvalue()
+
+    def test_not_a_terminal_a_line_per_round(self) -> None:
+        lines = self.progress(False).splitlines()
+        self.assertFalse([x for x in lines if ", run " in x or "\r" in x], lines)
+        self.assertEqual([x for x in lines if " done (" in x],
+                         [f"kvb: round {r} done (3 runs, layout seed 0)"
+                          for r in (1, 2, 3)])
+
+    def test_a_terminal_one_line_rewritten(self) -> None:
+        text = self.progress(True)
+        # Every run is a status line (carriage return, the line cleared, no newline) ...
+        self.assertEqual(len(re.findall(r"\r\033\[Kkvb: round \d, run \d/3: ", text)), 9)
+        self.assertIn("\r\033[Kkvb: round 2, run 3/3: ", text)
+        # ... and nothing it wrote stays: every line that ends holds no run.
+        for line in text.split("\n"):
+            self.assertNotIn(", run ", line.rsplit("\r\033[K", 1)[-1], repr(line))
+        self.assertIn("kvb: round 3 done (3 runs, layout seed 0)\n", text)
 
 
 class WatchTest(unittest.TestCase):
