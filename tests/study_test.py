@@ -134,9 +134,11 @@ class PresetSourcesTest(unittest.TestCase):
     in every preset, from Debian's source of the installed version, unless --system-libs; the
     plan says so (--dry-run: nothing fetched, built or run)."""
 
+    # Presets of this host's architecture: another's is skipped (no cross builds).
+    ARCH = {"x86_64": "x86", "aarch64": "arm"}.get(host.host_arch(), "x86")
+
     def configures(self, *extra: str) -> list[str]:
-        # Presets of this host's architecture: another's is skipped (no cross builds).
-        a = {"x86_64": "x86", "aarch64": "arm"}.get(host.host_arch(), "x86")
+        a = self.ARCH
         with tempfile.TemporaryDirectory() as tmp:
             p = kvb("matrix", "--presets", f"{a}-gcc-native,{a}-gcc-portable", "--micro",
                     "--dry-run", "--no-store", "--results-dir", tmp, *extra)
@@ -163,6 +165,15 @@ class PresetSourcesTest(unittest.TestCase):
             for line in self.configures("--from-source", "lz4", "--source", f"lz4={tree}"):
                 self.assertIn(f" -DKVBENCH_LZ4_SOURCE_DIR={tree} ", line + " ")
                 self.assertIn(" -DKVBENCH_ZSTD_SOURCE_DIR=", line)
+
+    def test_bad_input_is_refused_before_any_source_is_fetched(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = kvb("matrix", "--presets", f"{self.ARCH}-gcc-native", "--micro", "--cpu",
+                    "4096", "--no-store", "--results-dir", tmp)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--cpu 4096: not a CPU this process may run on", p.stderr)
+        self.assertNotIn("fetching", p.stderr)
+        self.assertNotIn("each preset compiles", p.stderr)
 
     def test_a_source_that_cannot_be_fetched_names_it_and_system_libs(self) -> None:
         def fail(dep: str, version: str) -> str:

@@ -86,29 +86,32 @@ def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]],
         raise UsageError("none of the presets can be built on this host")
     asked = [x for x in req.from_source.split(",") if x]
     defines, suffix, versions = from_source_defines(asked, list(req.sources))
-    if req.micro and not req.system_libs:
-        d, s, v = default_source_defines([x.partition("@")[0].lower() for x in asked],
-                                         not req.plan.dry_run)
-        defines, suffix, versions = {**defines, **d}, suffix + s, versions + v
+    trees = sources.debian_trees(default_sources(req), get=False)
+    defines.update(runner.source_define(dep, d) for dep, (d, _) in trees.items())
+    suffix += "".join(f"-{dep}-{v}" for dep, (_, v) in trees.items())
+    versions += [[dep, v] for dep, (_, v) in trees.items()]
     builds = [Build(p.name, p.name, p.name + suffix, dict(defines)) for p in presets]
     return presets, skipped, builds, suffix, versions
 
 
-def default_source_defines(asked: list[str], get: bool
-                           ) -> tuple[dict[str, str], str, list[list[str]]]:
-    """The libraries kvbench_micro's rows run (lz4, zstd, xxhash), each built by every preset
-    from Debian's source of the version installed here, unless --from-source names it
-    (`asked`): what from_source_defines returns for them. `get` False (--dry-run): nothing
-    fetched, the trees named where they will be."""
-    deps = [d for d in sources.micro_libraries() if d not in asked]
-    trees = sources.debian_trees(deps, get)
+def default_sources(req: MatrixRequest) -> list[str]:
+    """The libraries every preset builds from Debian's source of the version installed here
+    without being asked: with --micro, those its rows run (lz4, zstd, xxhash), unless
+    --system-libs, or --from-source names one (that tree is used)."""
+    if not req.micro or req.system_libs:
+        return []
+    asked = [x.partition("@")[0].lower() for x in req.from_source.split(",") if x]
+    return [d for d in sources.micro_libraries() if d not in asked]
+
+
+def fetch_sources(deps: list[str]) -> None:
+    """The sources of default_sources, fetched (once: build/kvb/sources/) after every check of
+    the command line and before the first build; RunError when one cannot be had."""
+    trees = sources.debian_trees(deps)
     if trees:
         progress("each preset compiles " + ", ".join(f"{d} {v}" for d, (_, v) in trees.items())
                  + " from Debian's source (build/kvb/sources/), so the rows of these libraries "
                  "compare their code too; --system-libs measures the installed ones instead")
-    defines = dict(runner.source_define(dep, d) for dep, (d, _) in trees.items())
-    suffix = "".join(f"-{dep}-{v}" for dep, (_, v) in trees.items())
-    return defines, suffix, [[dep, v] for dep, (_, v) in trees.items()]
 
 
 def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
@@ -153,8 +156,9 @@ def run(req: MatrixRequest) -> int:
             "system_libs": req.system_libs,
             "repeats": req.plan.repeats, "expect": {s.label: versions for s in series}}
     meta["expect"]["control"] = versions
+    deps = default_sources(req)
     return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
-                                     series, plan, req.plan, meta)
+                                     series, plan, req.plan, meta, lambda: fetch_sources(deps))
 
 
 def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Plan) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import comparison, compiled, manifest, output, profiles, results, store
@@ -67,10 +67,11 @@ def metric_keys(req: PlanRequest, plan: Plan) -> tuple[str, ...]:
 
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: PlanRequest,
-               meta: dict[str, Any]) -> int:
+               meta: dict[str, Any], prepare: Callable[[], None] | None = None) -> int:
     """Builds every distinct build, measures in rounds, prints and saves the tables; `kind`
     (matrix, versions) names the results directory (with `what`) and its JSON; `meta` heads
-    that JSON."""
+    that JSON. `prepare` runs after every check and before anything is written (matrix: the
+    library sources the builds need, fetched)."""
     spending = Spending(req.links(), req.budget(), req.cpu)
     pinning.check_cpu(req.cpu)
     if plan.instructions:
@@ -85,6 +86,8 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: Plan
     if req.dry_run:
         dry_run(series, plan, req, spending)
         return 0
+    if prepare is not None:
+        prepare()
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
     outdir = runner.new_results_dir(kind, what, req.results_dir)
     try:
