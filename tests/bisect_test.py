@@ -33,7 +33,8 @@ from kvbtools.core import levels  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure import bisect_judge as judge  # noqa: E402
-from kvbtools.measure import bisect_records, bisect_series, bisect_state  # noqa: E402
+from kvbtools.measure import bisect_ranges, bisect_records, bisect_series  # noqa: E402
+from kvbtools.measure import bisect_state  # noqa: E402
 from kvbtools.measure.runner import Plan  # noqa: E402
 from kvbtools.measure.bisect_trees import tracer  # noqa: E402
 import kvbtest  # noqa: E402  (tests/kvbtest.py)
@@ -702,6 +703,52 @@ class StateTest(unittest.TestCase):
             with self.assertRaises(UsageError) as e:
                 s.from_json(bad, "DIR/state.json")
             self.assertIn(message, str(e.exception))
+
+
+class CanaryTest(kvbtest.TempDirTest):
+    """A kvbench-mode bisect reads its canary from the binary it measures (the first built
+    commit's kvbench_micro or kvbench), so it needs no build of this tree."""
+    TMP_PREFIX = "kvb-bisect-canary-test."
+
+    def ranges(self) -> bisect_ranges.Ranges:
+        s = bisect_state
+        plan = Plan(micro=True, micro_filter="^lz4/compress/4096$")
+        state = s.State(s.Settings(self.tmp, "a" * 40, "b" * 40, "slower",
+                                   Judgement(0.05, 0.05), s.budget(4, 8, 60.0), 1, False, None),
+                        s.KvbenchMode("lz4", "x86-gcc-native", "", plan, "lz4/compress/4096"))
+        r = bisect_ranges.Ranges(state, [])
+        self.addCleanup(shutil.rmtree, r.ws.tmp, True)
+        return r
+
+    def micro(self) -> str:
+        """A stand-in for a commit's kvbench_micro: `--canary --cpu_affinity=N` as it prints."""
+        path = os.path.join(self.tmp, "kvbench_micro")
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\n[ "$1" = --canary ] || exit 2\n'
+                    'cpu=${2#--cpu_affinity=}\n'
+                    'echo "{\\"canary\\": \\"kvbench reference loop\\", \\"cpu\\": $cpu, '
+                    '\\"ns_per_loop\\": 1.6, \\"wall_ns_per_loop\\": 1.7}"\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def test_the_canary_is_the_binary_measured_not_this_trees_build(self) -> None:
+        saved = bisect_ranges.ROOT
+        bisect_ranges.ROOT = self.tmp   # no build/<native preset>/src/kvbench there
+        self.addCleanup(setattr, bisect_ranges, "ROOT", saved)
+        r = self.ranges()
+        # Nothing built yet and no build of this tree: pinned, without a canary, saying why.
+        text = r.pin()
+        self.assertIn("no canary (", text)
+        self.assertIn(f"no kvbench build at {self.tmp}/build/", text)
+        self.assertIsNone(r.canary)
+        # Once a commit is built, its binary is the canary.
+        micro = self.micro()
+        r.ws.binaries["a" * 40] = [micro]
+        text = r.pin()
+        self.assertRegex(text, rf"^every run on CPU \d+ \(.*\); a canary \({re.escape(micro)} "
+                               r"--canary\) before every round$")
+        self.assertIsNotNone(r.canary)
+        self.assertEqual(r.canary() if r.canary else None, 1.6)   # micro: the best window
 
 
 def rounds(values: list[float]) -> levels.Sample:

@@ -204,9 +204,7 @@ def run(args: argparse.Namespace) -> int:
     outdir = state.dir
     ranges = Ranges(state, records)
     try:
-        ranges.pin_text = ranges.pin()
-        runner.progress(ranges.pin_text)
-        return _search(ranges, args)
+        return _search(ranges, args)   # the CPU and the canary: before the first series
     except KeyboardInterrupt:
         n = ranges.steps_done()
         runner.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
@@ -259,7 +257,7 @@ def _search(ranges: Ranges, args: argparse.Namespace) -> int:
         "alpha": s.judgement.alpha, "first_new": blamed or None,
         "confirmed": bool(conf and conf.confirmed), "ending": ending.summary,
         "exit": ending.code, "witness": s.witness, "all_steps": s.all_steps,
-        "cpu": st.cpu, "cpu_note": ranges.pin_text,
+        "cpu": st.cpu, "cpu_note": ranges.cpu_text(),
         "culprits": [_culprit_json(f) for f in ranges.done if f.blamed],
         "totals": st.to_json()["totals"],
         "compiled": st.compiled.to_json() if st.compiled else None,
@@ -412,7 +410,7 @@ def report(ranges: Ranges) -> str:
         lines += _range_lines(f, m.scale if m else 1)
     if search.layouts() > 1:
         lines.append(placement_line(ranges))
-    lines.append(ranges.pin_text)
+    lines.append(ranges.cpu_text())
     if st.compiled_note:
         lines.append(f"note: {st.compiled_note}")
     t = st.totals

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from kvbtools.commands.arguments import PlanRequest
-from kvbtools.core import comparison, manifest, output, profiles, results, store
+from kvbtools.core import comparison, compiled, manifest, output, profiles, results, store
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind, pinning, round_loop, runner, series_run
 from kvbtools.measure.presets import load_presets
@@ -67,10 +67,11 @@ def metric_keys(req: PlanRequest, plan: Plan) -> tuple[str, ...]:
 
 
 def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: PlanRequest,
-               meta: dict[str, Any]) -> int:
+               meta: dict[str, Any], prepare: Callable[[], None] | None = None) -> int:
     """Builds every distinct build, measures in rounds, prints and saves the tables; `kind`
     (matrix, versions) names the results directory (with `what`) and its JSON; `meta` heads
-    that JSON."""
+    that JSON. `prepare` runs after every check and before anything is written (matrix: the
+    library sources the builds need, fetched)."""
     spending = Spending(req.links(), req.budget(), req.cpu)
     pinning.check_cpu(req.cpu)
     if plan.instructions:
@@ -85,6 +86,8 @@ def run_series(kind: str, what: str, series: list[Series], plan: Plan, req: Plan
     if req.dry_run:
         dry_run(series, plan, req, spending)
         return 0
+    if prepare is not None:
+        prepare()
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
     outdir = runner.new_results_dir(kind, what, req.results_dir)
     try:
@@ -127,9 +130,10 @@ def dry_run(series: list[Series], plan: Plan, req: PlanRequest, spending: Spendi
 
 
 def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
-    """Each ratio cell's interval, and 'unresolved' when it is not narrower than the
-    threshold."""
+    """Each ratio cell's interval, 'unresolved' when it is not narrower than the threshold, and
+    the row's note when no build compiled its library (core/compiled.py)."""
     out = {}
+    notes = compiled.notes(outcome.comparison, (series_run.CONTROL,))
     for x in outcome.comparison.cells:
         key = (x.metric.key, x.bench, x.side)
         iv = x.verdict.interval
@@ -137,6 +141,8 @@ def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
         if not outcome.resolved.get(key, False):
             text += (f" unresolved ({iv.width * 100:.0f}% wide)" if iv is not None
                      and iv.finite else " unresolved")
+        if (x.bench, x.side) in notes:
+            text += "; same installed library"   # the note itself follows the table
         out[key] = text
     return out
 
@@ -155,6 +161,9 @@ def table_text(outcome: SeriesOutcome, plan: Plan, req: PlanRequest,
         text += (f"\n[lo, hi]: each ratio's {100 * (1 - req.judgement.alpha):g}% interval; a row "
                  f"is resolved when it is narrower than {threshold * 100:g}% (its width only: "
                  "docs/compare.md, Adaptive rounds)")
+    text += "".join(f"\nnote: {line}" for line in compiled.note_lines(c, (series_run.CONTROL,)))
+    text += "".join(f"\ncompiled: {line}" for line in compiled.origin_lines(
+        c, (series_run.CONTROL,)))
     text += "\n" + cost_line(outcome)
     text += f"\ncpu: {outcome.pin.text}"
     if outcome.set_apart:
@@ -181,8 +190,11 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
     the builds."""
     c = outcome.comparison
     doc = comparison.to_json(c)
+    notes = compiled.notes(c, (series_run.CONTROL,))
     for row, cell in zip(doc["rows"], c.cells):
         row["resolved"] = outcome.resolved.get((cell.metric.key, cell.bench, cell.side), False)
+        row["note"] = notes.get((cell.bench, cell.side))
+    doc["compiled"] = compiled.origins(c, (series_run.CONTROL,))
     doc["cost"] = dict(outcome.cost.to_json(), text=outcome.cost.text(outcome.unresolved()))
     doc["cpu"] = outcome.pin.to_json()
     doc["set_apart"] = {str(r): note for r, note in outcome.set_apart.items()}

@@ -20,6 +20,7 @@ from kvbtools.core.errors import EXIT_UNDECIDED
 from kvbtools.core.host import ROOT
 from kvbtools.measure import bisect_judge as judge
 from kvbtools.measure import pinning
+from kvbtools.measure.runner import progress
 from kvbtools.measure.bisect_records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect_search import Ending, Search
 from kvbtools.measure.bisect_state import KvbenchMode, State
@@ -51,20 +52,24 @@ class Ranges:
         self.canary: Callable[[], float | None] | None = None
         self.canaries = pinning.Canaries()
         self.current: Search | None = None
+        self.pinned = False
 
     def pin(self) -> str:
         """Chooses the CPU every run of the bisect is pinned to (once; a resumed bisect keeps
-        its own), and the canary each round runs on it when kvbench has one; returns what was
-        chosen, for the progress line."""
+        its own), and the canary each round runs on it: the binary the bisect measures (its
+        first built commit's, which has --canary), else this tree's kvbench build (a generic
+        bisect's command is the user's); returns what was chosen, for the progress line."""
         st = self.state
-        binary = os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")
         # kvbench's KV runs are timed by the wall clock: a thread sharing the CPU slows them,
         # and the canary's wall clock shows it. Micro and generic bisects still read the best
         # window (their lz4 runs were measured so); kvb matrix reads the wall clock for all.
         by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
         cpus = pinning.allowed_cpus()
-        readings = [pinning.canary(binary, c) for c in cpus] if os.path.isfile(binary) else []
-        got = [r for r in readings if r is not None]
+        candidates = [self.ws.canary_binary(),
+                      os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")]
+        binary, first = pinning.find_canary(candidates, cpus[0] if cpus else None)
+        got = [first] if first else []
+        got += [r for r in (pinning.canary(binary, c) for c in cpus[1:]) if r] if binary else []
         if st.cpu is None or st.cpu not in cpus:
             if got and len(got) == len(cpus):
                 st.cpu = pinning.choose_cpu(got, by_wall)
@@ -77,13 +82,33 @@ class Ranges:
             cpu = st.cpu
             self.canary = lambda: (lambda r: r.value(by_wall) if r else None)(
                 pinning.canary(binary, cpu))
-            return (f"every run on CPU {st.cpu} ({st.cpu_note}); a canary before every round"
-                    + (", by its wall clock (KV rates are wall time)" if by_wall else ""))
-        why = ("no kvbench build at " + binary if not os.path.isfile(binary) else
-               f"{binary} has no --canary yet")
+            return (f"every run on CPU {st.cpu} ({st.cpu_note}); a canary ({binary} --canary) "
+                    "before every round" + (", by its wall clock (KV rates are wall time)"
+                                            if by_wall else ""))
+        there = [c for c in candidates if c and os.path.isfile(c)]
+        why = f"{' and '.join(there)} {'have' if len(there) > 1 else 'has'} no --canary" \
+            if there else f"the measure command is the user's, and no kvbench build at " \
+            f"{candidates[1]}"
         return (f"every run on CPU {st.cpu} ({st.cpu_note}); no canary ({why}): rounds are not "
                 "checked for a CPU that changed speed" if st.cpu is not None else
                 "no CPU to pin to (sched_getaffinity failed): runs are not pinned")
+
+    def pin_once(self, search: Search) -> None:
+        """Before `search`'s first series (its commits are built, so the binary it measures
+        is there): the CPU and the canary, chosen once for the whole bisect."""
+        if not self.pinned:
+            self.pinned = True
+            self.pin_text = self.pin()
+            progress(self.pin_text)
+        search.bench.canary = self.canary
+
+    def cpu_text(self) -> str:
+        """The CPU and the canary as the report says them: as pinned in this invocation, else
+        as the state recorded them (no series ran in it)."""
+        st = self.state
+        return self.pin_text or (f"every run on CPU {st.cpu} ({st.cpu_note}); no round "
+                                 "measured in this invocation" if st.cpu is not None else
+                                 "no round measured in this invocation: nothing pinned")
 
     @property
     def main(self) -> Found:
@@ -109,6 +134,7 @@ class Ranges:
                 _ends(self._segments[0]) == (lo, hi) else []
             search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done())
             search.bench.canary, search.bench.canaries = self.canary, self.canaries
+            search.before_series = lambda s=search: self.pin_once(s)
             self.current = search
             self.done.append(search_range(search))
             f = self.done[-1]

@@ -117,6 +117,7 @@ class Search:
         # --instructions: the watched metric is itself a count, exact (core/levels)
         self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
         self.bench = self.make_bench()
+        self.before_series: Callable[[], None] | None = None   # called before every series
 
     # ---- bookkeeping -------------------------------------------------------------------------
 
@@ -191,6 +192,8 @@ class Search:
     def series(self, plan: Plan, settled: Callable[[Measured], bool],
                rows: Callable[[Measured], list[levels.Components]]
                ) -> tuple[Series, Measured, Outcome]:
+        if self.before_series is not None:
+            self.before_series()   # bisect_ranges: the CPU and canary, once its commits built
         self.ws.cpu = self.state.cpu
         s = Series(self.bench, plan)
         m, out = s.run(settled, rows)

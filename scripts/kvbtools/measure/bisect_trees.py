@@ -234,6 +234,12 @@ class Workspace:
             self.built[sha] = self.binaries[sha][0]
         return files_read(log_trace, tree) if trace else (set(), set())
 
+    def canary_binary(self) -> str:
+        """The binary the bisect's canary runs: the first built commit's kvbench or
+        kvbench_micro (kvbench mode: the binary it measures; both have --canary); '' before a
+        build and in generic mode (the measure command is the user's)."""
+        return next((b[0] for b in self.binaries.values() if b), "")
+
     @staticmethod
     def _check(fn: Any, *args: Any, **kw: Any) -> None:
         try:

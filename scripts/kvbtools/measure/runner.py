@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,32 @@ from kvbtools.core.host import ROOT
 
 
 def progress(msg: str) -> None:
+    end_status()
     print(f"kvb: {msg}", file=sys.stderr, flush=True)
+
+
+class _Status:
+    shown = False      # a status line is on the terminal, not yet ended
+
+
+def status(msg: str) -> None:
+    """A line the next one replaces (each run of a round): on a terminal (stderr a tty) it is
+    rewritten in place, cut to the terminal's width; elsewhere nothing is written, and the line
+    each round ends with says what its runs did."""
+    if not sys.stderr.isatty():
+        return
+    width = shutil.get_terminal_size((100, 24)).columns - 1
+    sys.stderr.write(f"\r\033[Kkvb: {msg}"[:width + 4])  # + the 4 characters of \r\033[K
+    sys.stderr.flush()
+    _Status.shown = True
+
+
+def end_status() -> None:
+    """Clears the status line, if one is shown, so what follows starts on a clean line."""
+    if _Status.shown:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+        _Status.shown = False
 
 
 # ---- builds ----------------------------------------------------------------------------------
@@ -294,11 +320,15 @@ def measure_round(series: list[Series], plan: Plan, r: int, outdir: str,
     """Round `r`: every series once (every engine of each), appending the JSON files to
     `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
     order = run_order(series, plan, 1)
-    for i, (_, s, engine) in enumerate(order, 1):
-        name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
-        out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
-        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
-                 + (f", engine {engine}" if engine else ""))
-        links = s.build.binaries(plan.micro)   # --layouts K: round r runs seed (r-1) % K
-        run_once(links[(r - 1) % len(links)], plan, out, engine, s.args)
-        files[s.label].append(out)
+    try:
+        for i, (_, s, engine) in enumerate(order, 1):
+            name = re.sub(r"[^A-Za-z0-9._+-]+", "_", s.label)
+            out = os.path.join(outdir, f"{name}{'.' + engine if engine else ''}.r{r}.json")
+            status(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
+                   + (f", engine {engine}" if engine else ""))
+            links = s.build.binaries(plan.micro)   # --layouts K: round r runs seed (r-1) % K
+            run_once(links[(r - 1) % len(links)], plan, out, engine, s.args)
+            files[s.label].append(out)
+    finally:
+        end_status()
+    progress(f"round {r}{of} done ({len(order)} run{'s' if len(order) != 1 else ''})")

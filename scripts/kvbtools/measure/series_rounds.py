@@ -116,8 +116,27 @@ class SeriesRounds(round_loop.Loop):
         """Round r on link `seed` between its canaries; its runs join the sides unless a
         canary moved ('' or why)."""
         before = self.watch.before(r)
-        order = self.order(r)
         got: list[tuple[int, Run]] = []
+        try:
+            self.run_round(r, seed, got)
+        finally:
+            runner.end_status()
+        after = self.watch.after(r)
+        self.runs += [x for _, x in got]
+        note = before or after
+        if note:
+            self.notes[r] = note
+            return note
+        for i, x in got:
+            add_document(self.sides[i], results.load(x.path),
+                         levels.Where(x.link, x.path, x.round))
+        return ""
+
+    def run_round(self, r: int, seed: int, got: list[tuple[int, Run]]) -> None:
+        """The runs of round r on link `seed`, chunk by chunk, each series once a chunk;
+        appends (series index, run) to `got`. Each run is a status line (runner.status: one
+        line rewritten on a terminal; round_loop's line per round elsewhere)."""
+        order = self.order(r)
         chunks = self.chunks()
         for c, chunk in enumerate(chunks, 1):
             for i, (s, engine) in enumerate(order, 1):
@@ -132,23 +151,13 @@ class SeriesRounds(round_loop.Loop):
                     if not mine:
                         continue
                     plan = dataclasses.replace(plan, micro_filter=runner.exact_filter(mine))
-                progress(f"round {r}, run {i}/{len(order)}: {s.label}"
-                         + (f", engine {engine}" if engine else "")
-                         + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
-                         + f" (seed {seed})")
+                runner.status(f"round {r}, run {i}/{len(order)}: {s.label}"
+                              + (f", engine {engine}" if engine else "")
+                              + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
+                              + f" (seed {seed})")
                 runner.run_once(binary, plan, out, engine, s.args)
                 got.append((self.series.index(s),
                             Run(out, s.label, link_name(s.build, seed % len(links)), r)))
-        after = self.watch.after(r)
-        self.runs += [x for _, x in got]
-        note = before or after
-        if note:
-            self.notes[r] = note
-            return note
-        for i, x in got:
-            add_document(self.sides[i], results.load(x.path),
-                         levels.Where(x.link, x.path, x.round))
-        return ""
 
     def names(self, build: Build) -> list[str]:
         """The benchmarks the plan's filter selects in a build (listed once, by its first

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, levels, metrics, profiles, results, samples, stats
+from kvbtools.core import comparison, compiled, levels, metrics, profiles, results, samples
+from kvbtools.core import stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
@@ -168,6 +169,10 @@ def page_for_dir(directory: str) -> Page:
     notes += doc.get("library_version_mismatches", [])
     if notes:
         page.blocks.insert(1, htmlpage.box("Missing or suspect", notes, bad=True))
+    control = (compare_figures.CONTROL,)
+    built = compiled.origin_lines(c, control) + compiled.note_lines(c, control)
+    if built:  # where each side's libraries came from; rows no build compiled (docs/compare.md)
+        page.blocks.insert(1, htmlpage.box("What the builds compiled", built))
     # kvbench --profile runs (--profile, or --kvbench-arg=--profile): where the CPU time moved.
     flame_figures.add_diff_sections(
         page, [profiles.of_documents(results.load_all(s.paths)) for s in sides],
