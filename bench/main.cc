@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmark_out.h"
 #include "cli/canary.h"
 #include "cli/flags.h"
 #include "common/build_info.h"
@@ -325,9 +326,19 @@ int main(int argc, char** argv) {
   RegisterLz4();
   RegisterZstd();
   AddContext(options);
+  BenchmarkOut out(argc, argv);  // before Google Benchmark reads the flag
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kUsageError;
-  benchmark::RunSpecifiedBenchmarks();
+  const bool ran = benchmark::RunSpecifiedBenchmarks() > 0;
   benchmark::Shutdown();
+  if (!out.Finish(ran)) return 1;
+  if (!ran) {  // Google Benchmark said "Failed to match any benchmarks" and exits 0 itself
+    std::fprintf(stderr,
+                 "kvbench_micro: --benchmark_filter=%s matches no benchmark: nothing was run%s "
+                 "(--benchmark_list_tests=true alone lists every benchmark)\n",
+                 benchmark::GetBenchmarkFilter().c_str(),
+                 out.given() ? " and --benchmark_out was left as it was" : "");
+    return kUsageError;
+  }
   return 0;
 }

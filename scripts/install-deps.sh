@@ -6,6 +6,10 @@
 #                                           # arm64 sysroot of the arm64-cross-* presets
 #   scripts/install-deps.sh --arm64-root    # also qemu-user-static, binfmt-support, mmdebstrap,
 #                                           # arch-test: what scripts/arm64-root.sh needs
+#   scripts/install-deps.sh --slurm         # also Debian's Slurm (slurmctld, slurmd, slurm-client)
+#                                           # and munge: what scripts/slurm-cluster.sh starts
+#                                           # (docs/fleet.md), which runs daemons of its own,
+#                                           # not the packages' system services
 #   scripts/install-deps.sh --print-packages [--arch=arm64] [--build-only]
 #                                           # the host packages for that Debian architecture, one
 #                                           # a line, installing nothing (arm64-root.sh's list);
@@ -19,6 +23,7 @@ cd "$(dirname "$0")/.."
 
 arm64_cross=0
 arm64_root=0
+slurm=0
 print=0
 build_only=0
 arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
@@ -26,10 +31,11 @@ for a in "$@"; do
   case "$a" in
     --arm64-cross) arm64_cross=1 ;;
     --arm64-root) arm64_root=1 ;;
+    --slurm) slurm=1 ;;
     --print-packages) print=1 ;;
     --build-only) build_only=1 ;;
     --arch=*) arch=${a#--arch=} ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -70,6 +76,9 @@ if [ "$arm64_cross" = 1 ]; then
 fi
 if [ "$arm64_root" = 1 ]; then
   packages+=(qemu-user-static binfmt-support mmdebstrap arch-test)
+fi
+if [ "$slurm" = 1 ]; then
+  packages+=(slurmctld slurmd slurm-client munge)
 fi
 
 missing=()

@@ -32,6 +32,7 @@ from kvbtools.core import levels  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
+from kvbtools.measure.bisect import ranges as bisect_ranges  # noqa: E402
 from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
 from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
@@ -701,7 +702,8 @@ class SeriesTest(unittest.TestCase):
         out, m = self.series(lambda sha, seed, n: 1.0 + 0.01 * (n % 5), canary=canary,
                              settled=lambda m: True)
         self.assertEqual(m.disturbed, [3])
-        self.assertRegex(out.set_apart[3], r"^round 3: the canary before it ran 4\d% slower")
+        self.assertRegex(out.set_apart[3], r"^round 3: the canary before it took 1\.\d\dx its "
+                                           r"median time in this comparison \(slower\)")
         self.assertEqual(out.spent.rounds, 9)          # 8 rounds and round 3 again
         self.assertEqual(m.seed_of("old")[2], m.seed_of("old")[3])   # on the same link
         self.assertEqual(len(m.levels()["old"].values), 8)           # set apart
@@ -736,6 +738,55 @@ class StateTest(unittest.TestCase):
             with self.assertRaises(UsageError) as e:
                 s.from_json(bad, "DIR/state.json")
             self.assertIn(message, str(e.exception))
+
+
+class CanaryTest(kvbtest.TempDirTest):
+    """A kvbench-mode bisect reads its canary from the binary it measures (the first built
+    commit's kvbench_micro or kvbench), so it needs no build of this tree."""
+    TMP_PREFIX = "kvb-bisect-canary-test."
+
+    def ranges(self) -> bisect_ranges.Ranges:
+        s = bisect_state
+        plan = Workload(micro=True, micro_filter="^lz4/compress/4096$")
+        state = s.State(s.Settings(self.tmp, "a" * 40, "b" * 40, "slower",
+                                   Judgement(0.05, 0.05), arguments.budget(4, 8, 60.0), 1, False,
+                                   None),
+                        s.KvbenchMode("lz4", "x86-gcc-native", "", plan, "lz4/compress/4096"))
+        r = bisect_ranges.Ranges(state, [])
+        self.addCleanup(shutil.rmtree, r.ws.tmp, True)
+        return r
+
+    def micro(self) -> str:
+        """A stand-in for a commit's kvbench_micro: `--canary --cpu_affinity=N` as it prints."""
+        path = os.path.join(self.tmp, "kvbench_micro")
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\n[ "$1" = --canary ] || exit 2\n'
+                    'cpu=${2#--cpu_affinity=}\n'
+                    'echo "{\\"canary\\": \\"kvbench reference loop\\", \\"cpu\\": $cpu, '
+                    '\\"ns_per_loop\\": 1.6, \\"wall_ns_per_loop\\": 1.7}"\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def test_the_canary_is_the_binary_measured_not_this_trees_build(self) -> None:
+        saved = bisect_ranges.ROOT
+        bisect_ranges.ROOT = self.tmp   # no build/<native preset>/src/kvbench there
+        self.addCleanup(setattr, bisect_ranges, "ROOT", saved)
+        r = self.ranges()
+        # Nothing built yet and no build of this tree: pinned, without a canary, saying why.
+        text = r.pin().text
+        self.assertIn("no canary (", text)
+        self.assertIn(f"no kvbench build at {self.tmp}/build/", text)
+        self.assertEqual(r.watch.binary, "")
+        # Once a commit is built, its binary is the canary (pinning.Watch, around every round).
+        micro = self.micro()
+        r.ws.binaries["a" * 40] = [micro]
+        pin = r.pin()
+        self.assertRegex(pin.text, rf"^every run on CPU \d+ \(.*\); a canary \("
+                                   rf"{re.escape(micro)} --canary\) on it before every round and "
+                                   r"after the last$")
+        self.assertEqual(r.watch.binary, micro)
+        got = r.watch.read_one(micro, pin.cpus[0])
+        self.assertEqual(got.value(pin.by_wall) if got else None, 1.6)   # micro: best window
 
 
 def rounds(values: list[float]) -> levels.Sample:

@@ -1223,6 +1223,52 @@ class CliTest(kvbtest.TempDirTest):
         self.assertIn("verifyacked", p.stdout)
         self.assertIn("--ack_file", p.stdout)
 
+    def test_files_that_name_one_file_or_lie_in_the_database_are_usage_errors(self) -> None:
+        """--json, --ack_file, the .hgrm files and --db are compared by the file each names (a
+        link, a hard link, ./ and d/.. count): a collision is exit 2 before anything runs, and
+        the ack log of a fill is left as it was (kvbench --ack_file=F --json=F replaced it)."""
+        ack = os.path.join(self.tmp, "acks")
+        p = run(["--engine=memory", f"--db={self.db}", "--num=1000", f"--ack_file={ack}",
+                 "--benchmarks=fillseq"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        os.symlink(ack, os.path.join(self.tmp, "link"))
+        os.link(ack, os.path.join(self.tmp, "hard"))
+        os.mkdir(os.path.join(self.tmp, "d"))
+        fill = ["--engine=memory", f"--db={self.db}", "--num=1000", "--benchmarks=fillseq"]
+        verify = ["--engine=memory", f"--db={self.db}", "--num=1000", "--use_existing_db",
+                  "--benchmarks=verifyacked", f"--ack_file={ack}"]
+        cases = [([*fill, f"--ack_file={ack}", f"--json={ack}"],
+                  f"--json={ack} names the same file as --ack_file={ack}")]
+        for name in ("link", "hard", "./acks", "d/../acks"):
+            json_path = os.path.join(self.tmp, name)
+            cases += [([*fill, f"--ack_file={ack}", f"--json={json_path}"],
+                       f"--json={json_path} names the same file as --ack_file={ack}"),
+                      ([*verify, f"--json={json_path}"],
+                       f"--json={json_path} names the same file as --ack_file={ack}")]
+        new = os.path.join(self.tmp, "new")
+        cases += [
+            ([*fill, f"--ack_file={new}", f"--json={self.tmp}/d/../new"],
+             "names the same file as --ack_file="),
+            ([*fill, f"--json={self.db}/sub/r.json"], "is inside --db="),
+            (["--engine=memory", f"--db={new}", f"--json={self.tmp}/d/../new"],
+             f"--json={self.tmp}/d/../new names the database, --db={new}"),
+            ([*fill, f"--hgrm_prefix={self.db}/h"], f"--hgrm_prefix={self.db}/h is inside --db="),
+            ([*fill, f"--hgrm_prefix={self.tmp}/h", f"--json={self.tmp}/h.fillseq.writer.hgrm"],
+             f"is one of the files --hgrm_prefix={self.tmp}/h writes"),
+            ([*fill, f"--hgrm_prefix={self.tmp}/h", f"--ack_file={self.tmp}/d/../h.x.hgrm"],
+             f"is one of the files --hgrm_prefix={self.tmp}/h writes"),
+        ]
+        before = tree_state(self.tmp)
+        with open(ack, "rb") as f:
+            acks = f.read()
+        for args, message in cases:
+            with self.subTest(args=args):
+                self.assertUsageError(args, message)
+                self.assertEqual(tree_state(self.tmp), before)
+        with open(ack, "rb") as f:
+            self.assertEqual(f.read(), acks)
+        self.assertEqual(run(verify).returncode, 0)  # the fill's log still verifies
+
     def test_a_killed_fill_leaves_its_acknowledged_counts(self) -> None:
         ack = os.path.join(self.tmp, "acks")
         write_ack_file(ack, "fillseq", 10, [10])  # an older file: replaced, never read

@@ -1,6 +1,6 @@
 // The engine-cost warnings decide from the engine's own figures whether a run measured a
 // setting (dirty-eviction thrash, write stalls) rather than the engine: synthetic figures from
-// the runs docs/engines.md records on each side of the line.
+// the runs docs/evidence/engines.md records on each side of the line.
 #include "result/engine_cost.h"
 
 #include <gtest/gtest.h>

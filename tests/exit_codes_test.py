@@ -200,15 +200,19 @@ echo 'kvbench: error: cannot open rocksdb at DB: IO error' >&2; exit 1""")
     def read_only_store(self) -> tuple[str, tuple[str, ...]]:
         """A store its user may read and not write, and the prefix that runs kvb as that user:
         a 0444 file in a directory it cannot write (root: run as nobody through setpriv);
-        ("", ()) when root has no setpriv."""
+        ("", ()) when root has no setpriv. Beside it, dir_only.sqlite: a store whose file that
+        user may write, in that directory it may not (SQLite's journal goes there)."""
         d = self.path("ro")
         os.mkdir(d, 0o755)
         path = os.path.join(d, "store.sqlite")
         shutil.copy(self.store, path)
         os.chmod(path, 0o444)
+        shutil.copy(self.store, os.path.join(d, "dir_only.sqlite"))
         if os.geteuid() != 0:
+            os.chmod(os.path.join(d, "dir_only.sqlite"), 0o644)
             os.chmod(d, 0o555)
             return path, ()
+        os.chmod(os.path.join(d, "dir_only.sqlite"), 0o666)
         if shutil.which("setpriv") is None:
             return "", ()
         prefix = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
@@ -233,6 +237,7 @@ def report_cases(f: Fixtures) -> list[Case]:
         Case("report", ["report", f.path("missing.json")], "usage", "cannot read"),
         Case("report", ["report", f.tmp], "usage", "Is a directory"),
         Case("report", ["report", f.empty], "usage", "empty file"),
+        Case("report", ["report", f.text], "usage", f"{f.text}: not JSON: Expecting value"),
         Case("report", ["report", f.wrong], "usage", "neither a kvbench run document"),
         Case("report", ["report", "--html", html, f.a], "usage", "does not exist", (html,)),
         Case("report", ["report", "--html", f.tmp, f.a], "usage", "is a directory"),
@@ -264,6 +269,9 @@ def compare_cases(f: Fixtures) -> list[Case]:
         Case("compare", ["compare", f.a, f.micro], "usage", "cannot compare"),
         Case("compare", ["compare", f.a, f.tmp], "usage", "Is a directory"),
         Case("compare", ["compare", f.a, f.b, "--threshold", "abc"], "usage", "not a threshold"),
+        # A negative percentage is a value, as --threshold=-5% is, not an unknown option.
+        Case("compare", ["compare", f.a, f.b, "--threshold", "-5%"], "usage",
+             "threshold out of range: '-5%'"),
         Case("compare", ["compare", f.a, f.b, "--filter", "("], "usage", "regular expression"),
         Case("compare", ["compare", f.a, f.b, "--metric", "nosuch"], "usage", "unknown metric"),
         Case("compare", ["compare", f.a, f.b, "--json", "/dev/full"], "failure",
@@ -416,10 +424,69 @@ def store_cases(f: Fixtures) -> list[Case]:
         Case("export", ["export", "bencher", *st, "--out", "/dev/full"], "failure",
              "No space left on device"),
     ]
+    # Every command that reads the store, on a damaged one (tests/store_test.py sweeps
+    # the damage over a larger store).
+    bad = ["--store", f.damaged_store]
+    cases += [Case("history", ["history", *bad], "usage", "is damaged"),
+              Case("trend", ["trend", *bad], "usage", "is damaged"),
+              Case("export", ["export", "bencher", *bad], "usage", "is damaged"),
+              Case("export", ["export", "csv", *bad], "usage", "is damaged"),
+              Case("compare", ["compare", *bad, "--base", "kind=kvbench", "--other",
+                               "kind=gbench"], "usage", "is damaged"),
+              Case("store", ["store", "get", *bad, "ffffffff"], "usage", "is damaged")]
     if f.readonly_store:
-        cases.append(Case("store", ["store", "add", "--store", f.readonly_store, f.b],
-                          "failure", "readonly database", prefix=f.as_user))
+        ro, user = f.readonly_store, f.as_user
+        d = os.path.dirname(ro)
+        new, dir_only = os.path.join(d, "new.sqlite"), os.path.join(d, "dir_only.sqlite")
+        cases += [
+            Case("store", ["store", "add", "--store", ro, f.b], "failure",
+                 f"store {ro}: permission denied: this user may not write the file",
+                 prefix=user),
+            Case("store", ["store", "rm", "--store", ro, "engine=memory"], "failure",
+                 f"store {ro}: permission denied", prefix=user),
+            Case("store", ["store", "add", "--store", dir_only, f.b], "failure",
+                 f"store {dir_only}: permission denied: this user may not write the "
+                 f"directory {d}", prefix=user),
+            Case("store", ["store", "add", "--store", new, f.b], "failure",
+                 f"cannot create the store {new}: permission denied", prefix=user),
+            # Reading needs no write access: a read-only store is read.
+            Case("history", ["history", "--store", ro], "ok", stdout_has="series",
+                 prefix=user),
+            Case("store", ["store", "rm", "--dry-run", "--store", ro, "engine=memory"], "ok",
+                 stdout_has="would remove", prefix=user)]
     return cases
+
+
+def collision_cases(f: Fixtures) -> list[Case]:
+    """An output that names an input or another output (kvb_output_test.py walks the links,
+    hard links and spellings): bad input, nothing written. Binaries that would run are the
+    failing scripts, so a case that is not refused cannot harm a real one."""
+    page = f.path("page.html")
+    return [
+        Case("report", ["report", "--html", f.a, f.a], "usage",
+             f"--html names the same file as input {f.a}"),
+        Case("compare", ["compare", "--json", page, "--html", page, f.a, f.b], "usage",
+             f"--html names the same file as --json {page}", (page,)),
+        Case("history", ["history", "--store", f.store, "--html", f.store], "usage",
+             f"--html names the store {f.store}"),
+        Case("export", ["export", "bencher", "--store", f.store, "--out", f.store], "usage",
+             f"--out names the store {f.store}"),
+        Case("micro", ["micro", "--compare", f.micro, "--json", f.micro], "usage",
+             f"--json names the same file as --compare {f.micro}"),
+        Case("selfcheck", ["selfcheck", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("crashtest", ["crashtest", "--kvbench", f.fail, "--json", f.fail], "usage",
+             f"--json names the same file as --kvbench {f.fail}"),
+        Case("dbbench", ["dbbench", "parity", "--kvbench", f.failing_kvbench, "--workdir",
+                         f.tmp], "usage", f"--workdir {f.tmp} would write over --kvbench"),
+        Case("matrix", ["matrix", "--kvbench", f.fail, "--configs", f.text, "--results-dir",
+                        f.text], "usage", "--results-dir names the same file as --configs"),
+        Case("versions", ["versions", "--dep", "lz4", "--source", f.tmp, "--results-dir", f.tmp],
+             "usage", f"--results-dir names the same directory as --source {f.tmp}"),
+        Case("bisect", ["bisect", "--repo", f.tmp, "--old", "a", "--new", "b", "--build-cmd",
+                        "true", "--measure-cmd", "true", "--results-dir", f.tmp], "usage",
+             f"--results-dir names the same directory as --repo {f.tmp}"),
+    ]
 
 
 def top_level_cases(f: Fixtures) -> list[Case]:
@@ -453,7 +520,7 @@ def gate_cases(f: Fixtures) -> list[Case]:
         Case("compare", ["compare", base4, slow4, gate, reps], "changed",
              "significant regression(s) beyond 5%", stdout_has="slower (p=0.029)"),
         Case("compare", ["compare", base4, slow3, gate, reps], "undecided", "row(s) undecided",
-             stdout_has="n=4+3 cannot reach p<0.05: 4 runs a side needed"),
+             stdout_has="n=4+3 repetitions cannot reach p<0.05: 4 repetitions a side needed"),
         Case("compare", ["compare", base4, slow4, gate], "undecided", "row(s) undecided",
              stdout_has="one process a side"),
         Case("compare", ["compare", base4, slow3], "ok", stdout_has="undecided"),  # no gate
@@ -464,8 +531,8 @@ def gate_cases(f: Fixtures) -> list[Case]:
     ]
 
 
-CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, top_level_cases,
-         gate_cases)
+CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, collision_cases,
+         top_level_cases, gate_cases)
 
 
 class ExitCodesTest(unittest.TestCase):

@@ -2,16 +2,20 @@
 """The one write path (docs/kvbtools.md, scripts/kvbtools/core/output.py and kvbench's
 src/common/file_output.h): a regular file replaced whole, a symbolic link followed and kept, a
 device, FIFO or `-` written in place and never replaced, a failed write exiting 1 with one line
-and losing nothing. Devices are made with mknod in the test's own directory (/dev/full is 1, 7;
+and losing nothing; an output that names an input or another output (the same path, a link, a
+hard link, another spelling) refused by every command that writes, exit 2, nothing touched. Devices are made with mknod in the test's own directory (/dev/full is 1, 7;
 /dev/null 1, 3), never the real ones; without CAP_MKNOD those cases are skipped.
 Run by ctest with --kvbench."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -200,6 +204,180 @@ class CommandsTest(kvbtest.TempDirTest):
         p = kvb("export", "bencher", "--store", store, "--out", "/dev/stdout")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIsInstance(json.loads(p.stdout), dict)
+
+
+def snapshot(root: str) -> dict[str, str]:
+    """Every entry under `root`: a file's sha256, a link's target, a directory as such."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for name in dirs + files:
+            p = os.path.join(d, name)
+            rel = os.path.relpath(p, root)
+            if os.path.islink(p):
+                out[rel] = "-> " + os.readlink(p)
+            elif os.path.isdir(p):
+                out[rel] = "dir"
+            else:
+                with open(p, "rb") as f:
+                    out[rel] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+class CollisionTest(kvbtest.TempDirTest):
+    """An output never replaces an input or another output (core/output.check_outputs; kvbench:
+    src/cli/run_config.cc): every command that writes, the path as given, through a symbolic
+    link, as a hard link and spelled otherwise. Each is refused with exit 2 and one line that
+    names both roles, and leaves every file as it was, no new one (not even a .tmp)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.fixtures = d = tempfile.mkdtemp(prefix="kvb-collision.")
+        runs = []
+        for name in ("A.json", "B.json"):
+            out = os.path.join(d, name)
+            p = subprocess.run([ARGS.kvbench, "--engine=memory", "--num=1000",
+                                f"--db={os.path.join(d, 'db')}", "--benchmarks=fillseq",
+                                f"--json={out}"], capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, p.stderr
+            runs.append(out)
+        p = kvb("store", "add", "--store", os.path.join(d, "S"), runs[0])
+        assert p.returncode == 0, p.stderr
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.fixtures, ignore_errors=True)
+
+    def setUp(self) -> None:
+        super().setUp()
+        for name in ("A.json", "B.json", "S"):
+            with open(os.path.join(self.fixtures, name), "rb") as f, \
+                    open(os.path.join(self.tmp, name), "wb") as g:
+                g.write(f.read())
+        os.mkdir(os.path.join(self.tmp, "sub"))
+
+    def spellings(self, name: str) -> dict[str, str]:
+        """The ways to name the file `name` (in self.tmp) as an output: itself, ./ and sub/..,
+        a symbolic link and a hard link to it (made here)."""
+        link, hard = f"link-to-{name}", f"hard-{name}"
+        if not os.path.lexists(os.path.join(self.tmp, link)):
+            os.symlink(name, os.path.join(self.tmp, link))
+            os.link(os.path.join(self.tmp, name), os.path.join(self.tmp, hard))
+        return {"same path": name, "./": f"./{name}", "sub/..": f"sub/../{name}",
+                "symlink": link, "hard link": hard}
+
+    def refused(self, argv: list[str], *says: str, env: dict[str, str] | None = None,
+                cwd: str | None = None) -> None:
+        before = snapshot(self.tmp)
+        p = subprocess.run(["/usr/bin/python3", KVB, *argv], capture_output=True, text=True,
+                           timeout=300, cwd=cwd or self.tmp, env=env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        for words in says:
+            self.assertIn(words, p.stderr)
+        self.assertEqual(snapshot(self.tmp), before, "a refused command touched a file")
+
+    def test_the_issues_commands_refuse_an_output_that_is_an_input(self) -> None:
+        cases = [  # (argv with {} for the output, the file it names, the words of the message)
+            (["history", "--store", "S", "--html", "{}"], "S", ["--html", "names the store S"]),
+            (["export", "bencher", "--store", "S", "--out", "{}"], "S",
+             ["--out", "names the store S"]),
+            (["report", "--html", "{}", "A.json"], "A.json",
+             ["--html", "names the same file as input A.json"]),
+            (["compare", "--json", "{}", "A.json", "B.json"], "B.json",
+             ["--json", "names the same file as input B.json"]),
+            (["compare", "--html", "{}", "A.json", "B.json"], "A.json",
+             ["--html", "names the same file as input A.json"]),
+            (["compare", "--json", "X", "--html", "{}", "A.json", "B.json"], "X",
+             ["--html", "names the same file as --json X"]),
+        ]
+        for argv, name, says in cases:
+            if name == "X":  # two outputs, neither there yet: a link or a spelling of one
+                spellings = {"same path": "X", "./": "./X", "sub/..": "sub/../X"}
+                os.symlink("X", os.path.join(self.tmp, "link-to-X"))
+                spellings["symlink (dangling)"] = "link-to-X"
+            else:
+                spellings = self.spellings(name)
+            for how, path in spellings.items():
+                with self.subTest(argv=argv, how=how):
+                    self.refused([a.replace("{}", path) for a in argv], *says)
+
+    def test_every_command_that_writes_refuses_a_collision(self) -> None:
+        bin_dir = os.path.join(self.tmp, "bin")
+        os.mkdir(bin_dir)
+        fake = os.path.join(bin_dir, "kvbench")  # never run: each case is refused first
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(fake, 0o755)
+        with open(os.path.join(self.tmp, "A.fillseq.svg"), "w") as f:
+            f.write("<svg/>")
+        os.mkdir(os.path.join(self.tmp, "results"))
+        with open(os.path.join(self.tmp, "results", "study.json"), "w") as f:
+            f.write("{}")
+        cases = [
+            (["report", "--svg", ".", "A.fillseq.svg"], "--svg . would write over input"),
+            (["report", "--png", "figs", "--svg", "figs", "A.json"],
+             "--png names the same directory as --svg figs"),
+            (["report", "--html", "results/study.json", "results"],
+             "--html results/study.json is one of the files read from input results"),
+            (["compare", "--store", "S", "--base", "kind=kvbench", "--other", "kind=kvbench",
+              "--html", "S"], "--html names the store S"),
+            (["export", "csv", "--store", "S", "--out", "S"], "--out names the store S"),
+            (["export", "hgrm", "A.json", "--out", "A.json"],
+             "--out names the same file as input A.json"),
+            (["export", "folded", "A.json", "--out", "A.json"],
+             "--out names the same file as input A.json"),
+            (["micro", "--compare", "A.json", "B.json", "--json", "B.json"],
+             "--json names the same file as --compare B.json"),
+            (["micro", "--binary", fake, "--json", fake], f"--json names the same file as "
+                                                          f"--binary {fake}"),
+            (["selfcheck", "--kvbench", fake, "--json", "sub/../bin/kvbench"],
+             f"names the same file as --kvbench {fake}"),
+            (["crashtest", "--kvbench", fake, "--json", fake],
+             f"--json names the same file as --kvbench {fake}"),
+            (["crashtest", "--kvbench", fake, "--dir", "trials", "--json", "trials/memory-0"],
+             "--dir trials would write over --json trials/memory-0"),
+            (["dbbench", "parity", "--kvbench", fake, "--workdir", bin_dir],
+             f"--workdir {bin_dir} would write over --kvbench {fake}"),
+            (["dbbench", "instructions", "--kvbench", fake, "--workdir", "bin"],
+             f"--workdir bin would write over --kvbench {fake}"),
+            (["matrix", "--kvbench", fake, "--configs", "A.json", "--results-dir", "A.json"],
+             "--results-dir names the same file as --configs A.json"),
+            (["versions", "--dep", "lz4", "--source", "sub", "--results-dir", "sub"],
+             "--results-dir names the same directory as --source sub"),
+            (["bisect", "--repo", "sub", "--old", "a", "--new", "b", "--build-cmd", "true",
+              "--measure-cmd", "true", "--results-dir", "./sub"],
+             "--results-dir ./sub names the same directory as --repo sub"),
+        ]
+        for argv, says in cases:
+            with self.subTest(argv=argv):
+                self.refused(argv, says)
+
+    def test_the_default_store_is_an_input_too(self) -> None:
+        store = os.path.join(self.tmp, "S")
+        env = dict(os.environ, KVBENCH_STORE=store)
+        self.refused(["history", "--html", "S"], "--html S names the store " + store, env=env)
+        self.refused(["export", "bencher", "--out", "./S"], "--out ./S names the store " + store,
+                     env=env)
+        env.pop("KVBENCH_STORE")
+        default = os.path.join(ROOT, "results", "kvbench.sqlite")
+        existed = os.path.lexists(default)
+        self.refused(["history", "--html", default], f"--html names the store {default}",
+                     env=env)
+        self.assertEqual(os.path.lexists(default), existed)
+
+    def test_outputs_beside_their_inputs_are_not_collisions(self) -> None:
+        # export hgrm writes A.<benchmark>.<role>.hgrm beside A.json (the current directory by
+        # default); compare's JSON and page go to new files beside the sides.
+        p = subprocess.run(["/usr/bin/python3", KVB, "export", "hgrm", "A.json"],
+                           capture_output=True, text=True, timeout=300, cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.tmp, "A.fillseq.writer.hgrm")))
+        p = subprocess.run(["/usr/bin/python3", KVB, "compare", "--json", "c.json", "A.json",
+                            "B.json"], capture_output=True, text=True, timeout=300, cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(kvbtest.load_json(os.path.join(self.tmp, "c.json"))["schema"],
+                         "kvb-comparison")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ tests/bisect_test.py.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import math
 import os
@@ -165,7 +166,8 @@ class StatsTest(unittest.TestCase):
         # Three a side can never reach p < 0.05: a 5x drop is undecided, never "no change".
         v = verdict(base[:3], [x / 5 for x in base[:3]], stats.Judgement(0.05, 0.05))
         self.assertEqual(v.word, stats.UNDECIDED)
-        self.assertEqual(v.note, "n=3+3 cannot reach p<0.05: 4 runs a side needed")
+        self.assertEqual(v.note, "n=3+3 processes cannot reach p<0.05: 4 processes a side "
+                                 "needed, each a separate run (a file)")
         self.assertEqual(stats.runs_needed(0.05), 4)
         self.assertEqual(stats.runs_needed(0.01), 5)
         # Noise as large as the change: not significant, and the interval spans both.
@@ -187,6 +189,12 @@ class StatsTest(unittest.TestCase):
 
 # ---- adaptive rounds -------------------------------------------------------------------------
 
+def log_interval(base: list[float], other: list[float]) -> tuple[float, float, float]:
+    """other / base as core/levels takes it: the Hodges-Lehmann shift of the logs."""
+    est, lo, hi = stats.shift_interval([math.log(b) for b in base], [math.log(o) for o in other])
+    return math.exp(est), math.exp(lo), math.exp(hi)
+
+
 class RoundsTest(unittest.TestCase):
     def test_the_interval_is_the_inverted_u_test(self) -> None:
         # 5 values a side: the 3rd smallest and 3rd largest of the 25 pairwise log ratios, as the
@@ -199,18 +207,18 @@ class RoundsTest(unittest.TestCase):
         self.assertEqual(stats.cut(30, 30), 317)
         base, other = [10, 11, 12, 13, 14], [15, 16, 17, 18, 19]
         d = sorted(math.log(o / b) for o in other for b in base)
-        iv = stats.ratio_interval(base, other)
-        self.assertAlmostEqual(iv.lo, math.exp(d[2]))
-        self.assertAlmostEqual(iv.hi, math.exp(d[22]))
-        self.assertAlmostEqual(iv.estimate, math.exp(d[12]))
+        est, lo, hi = log_interval(base, other)
+        self.assertAlmostEqual(lo, math.exp(d[2]))
+        self.assertAlmostEqual(hi, math.exp(d[22]))
+        self.assertAlmostEqual(est, math.exp(d[12]))
         # The interval excludes 1 exactly when the exact U test gives p <= 2 P(U <= 2).
         edge = 2 * sum(stats._u_counts(5, 5)[:3]) / math.comb(10, 5)
         rng = random.Random(5)
         for _ in range(300):
             a = [rng.lognormvariate(0, 0.1) for _ in range(5)]
             b = [rng.lognormvariate(0.08, 0.1) for _ in range(5)]
-            iv = stats.ratio_interval(a, b)
-            self.assertEqual(not iv.lo <= 1 <= iv.hi, stats.mann_whitney_u(b, a).p <= edge)
+            _, lo, hi = log_interval(a, b)
+            self.assertEqual(not lo <= 1 <= hi, stats.mann_whitney_u(b, a).p <= edge)
 
     def test_the_interval_covers_the_true_ratio(self) -> None:
         rng = random.Random(11)
@@ -218,8 +226,8 @@ class RoundsTest(unittest.TestCase):
         for _ in range(400):
             a = [100 * rng.lognormvariate(0, 0.05) for _ in range(6)]
             b = [110 * rng.lognormvariate(0, 0.05) for _ in range(6)]
-            iv = stats.ratio_interval(a, b)
-            hits += iv.lo <= 1.1 <= iv.hi
+            _, lo, hi = log_interval(a, b)
+            hits += lo <= 1.1 <= hi
         self.assertGreaterEqual(hits / 400, 0.94)
         self.assertLessEqual(hits / 400, 0.995)
 
@@ -257,7 +265,7 @@ class RoundsTest(unittest.TestCase):
         # Exactly N rounds: --repeats N --max-rounds N; one link: nothing relinked.
         p = kvb(*base, "--repeats", "3", "--max-rounds", "3", "--layouts", "1")
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("-DKVBENCH_LAYOUT_SEEDS=\n", p.stdout)
+        self.assertRegex(p.stdout, r"-DKVBENCH_LAYOUT_SEEDS=\s")   # none (the sources follow)
         self.assertRegex(p.stdout, r"\n  3 seed 0 \S+\n")
         self.assertNotRegex(p.stdout, r"\n  4 seed")
         self.assertNotIn("then rounds", p.stdout)
@@ -546,8 +554,9 @@ class CompareTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"crc32c/table/4096\s+1\.00\s+1\.00 undecided "
                                    r"\(p=1\.000\)")
         # A note names the rows it is about (it named none: which of the rows was it?).
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed "
-                      "(bytes_per_second: crc32c/table/4096, xxh64/inline/4096)", p.stdout)
+        self.assertIn("note: undecided: n=3+3 repetitions cannot reach p<0.05: 4 repetitions a "
+                      "side needed (bytes_per_second: crc32c/table/4096, xxh64/inline/4096)",
+                      p.stdout)
         self.assertIn("median of 3", p.stdout)
         self.assertIn("GB/s", p.stdout)
         self.assertIn("cannot reach p<0.05", p.stdout)
@@ -741,12 +750,31 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         b = self.run_kvbench("rb.json", "--num=500")
         p = kvb("report", a)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"^repeat\s+engine\s+benchmark")
+        self.assertRegex(p.stdout, r"(?m)^repeat\s+engine\s+benchmark")
         self.assertRegex(p.stdout, r"\n2/3\s+memory\s+fillseq\s")
         p = kvb("report", a, b)
-        self.assertRegex(p.stdout, r"^file\s+repeat\s+engine")
+        self.assertRegex(p.stdout, r"(?m)^file\s+repeat\s+engine")
         self.assertRegex(p.stdout, r"\nrb\.json\s+1/1\s+memory\s+readrandom\s")
         self.assertRegex(p.stdout, r"\nra\.json\s+3/3\s+memory\s+readrandom\s")
+
+    def test_report_says_which_runs_were_noisy(self) -> None:
+        # Issue 42: five runs at 72-84% foreign CPU, and the text said nothing (the page did).
+        run = load_json(self.run_kvbench("n.json", "--num=500"))
+        for name, noisy in (("noisy.json", True), ("quiet.json", False)):
+            run["context"]["environment"].update(
+                noisy=noisy, noisy_reason="other processes used 84.4% of the 2 CPUs" if noisy
+                else "")
+            write_json(os.path.join(self.tmp, name), run)
+        p = kvb("report", *(os.path.join(self.tmp, f) for f in ("noisy.json", "quiet.json")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("noisy: noisy.json: this run was noisy: other "
+                                            "processes used 84.4% of the 2 CPUs. "), p.stdout)
+        self.assertNotIn("quiet.json: this run was noisy", p.stdout)
+        rows = [line for line in p.stdout.splitlines()
+                if line.startswith(("noisy.json", "quiet.json"))]
+        self.assertEqual(len(rows), 4, p.stdout)
+        for line in rows:
+            self.assertEqual(line.endswith("noisy run"), line.startswith("noisy.json"), line)
 
     def test_three_a_side_five_times_slower_is_undecided_not_no_change(self) -> None:
         template = load_json(real_kvbench(self.tmp, "--num=500", "--benchmarks=fillseq"))
@@ -765,8 +793,8 @@ class ComparabilityAndUndecidedTest(kvbtest.TempDirTest):
         self.assertRegex(p.stdout, r"memory fillseq\s+1\.00\s+0\.20 undecided \(p=0\.100\)")
         self.assertEqual(p.stdout.count("4.96 undecided (p=0.100)"), 3, p.stdout)
         self.assertNotRegex(p.stdout, r"(0\.20|4\.96) no change")
-        self.assertIn("note: undecided: n=3+3 cannot reach p<0.05: 4 runs a side needed",
-                      p.stdout)
+        self.assertIn("note: undecided: n=3+3 processes cannot reach p<0.05: 4 processes a side "
+                      "needed, each a separate run (a file)", p.stdout)
         # Four a side decide it: slower, and the gate exits 3.
         p = kvb("compare", "--base", *side("b", 1, 1.0, 4), "--other", *side("s", 2, 0.2, 4),
                 "--fail-on-regression")
@@ -844,6 +872,97 @@ class UnitOfVerdictTest(kvbtest.TempDirTest):
                          p.stdout)
 
 
+def micro_file(path: str, rates: list[float]) -> str:
+    """A kvbench_micro file (one process) whose benchmark bench/0 ran at these GB/s, one
+    repetition each."""
+    rows = [{"name": "bench/0", "run_name": "bench/0", "run_type": "iteration", "repetitions":
+             len(rates), "repetition_index": r, "threads": 1, "iterations": 1000,
+             "real_time": 4096 / (g * 1e9) * 1e9, "cpu_time": 4096 / (g * 1e9) * 1e9,
+             "time_unit": "ns", "bytes_per_second": g * 1e9} for r, g in enumerate(rates)]
+    return write_json(path, {"context": {"kvbench_preset": "x", "input": "seed 0"},
+                             "benchmarks": rows})
+
+
+class RatioIsWhatItsLabelSaysTest(kvbtest.TempDirTest):
+    """Issue 42 item 3: the ratio column is the estimate the verdict tested, and the line over it,
+    the page's column, --json and docs/compare.md name it; a note about a median of 0 names the
+    side that is 0, and only when it is."""
+    TMP_PREFIX = "kvb-ratio-test."
+
+    # Five processes a side (three repetitions each) whose pooled medians and Hodges-Lehmann
+    # estimate differ (the base has one fast process).
+    BASE = [[1.0, 1.0, 1.0], [1.1, 1.1, 1.1], [1.2, 1.2, 1.2], [1.3, 1.3, 1.3], [3.0, 3.0, 3.0]]
+    OTHER = [[0.98, 0.98, 0.98], [1.05, 1.05, 1.05], [1.5, 1.5, 1.5], [1.6, 1.6, 1.6],
+             [1.7, 1.7, 1.7]]
+
+    def test_five_a_side_prints_the_estimate_and_names_it(self) -> None:
+        base = [micro_file(os.path.join(self.tmp, f"a{i}.json"), v)
+                for i, v in enumerate(self.BASE)]
+        other = [micro_file(os.path.join(self.tmp, f"b{i}.json"), v)
+                 for i, v in enumerate(self.OTHER)]
+        out = os.path.join(self.tmp, "c.json")
+        p = kvb("compare", "--base", *base, "--other", *other, "--json", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        hl = math.exp(statistics.median(math.log(o[0]) - math.log(b[0])
+                                        for o in self.OTHER for b in self.BASE))
+        quotient = 1.5 / 1.2   # the pooled medians of 15 values a side
+        self.assertGreater(abs(round(hl, 2) - round(quotient, 2)), 0.05)  # they differ
+        m = re.search(r"bench/0\s+([\d.]+)\s+([\d.]+)\n", p.stdout)
+        self.assertIsNotNone(m, p.stdout)
+        self.assertEqual((m.group(1), m.group(2)), ("1.200", "1.500"))  # the medians printed
+        self.assertRegex(p.stdout, rf"bench/0\s+1\.00\s+{round(hl, 2):.2f} ")
+        self.assertIn("values relative to a0.json+4 (ratio: the Hodges-Lehmann estimate over the "
+                      "units, not the medians' quotient)", p.stdout)
+        row = load_json(out)["rows"][0]
+        self.assertAlmostEqual(row["ratio"], hl)
+        self.assertEqual(row["estimator"], "Hodges-Lehmann")
+        with open(os.path.join(ROOT, "docs", "compare.md"), encoding="utf-8") as f:
+            docs = " ".join(f.read().split())
+        self.assertIn("**The ratio** is the estimate its verdict tested", docs)
+        self.assertIn("the **Hodges-Lehmann** estimate", docs)
+        self.assertIn("not the quotient of the medians printed above it", docs)
+
+    def comparison(self, base: list[list[float]], other: list[list[float]]) -> str:
+        """kvb compare's text of one row, cpu_sys of memory fillseq, the sides' processes given
+        with their repeats."""
+        from kvbtools.core import comparison, levels, metrics as metrics_mod, samples
+        m = metrics_mod.Metric("cost.cpu_sys_us_per_op", "us/op", "lower")
+        sides = []
+        for label, procs in (("gcc", base), ("clang", other)):
+            s = samples.Side(label, kind=results.KVBENCH, metrics={m.key: m})
+            for i, values in enumerate(procs):
+                s.at = levels.Where("", f"p{i}")
+                s.paths.append(f"{label}{i}.json")
+                for v in values:
+                    s.add("memory fillseq", m.key, v)
+            sides.append(s)
+        return comparison.format_comparison(comparison.build(sides, stats.Judgement(0.05, 0.05),
+                                                             [m.key]))
+
+    def test_a_note_of_a_median_of_0_names_the_side_that_is_0(self) -> None:
+        # The base's median 0.001, one of its processes 0 (the note said "the base's median is 0").
+        text = self.comparison([[0.011865, 0.0, 0.01955], [0.0, 0.0, 0.002065]],
+                               [[0.0, 0.0, 0.0], [0.0, 0.0, 0.01254]])
+        self.assertRegex(text, r"memory fillseq\s+0\.001\s+0\.000")
+        self.assertNotIn("median is 0", text)
+        # The other side's median 0: no note about a 0 either (its ratio is 0.00).
+        text = self.comparison([[0.01, 0.02], [0.03, 0.01]], [[0.0, 0.0], [0.0, 0.0]])
+        self.assertNotIn("median is 0", text)
+        # The base's median 0: said, naming it and the row.
+        text = self.comparison([[0.0, 0.0, 0.01], [0.0, 0.0, 0.0]],
+                               [[0.01, 0.02, 0.0], [0.03, 0.02, 0.01]])
+        self.assertRegex(text, r"memory fillseq\s+0\.000\s+0\.0(1|2)\d?\s")
+        self.assertIn("note: undecided: gcc's median is 0: no ratio to it; p=", text)
+        self.assertIn("(cost.cpu_sys_us_per_op: memory fillseq)", text)
+
+    def test_sys_cpu_near_0_is_not_turned_around(self) -> None:
+        # Issue 42: 0.010 -> 0.005 printed beside 1.61. Two processes a side; on logs their
+        # ratio was the ratio of geometric means (1.57); as differences, that of the medians.
+        text = self.comparison([[0.0005], [0.0195]], [[0.004], [0.006]])
+        self.assertRegex(text, r"memory fillseq\s+0\.010\s+0\.005\n")
+        self.assertRegex(text, r"memory fillseq\s+1\.00\s+0\.50 undecided")
+
+
 class CpuNotesTest(kvbtest.TempDirTest):
     """Sides pinned to different CPUs, or on CPUs whose speed differed by kvbench's own audit,
     are named at the top of a comparison (issue 36 item 5)."""
@@ -915,7 +1034,9 @@ class MatrixVersionsArgsTest(unittest.TestCase):
                           f"2 seed 1 {q}", f"2 seed 1 {c}", f"2 seed 1 {g}",
                           f"3 seed 2 {c}", f"3 seed 2 {g}", f"3 seed 2 {q}"])
         self.assertEqual(order[-1].strip(), f"8 seed 3 {g}")
-        self.assertIn(f"-B {ROOT}/build/kvb/{g} -DKVBENCH_BUILD_TESTS=OFF", p.stdout)
+        # --micro: every preset builds lz4, zstd and xxhash from source (study_test has more).
+        self.assertRegex(p.stdout, rf"-B {re.escape(ROOT)}/build/kvb/{g}-lz4-[\d.]+-zstd-[\d.]+-"
+                                   r"xxhash-[\d.]+ -DKVBENCH_BUILD_TESTS=OFF")
         self.assertIn("--target kvbench_micro", p.stdout)
 
     def test_from_source_needs_a_tree(self) -> None:
@@ -1013,7 +1134,9 @@ class MatrixVersionsArgsTest(unittest.TestCase):
 def portable_micro() -> str | None:
     """A kvbench_micro of this host's portable gcc preset, from cmake --preset or kvb matrix."""
     arch = {"x86_64": "x86", "aarch64": "arm"}.get(host.host_arch(), "")
-    for d in (f"build/{arch}-gcc-portable", f"build/kvb/{arch}-gcc-portable"):
+    # kvb matrix --micro's build of it names the libraries it built from source too.
+    for d in (f"build/{arch}-gcc-portable", f"build/kvb/{arch}-gcc-portable",
+              *sorted(glob.glob(os.path.join(host.ROOT, f"build/kvb/{arch}-gcc-portable-*")))):
         path = os.path.join(host.ROOT, d, "bench", "kvbench_micro")
         if os.access(path, os.X_OK):
             return path

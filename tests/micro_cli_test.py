@@ -36,6 +36,40 @@ class MicroCliTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertIn(words, p.stderr)
 
+    def test_a_filter_that_matches_nothing_exits_2_and_leaves_the_out_file(self) -> None:
+        """Google Benchmark opens --benchmark_out before it matches: a filter that matched nothing
+        exited 0 and left an empty file (or emptied the one there)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            old, new = os.path.join(tmp, "old.json"), os.path.join(tmp, "new.json")
+            with open(old, "w") as f:
+                f.write('{"kept": true}\n')
+            os.symlink("old.json", os.path.join(tmp, "link.json"))
+            for out in (new, old, os.path.join(tmp, "link.json")):
+                for extra in ([], ["--benchmark_list_tests=true"]):
+                    with self.subTest(out=os.path.basename(out), extra=extra):
+                        p = run("--benchmark_filter=^no/such/benchmark$", f"--benchmark_out={out}",
+                                "--benchmark_out_format=json", *extra)
+                        self.assertEqual(p.returncode, 2, p.stderr)
+                        self.assertIn("--benchmark_filter=^no/such/benchmark$ matches no "
+                                      "benchmark: nothing was run", p.stderr)
+                        self.assertEqual(sorted(os.listdir(tmp)), ["link.json", "old.json"])
+                        with open(old) as f:
+                            self.assertEqual(f.read(), '{"kept": true}\n')
+            # A listing that matches writes no results either; a run replaces the file whole.
+            p = run("--benchmark_filter=^crc32c/table/256$", "--benchmark_list_tests=true",
+                    f"--benchmark_out={old}")
+            self.assertEqual((p.returncode, p.stdout), (0, "crc32c/table/256\n"), p.stderr)
+            with open(old) as f:
+                self.assertEqual(f.read(), '{"kept": true}\n')
+            p = run("--block_sizes=256", "--benchmark_filter=^crc32c/table/256$",
+                    "--benchmark_min_time=0.001", f"--benchmark_out={tmp}/link.json",
+                    "--benchmark_out_format=json")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(old) as f:
+                self.assertEqual(json.load(f)["benchmarks"][0]["name"], "crc32c/table/256")
+            self.assertTrue(os.path.islink(os.path.join(tmp, "link.json")))
+            self.assertEqual(sorted(os.listdir(tmp)), ["link.json", "old.json"])
+
     def test_canary_prints_one_json_object_and_runs_nothing(self) -> None:
         """kvbench_micro --canary: kvbench's CPU speed canary from this binary (kvb matrix --micro
         takes it from the build it measures). Its figures are positive; their size is a

@@ -3,9 +3,10 @@
 real three-engine run of the build's kvbench and on kvbench_micro output, rendered in headless
 Chromium when it is installed; --svg/--png files; determinism; bad input; matplotlib missing;
 the .hgrm export; the pages of compare, matrix/versions results directories, bisect and history.
-Pages carry kvbench's verdicts: noisy runs at the top and under their figures, the summary's
-file and repeat, each engine's memory in its own terms, one colour per engine on every page,
-ratio axes that stay readable (log, medians, zeros) and verdicts without a decision.
+Pages carry kvbench's verdicts: noisy runs once at the top and a mark on their figures, the
+summary's file and repeat, each engine's memory in its own terms, one colour per engine on every
+page, ratio axes and an overview that stay readable (log, medians, zeros) and verdicts without a
+decision.
 """
 from __future__ import annotations
 
@@ -350,14 +351,19 @@ class NoisyRunTest(unittest.TestCase):
         self.assertLess(said, page.index('id="summary"'))
         self.assertNotIn("(quiet.json): this run was noisy", page)
 
-    def test_said_under_every_figure_that_draws_it(self) -> None:
+    def test_said_once_and_every_figure_that_draws_it_marked(self) -> None:
+        # Issue 42: the reason in bold red under every figure (9 on a compare page, 41 with
+        # --metric all). Once, at the top; each figure a mark that links there.
         page = read(self.html)
         names = re.findall(r'<figure id="fig-([^"]+)">', page)
         self.assertEqual(len(names), expected_figures([self.noisy, self.quiet]))
+        self.assertGreater(len(names), 3)
+        self.assertEqual(html.unescape(page).count(NOISE), 1)
+        self.assertEqual(page.count('id="noisy-runs"'), 1)
         for name in names:  # both runs are in every figure
-            self.assertIn(f"Noisy run, by kvbench's own measure: {self.engine} (noisy.json): "
-                          f"{NOISE}. Its lines and bars may be low.", caption(page, name))
-        # A figure file has no caption: the line is under the figure itself.
+            self.assertIn(f'<figcaption><a class="noisy" href="#noisy-runs">noisy: {self.engine} '
+                          "(noisy.json)</a>", figure_html(page, name))
+        # A figure file has no page: the line, with the reason, is under the figure itself.
         first = "Noisy run, by kvbench's own measure: " + self.engine + " (noisy.json): other"
         for f in os.listdir(self.svgs):
             texts = svg_texts(read(os.path.join(self.svgs, f)))
@@ -391,7 +397,60 @@ class NoisyRunTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         page = html.unescape(read(out))
         self.assertLess(page.index("wall time 2.00x CPU time"), page.index('id="micro"'))
-        self.assertIn("wall time 2.00x CPU time", caption(page, "crc32c-gbps"))
+        self.assertEqual(page.count("wall time 2.00x CPU time"), 1)
+        self.assertIn('<a class="noisy" href="#noisy-runs">noisy: ',
+                      figure_html(page, "crc32c-gbps"))
+
+    def test_a_comparison_page_says_it_once(self) -> None:
+        # Every metric a figure (--metric all: 40 or so), a side noisy: its reason once.
+        out = os.path.join(TMP, "noisy-compare.html")
+        p = kvb("compare", "--html", out, "--metric", "all", self.quiet, self.noisy)
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        page = read(out)
+        names = re.findall(r'<figure id="fig-([^"]+)">', page)
+        self.assertGreater(len(names), 9)
+        self.assertEqual(html.unescape(page).count(NOISE), 1)
+        for name in names:
+            self.assertIn('<a class="noisy" href="#noisy-runs">noisy: noisy.json</a>',
+                          figure_html(page, name))
+        # The text tables at the bottom count the noisy runs and point up.
+        self.assertIn("noisy: noisy.json: 1 of 1 run(s) noisy (why: at the top)", page)
+
+
+class OverviewTest(unittest.TestCase):
+    """Issue 42: with the null engine at 47.5 M ops/s, rocksdb, wiredtiger and lmdb were slivers
+    of the overview's one linear scale."""
+
+    def runs(self, factor: float, engine: str) -> list[str]:
+        """A real run, and a copy of it as `engine` at `factor` times its ops/s."""
+        run = next(iter(RUNS.values()))
+        doc = load_json(run)
+        doc["context"]["engine"].update(name=engine, reference=engine in ("null", "memory"))
+        for result in doc["results"]:
+            for role in result["roles"]:
+                role["ops_per_sec"] *= factor
+        return [run, write_json(os.path.join(TMP, f"overview-{engine}.json"), doc)]
+
+    def overview(self, files: list[str], name: str) -> tuple[str, list[str]]:
+        out = os.path.join(TMP, name)
+        p = kvb("report", "--html", out, *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        page = read(out)
+        return (caption(page, "overview-throughput"),
+                svg_texts(figure_html(page, "overview-throughput")))
+
+    def test_an_engine_100x_the_others_puts_them_on_a_log_axis(self) -> None:
+        text, drawn = self.overview(self.runs(100.0, "null"), "overview-log.html")
+        self.assertIn("all on one logarithmic axis, each gridline 10x the one below", text)
+        self.assertIn("ops/s per benchmark (median of repeats; one log axis); higher is better",
+                      drawn)
+        self.assertIn("ops/s (log)", drawn)
+
+    def test_engines_within_10x_keep_their_own_linear_scales(self) -> None:
+        text, drawn = self.overview(self.runs(2.0, "memory"), "overview-linear.html")
+        self.assertIn("one panel each on its own linear scale", text)
+        self.assertNotIn("logarithmic", text)
+        self.assertNotIn("ops/s (log)", drawn)
 
 
 class RepeatsTest(unittest.TestCase):
@@ -619,9 +678,12 @@ class HistoryTest(unittest.TestCase):
         p = kvb("history", "--store", store, "--html", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         page = html.unescape(read(out))
-        top = page.index("2 of 6 point(s) from runs kvbench called noisy, e.g. " + NOISE)
+        top = page.index("point(s) from runs kvbench called noisy: ")
         self.assertLess(top, page.index("<h2"))
-        self.assertIn("point(s) 3, 5 of 6 (ringed)", page)
+        self.assertRegex(page, r"noisy: [^;<]+ 2 of 6")
+        self.assertIn("the run of 2026-01-12", page)
+        self.assertIn('<a class="noisy" href="#noisy-runs">noisy: point 3, point 5</a>', page)
+        self.assertEqual(page.count(NOISE), 2)  # two noisy runs, once each
         self.assertIn("a run kvbench called noisy", svg_texts(page))
         screenshot(self, out, os.path.join(TMP, "history-shot.png"))
 
@@ -905,8 +967,9 @@ class ComparisonPagesTest(unittest.TestCase):
         said = html.unescape(page).index(f"1 of the 2 runs in runs/ were noisy "
                                          f"(step.{commits[4][:12]}.r1.json), e.g. {NOISE}")
         self.assertLess(said, page.index("<svg"))
-        self.assertIn("Noisy runs, by kvbench's own measure: 1 of the 2 runs",
-                      caption(page, "bisect-commits"))
+        self.assertIn(f'<a class="noisy" href="#noisy-runs">noisy: step.{commits[4][:12]}.r1.json'
+                      "</a>", figure_html(page, "bisect-commits"))
+        self.assertEqual(html.unescape(page).count(NOISE), 1)
         texts = svg_texts(page)
         ticks = [t for t in texts if re.fullmatch(r"[0-9a-f]{8}", t)]
         # History order, not the order tested.

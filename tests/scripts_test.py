@@ -342,6 +342,19 @@ class DamagedDocumentsTest(unittest.TestCase):
             with self.subTest(args=args):
                 self.assert_refused(p, path, words)
 
+    def test_a_text_file_is_not_json_and_a_cut_document_is_truncated(self) -> None:
+        """A file that is not JSON at all is said to be so; only a document that starts as one
+        and stops early is called truncated (a cut inside a literal: 'tr')."""
+        text = self.raw("notes.txt", b"results of monday\nfillseq 1.2 Mops/s\n")
+        brace = self.raw("brace.txt", b"{ not json at all, just braces }\n")
+        cut = self.raw("cut-in-literal.json", b'{"schema": "kvbench-run", "complete": tr')
+        for path, truncated in ((text, False), (brace, False), (cut, True)):
+            for args in (["report", path], ["validate", path], ["compare", self.good, path]):
+                with self.subTest(args=args):
+                    p = kvb(*args)
+                    self.assert_refused(p, path, "not JSON")
+                    self.assertEqual("truncated?" in p.stderr, truncated, p.stderr)
+
     def test_every_reading_command_refuses_damaged_micro_documents(self) -> None:
         bad = write_json(os.path.join(self.tmp, "micro-fast.json"), gbench("fast"))
         inf = write_json(os.path.join(self.tmp, "micro-inf.json"), gbench(float("inf")))

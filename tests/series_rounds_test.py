@@ -7,6 +7,8 @@ moved set apart and repeated, links added where the variance is between links, t
 stop, and the cost line."""
 from __future__ import annotations
 
+import html
+import io
 import json
 import math
 import os
@@ -21,19 +23,23 @@ from typing import Callable, Iterator
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 import kvbtest  # noqa: E402
-from kvbtools.core import levels, stats  # noqa: E402
+from kvbtools.commands import series_report  # noqa: E402
+from kvbtools.core import compiled, levels, results, stats  # noqa: E402
 from kvbtools.measure import executor, loop, pinning, plan, runner, series_run  # noqa: E402
 from kvbtools.measure.plan import Budget, Variant  # noqa: E402
 from kvbtools.measure.runner import Build, Workload  # noqa: E402
+from kvbtools.pages import result_pages  # noqa: E402
 
 BENCH = "lz4/compress/4096"
 # value(build label, seed, round, run number) -> bytes per second of that run
 Value = Callable[[str, int, int, int], float]
 
 
-def gbench(path: str, bps: float, names: tuple[str, ...] = (BENCH,)) -> None:
+def gbench(path: str, bps: float, names: tuple[str, ...] = (BENCH,),
+           context: dict[str, str] | None = None) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"context": {"kvbench_preset": "x86-gcc-native"}, "benchmarks": [
+        json.dump({"context": {"kvbench_preset": "x86-gcc-native", **(context or {})},
+                   "benchmarks": [
             {"name": n, "run_name": n, "run_type": "iteration", "iterations": 1000,
              "real_time": 4096 / bps * 1e9, "cpu_time": 4096 / bps * 1e9, "time_unit": "ns",
              "bytes_per_second": bps} for n in names]}, f)
@@ -44,8 +50,10 @@ class Fake:
 
     def __init__(self, value: Value, canary: Callable[[int], float] | None = None,
                  run_seconds: float = 0.01, relink_seconds: float = 1.0,
-                 names: tuple[str, ...] = (BENCH,)) -> None:
+                 names: tuple[str, ...] = (BENCH,),
+                 context: Callable[[str], dict[str, str]] | None = None) -> None:
         self.value, self.canary, self.names = value, canary, names
+        self.context = context      # build label -> what its runs' contexts add
         self.log: list[tuple[str, int, tuple[str, ...]]] = []   # (file, round, benchmarks)
         self.run_seconds, self.relink_seconds = run_seconds, relink_seconds
         self.now = 0.0
@@ -66,7 +74,8 @@ class Fake:
         assert "--cpu_affinity=0" in plan.extra, plan.extra
         names = tuple(n for n in self.names if re.search(plan.micro_filter, n))
         self.log.append((os.path.basename(out), r, names))
-        gbench(out, self.value(build, seed, r, self.runs), names)
+        gbench(out, self.value(build, seed, r, self.runs), names,
+               self.context(build) if self.context else None)
 
     def micro_names(self, binary: str, plan: Workload) -> list[str]:
         return [n for n in self.names if re.search(plan.micro_filter, n)]
@@ -82,7 +91,8 @@ class Fake:
         return pinning.Reading(cpu, self.canary(self.canaries))
 
 
-class SeriesRunTest(kvbtest.TempDirTest):
+class SeriesCase(kvbtest.TempDirTest):
+    """series_run.run on a Fake (the tests are in the subclasses)."""
     TMP_PREFIX = "kvb-series-rounds-test."
 
     def setUp(self) -> None:
@@ -125,6 +135,8 @@ class SeriesRunTest(kvbtest.TempDirTest):
     def cell(self, out: series_run.SeriesOutcome, side: str) -> series_run.comparison.Cell:
         return next(x for x in out.comparison.cells if x.side == side)
 
+
+class SeriesRunTest(SeriesCase):
     def test_rounds_are_paired_so_a_shared_moment_cancels(self) -> None:
         # A moment of +-30% shared by every run of a round (the CPU, a neighbour), 0.5% noise of
         # each run: clang 1.10x gcc is faster, the control no change, after the first rounds.
@@ -201,8 +213,11 @@ class SeriesRunTest(kvbtest.TempDirTest):
         fake = Fake(value, canary)
         out = self.run_series(fake, max_rounds=10)
         self.assertEqual(sorted(out.set_apart), [3, 4])
-        self.assertRegex(out.set_apart[3], r"^round 3: the canary after it ran \d+% slower")
-        self.assertRegex(out.set_apart[4], r"^round 4: the canary before it ran \d+% slower")
+        # As the ratio of its time (it said "ran 50% slower"; 235% slower read as nothing).
+        self.assertRegex(out.set_apart[3], r"^round 3: the canary after it took 1\.\d\dx its "
+                                           r"median time in this comparison \(slower\)")
+        self.assertRegex(out.set_apart[4], r"^round 4: the canary before it took 1\.\d\dx its "
+                                           r"median time in this comparison \(slower\)")
         self.assertEqual(out.spent.set_apart, 2)
         seeds = {x.round: x.link for x in out.runs if x.variant == "gcc"}
         self.assertEqual(seeds[3], seeds[4])   # repeated on the same link...
@@ -278,6 +293,120 @@ class SeriesRunTest(kvbtest.TempDirTest):
                          "decided after 4 links x 2 rounds (8 rounds, 24 runs), 0 s measuring "
                          "+ 0 s relinking; builds took 20 s (budget 120 s)")
         self.assertEqual(out.spent.to_json()["rounds_per_link"], 2)
+
+
+SYSTEM_LZ4 = {"lz4_origin": "system liblz4-1:amd64 1.9.4-1",
+              "rocksdb_origin": "system librocksdb7.8 7.8.3-2"}
+
+
+def source_lz4(build: str) -> dict[str, str]:
+    """A context whose lz4 this build compiled (as cmake/KvbenchSourceDeps.cmake records it)."""
+    compiler = "Clang 14.0.6" if build == "clang" else "GNU 12.2.0"
+    return {"lz4_origin": f"source /src/lz4-1.9.4 1.9.4 ({compiler}: -march=native -O2 -DNDEBUG)",
+            "rocksdb_origin": "system librocksdb7.8 7.8.3-2"}
+
+
+class CompiledTest(SeriesCase):
+    """What the builds compiled (core/compiled.py), as kvb matrix's table and JSON say it."""
+
+    NAMES = (BENCH, "crc32c/rocksdb_lib/4096", "crc32c/fold_512/4096", "xxh3_64/inline/4096")
+
+    def outcome(self, context: Callable[[str], dict[str, str]]) -> series_run.SeriesOutcome:
+        fake = Fake(lambda build, seed, r, n: 1e9 * (1 + 0.001 * (n % 3)), names=self.NAMES,
+                    context=context)
+        return self.run_series(fake, links=1, repeats=3, max_rounds=3)
+
+    def text(self, out: series_run.SeriesOutcome) -> str:
+        req = types.SimpleNamespace(judgement=stats.Judgement(0.05, 0.05), control=True)
+        return series_report.table_text(out, Workload(micro=True), req, [])  # type: ignore[arg-type]
+
+    def test_a_library_no_build_compiled_says_so_on_its_rows(self) -> None:
+        out = self.outcome(lambda build: SYSTEM_LZ4)
+        same = ("same liblz4-1 1.9.4-1 (installed) in every build: this compares kvbench's "
+                "code, not the library's")
+        # The control (the base's own binaries: an A/A) compares no code and has no note.
+        self.assertEqual(compiled.notes(out.comparison, ("control",)), {
+            (BENCH, "clang"): same, ("crc32c/rocksdb_lib/4096", "clang"): same.replace(
+                "liblz4-1 1.9.4-1", "librocksdb7.8 7.8.3-2")})
+        text = self.text(out)
+        row = next(x for x in text.splitlines() if x.lstrip().startswith(BENCH) and "[" in x)
+        self.assertEqual(row.count("; same installed library"), 1, row)
+        self.assertIn(f"note: {same} ({BENCH} [clang])", text)
+        doc = series_report.report_json(out, [], {}, [])
+        notes = {(r["benchmark"], r["side"]): r["note"] for r in doc["rows"]}
+        self.assertEqual(notes[(BENCH, "clang")], same)
+        self.assertIsNone(notes[("crc32c/fold_512/4096", "clang")])   # kvbench's own code
+        self.assertIsNone(notes[("xxh3_64/inline/4096", "clang")])    # xxhash.h compiled in
+        # report.html says it too, from the runs' contexts again.
+        results.write_json(os.path.join(self.tmp, "matrix.json"), doc)
+        page = "".join(b for b in result_pages.page_for_dir(self.tmp).blocks
+                       if isinstance(b, str))
+        self.assertIn("<b>What the builds compiled</b>", page)
+        self.assertIn(html.escape(f"{same} ({BENCH} [clang])"), page)
+
+    def test_a_library_each_build_compiled_has_no_note_and_names_its_compiler(self) -> None:
+        out = self.outcome(source_lz4)
+        notes = compiled.notes(out.comparison, ("control",))
+        self.assertNotIn((BENCH, "clang"), notes)
+        self.assertIn(("crc32c/rocksdb_lib/4096", "clang"), notes)   # librocksdb as installed
+        text = self.text(out)
+        self.assertIn("compiled: clang: lz4 source /src/lz4-1.9.4 1.9.4 (Clang 14.0.6: ", text)
+        self.assertIn("compiled: gcc: lz4 source /src/lz4-1.9.4 1.9.4 (GNU 12.2.0: ", text)
+        self.assertNotIn("compiled: control:", text)
+        doc = series_report.report_json(out, [], {}, [])
+        self.assertEqual(doc["compiled"]["clang"]["lz4"],
+                         [source_lz4("clang")["lz4_origin"]])
+
+    def test_runs_that_do_not_say_where_the_library_came_from_get_no_note(self) -> None:
+        out = self.outcome(lambda build: {})
+        self.assertEqual(compiled.notes(out.comparison, ("control",)), {})
+
+    def test_a_kv_row_is_its_engines(self) -> None:
+        self.assertEqual(compiled.row_library("kvbench", "rocksdb readrandom"), "rocksdb")
+        self.assertIsNone(compiled.row_library("kvbench", "memory readrandom"))
+        lib = {"name": "rocksdb", "origin": "system", "package": "librocksdb7.8 7.8.3-2",
+               "version": "7.8.3"}
+        got = compiled.origin({"libraries": [lib]}, "rocksdb")
+        self.assertEqual(got.what if got else None, "librocksdb7.8 7.8.3-2 (installed)")
+
+
+class ProgressTest(SeriesCase):
+    """A round's runs are one line rewritten on a terminal, and a line per round elsewhere."""
+
+    class Err(io.StringIO):
+        tty = False
+
+        def isatty(self) -> bool:
+            return self.tty
+
+    def progress(self, tty: bool) -> str:
+        err = self.Err()
+        err.tty = tty
+        saved = sys.stderr
+        sys.stderr = err
+        try:
+            self.run_series(Fake(lambda build, seed, r, n: 1e9), links=1, repeats=3,
+                            max_rounds=3)
+        finally:
+            sys.stderr = saved
+        return err.getvalue()
+
+    def test_not_a_terminal_a_line_per_round(self) -> None:
+        lines = self.progress(False).splitlines()
+        self.assertFalse([x for x in lines if ", run " in x or "\r" in x], lines)
+        self.assertEqual([x for x in lines if " done (" in x],
+                         [f"kvb: round {r} done (3 runs, layout seed 0)"
+                          for r in (1, 2, 3)])
+
+    def test_a_terminal_one_line_rewritten(self) -> None:
+        text = self.progress(True)
+        # Every run is a status line (carriage return, the line cleared, no newline) ...
+        self.assertEqual(len(re.findall(r"\r\033\[Kkvb: round \d, run \d/3: ", text)), 9)
+        self.assertIn("\r\033[Kkvb: round 2, run 3/3: ", text)
+        # ... and nothing it wrote stays: every line that ends holds no run.
+        for line in text.split("\n"):
+            self.assertNotIn(", run ", line.rsplit("\r\033[K", 1)[-1], repr(line))
+        self.assertIn("kvb: round 3 done (3 runs, layout seed 0)\n", text)
 
 
 class WatchTest(unittest.TestCase):

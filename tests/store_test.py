@@ -14,6 +14,7 @@ from a real one with chosen values (labelled synthetic: they test the wiring, no
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import copy
 import csv
 import glob
@@ -702,6 +703,39 @@ class StoreTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no stored run matches host=nowhere", p.stderr)
 
+    def test_compare_store_names_runs_by_their_ids(self) -> None:
+        # The runs compare --store names are stored documents: by the id kvb store rm, store
+        # get and --filter take (document=HASH12), never by a temporary file gone afterwards.
+        files = [write(self.path(f"{h}{i}.json"), synthetic(i + 10 * (h == "b"), [
+            1000.0 * (1.5 if h == "b" else 1) + i, 1010.0 + i], host=f"host-{h}"))
+            for h in "ab" for i in range(2)]
+        self.add(*files)
+        ids = {host: sorted(f"document={d[:12]}" for d, x in self.stored_runs().items()
+                            if x == host) for host in ("host-a", "host-b")}
+        out = {k: self.path(f"c.{k}") for k in ("json", "html")}
+        html = importlib.util.find_spec("matplotlib") is not None
+        p = kvb("compare", "--store", self.loc, "--base", "host=host-a", "--other",
+                "host=host-b", "--metric", "ops_per_sec", "--json", out["json"],
+                *(("--html", out["html"]) if html else ()))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for host in ids:  # two runs a side: the text names them
+            self.assertRegex(p.stdout, rf"{host}: 2 file\(s\).*: " + ", ".join(
+                r"document=[0-9a-f]{12}" for _ in ids[host]))
+        with open(out["json"], encoding="utf-8") as f:
+            sides = json.load(f)["sides"]
+        self.assertEqual([sorted(s["files"]) for s in sides], [ids["host-a"], ids["host-b"]])
+        texts = [p.stdout, p.stderr]
+        for path in out.values() if html else [out["json"]]:
+            with open(path, encoding="utf-8") as f:
+                texts.append(f.read())
+        if html:
+            self.assertIn(ids["host-b"][0], texts[-1])
+        for text in texts:  # no path but this test's own (the store, the outputs)
+            self.assertNotIn(tempfile.gettempdir() + "/", text.replace(TMP, ""))
+        # Each id names its run to kvb store get.
+        p = kvb("store", "get", "--store", self.loc, ids["host-a"][0].split("=")[1])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_auto_store_hook(self) -> None:
         good = self.path("good.json")
         run_kvbench(good)
@@ -751,23 +785,38 @@ class SqliteOnlyTest(unittest.TestCase):
         self.good = os.path.join(self.dir, "good.json")
         run_kvbench(self.good)
 
-    # Every command that opens a store, as run on a file that may not be one.
-    OPENING = (("store", "add", "GOOD"), ("store", "rm", "host=vm"), ("store", "info"),
-               ("store", "check"), ("store", "get", "abcdef"), ("history",), ("trend",),
-               ("export", "bencher"), ("export", "csv"))
+    # Every command that opens a store, as run on a file that may not be one: those that read
+    # it and those that write it. OUT: an output path, which must not be written.
+    OPENING = (("store", "add", "GOOD"), ("store", "rm", "host=vm"),
+               ("store", "rm", "--dry-run", "host=vm"), ("store", "info"), ("store", "check"),
+               ("store", "get", "abcdef"), ("history",), ("history", "--html", "OUT"),
+               ("trend",), ("export", "bencher"), ("export", "bencher", "--out", "OUT"),
+               ("export", "csv"), ("export", "csv", "--out", "OUT"),
+               ("compare", "--base", "host=arm1", "--other", "host=x86a"),
+               ("compare", "--base", "host=arm1", "--other", "host=x86a", "--json", "OUT"),
+               ("compare", "--base", "host=arm1", "--other", "host=x86a", "--html", "OUT"))
 
     def refused(self, path: str, message: str) -> None:
-        """Every command exits 2 saying `message`, and the file stays byte for byte and
-        modification time as it was, with no journal left beside it."""
+        """Every command exits 2 saying `message`, without a traceback; the file stays byte for
+        byte and modification time as it was, with no journal left beside it, and no output
+        is written."""
         digest, mtime = sha256(path), os.stat(path).st_mtime_ns
-        for args in self.OPENING:
-            args = tuple(self.good if a == "GOOD" else a for a in args)
-            p = kvb(*args, "--store", path)
+        html = importlib.util.find_spec("matplotlib") is not None
+        out = tempfile.mkdtemp(dir=self.dir)
+        # Without matplotlib --html is refused before the store is opened (another test).
+        commands = [tuple(self.good if a == "GOOD" else os.path.join(out, "out") if a == "OUT"
+                          else a for a in args)
+                    for args in self.OPENING if html or "--html" not in args]
+        # A few at a time (none of them writes): each is a Python start-up and a refusal.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            done = list(pool.map(lambda args: kvb(*args, "--store", path), commands))
+        for args, p in zip(commands, done):
             self.assertEqual(p.returncode, 2, (args, p.stderr))
             self.assertIn(message, p.stderr, args)
             self.assertNotIn("Traceback", p.stderr)
             self.assertNotIn("stored", p.stdout)
-            self.assertEqual(sha256(path), digest, args)
+        self.assertEqual(sha256(path), digest)
+        self.assertEqual(os.listdir(out), [])
         self.assertEqual(os.stat(path).st_mtime_ns, mtime)
         self.assertEqual(glob.glob(path + "-*"), [])
 
@@ -809,6 +858,80 @@ class SqliteOnlyTest(unittest.TestCase):
                         or "malformed" in p.stderr, p)
         self.assertEqual(p.stdout, "")  # bad input: the findings are the error's lines
         self.assertEqual(sha256(path), digest)
+
+    def big_store(self) -> str:
+        """An SQLite store of more than 600 KiB: 16 runs, half of host arm1, half of x86a."""
+        path = os.path.join(self.dir, "big.sqlite")
+        files = [write(os.path.join(self.dir, f"big{i}.json"), synthetic(
+            i, [1000.0 + i, 1010.0 + i, 990.0 + i], host=("arm1", "x86a")[i % 2]))
+            for i in range(16)]
+        self.assertEqual(kvb("store", "add", "--store", path, *files).returncode, 0)
+        self.assertGreaterEqual(os.path.getsize(path), 600 * 1024)
+        return path
+
+    def test_damage_anywhere_is_refused_by_every_command(self) -> None:
+        # 8 KiB of random bytes at 100, 300 and 500 KiB: before every command opened the store
+        # with quick_check, history, trend and export stopped with SQLite's traceback and
+        # compare --store and store get answered from the pages they happened not to read.
+        healthy = self.big_store()
+        for offset in (100, 300, 500):
+            path = os.path.join(self.dir, f"damaged{offset}.sqlite")
+            shutil.copy(healthy, path)
+            with open(path, "r+b") as f:
+                f.seek(offset * 1024)
+                f.write(random.Random(offset).randbytes(8192))
+            with self.subTest(offset=offset):
+                self.refused(path, f"store {path} is damaged (SQLite: ")
+                p = kvb("history", "--store", path)
+                self.assertIn("nothing was written; restore it from a copy", p.stderr)
+
+    def test_damage_met_while_reading_rows_is_the_damaged_error(self) -> None:
+        # The damage comes after the store was opened (and checked): SQLite reads a page as
+        # the rows on it are fetched, so the error comes while the rows are iterated, after
+        # the statement began; it is the damaged store all the same, not sqlite3's exception.
+        import sqlite3
+        from kvbtools.core.errors import UsageError
+        path = self.big_store()
+        with sqlite3.connect(path) as c:
+            try:
+                leaves = [n for (n,) in c.execute(
+                    "SELECT pageno FROM dbstat WHERE name = 'fields' AND pagetype = 'leaf' "
+                    "ORDER BY path")]
+            except sqlite3.OperationalError as e:
+                self.skipTest(f"this SQLite has no dbstat table to find a page with: {e}")
+            page = c.execute("PRAGMA page_size").fetchone()[0]
+        self.assertGreater(len(leaves), 2)
+        with store.open_store(path) as st:
+            rows = st.q("SELECT * FROM fields")
+            self.assertIsNotNone(rows.fetchone())  # the first leaf read, the last not yet
+            with open(path, "r+b") as f:
+                f.seek((leaves[-1] - 1) * page)
+                f.write(b"\0" + random.Random(3).randbytes(page - 1))  # no page type at all
+            with self.assertRaises(UsageError) as got:
+                for _ in rows:
+                    pass
+        self.assertIn(f"store {path} is damaged (SQLite: ", str(got.exception))
+
+    def test_a_stored_document_changed_in_place_is_damaged(self) -> None:
+        # Bytes changed inside a stored document's record: no page check sees it (SQLite keeps
+        # no checksum of a record's content), gzip's CRC does.
+        import sqlite3
+        path = self.filled_store()
+        with sqlite3.connect(path) as c:
+            (digest, blob), (other, _) = c.execute(
+                "SELECT hash, document FROM documents ORDER BY id LIMIT 2").fetchall()
+            blob = bytearray(blob)
+            blob[len(blob) // 2] ^= 0xFF
+            c.execute("UPDATE documents SET document = ? WHERE hash = ?", (bytes(blob), digest))
+        before = sha256(path)
+        for args in (("store", "get", digest), ("compare", "--base", f"document={digest}",
+                                                "--other", f"document={other}")):
+            p = kvb(*args, "--store", path)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(f"store {path} is damaged (gzip: stored document {digest[:12]} "
+                          "does not decompress", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(sha256(path), before)
 
     def test_a_truncated_store_is_damaged_not_a_stranger(self) -> None:
         path = self.filled_store()

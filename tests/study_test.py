@@ -19,6 +19,8 @@ sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
 from kvbtools.core import host, study_tables  # noqa: E402
+from kvbtools.core.errors import RunError  # noqa: E402
+from kvbtools.measure import sources  # noqa: E402
 import kvbtest  # noqa: E402
 from kvbtest import ARGS  # noqa: E402
 
@@ -125,6 +127,70 @@ class StudyTest(unittest.TestCase):
     def test_until_resolved_is_refused_in_a_study(self) -> None:
         p = self.matrix("--threads", "1,2", "--until-resolved")
         self.assertEqual(p.returncode, 2, p.stderr)
+
+
+class PresetSourcesTest(unittest.TestCase):
+    """A --micro comparison of presets compiles the libraries its rows run (lz4, zstd, xxhash)
+    in every preset, from Debian's source of the installed version, unless --system-libs; the
+    plan says so (--dry-run: nothing fetched, built or run)."""
+
+    # Presets of this host's architecture: another's is skipped (no cross builds).
+    ARCH = {"x86_64": "x86", "aarch64": "arm"}.get(host.host_arch(), "x86")
+
+    def configures(self, *extra: str) -> list[str]:
+        a = self.ARCH
+        with tempfile.TemporaryDirectory() as tmp:
+            p = kvb("matrix", "--presets", f"{a}-gcc-native,{a}-gcc-portable", "--micro",
+                    "--dry-run", "--no-store", "--results-dir", tmp, *extra)
+            self.assertEqual(os.listdir(tmp), [], "a dry run writes nothing")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [x for x in p.stdout.splitlines() if ": cmake --preset " in x]
+        self.assertEqual(len(lines), 2, p.stdout)
+        return lines
+
+    def test_each_preset_builds_lz4_zstd_and_xxhash_unless_system_libs(self) -> None:
+        for line in self.configures():
+            for dep in ("lz4", "zstd", "xxhash"):
+                self.assertRegex(line, rf" -DKVBENCH_{dep.upper()}_SOURCE_DIR=\S+/build/kvb/"
+                                       rf"sources/{dep}-\d+\.\d+\.\d+( |$)")
+            self.assertRegex(line, r" -B \S+-lz4-[\d.]+-zstd-[\d.]+-xxhash-[\d.]+ ")
+        for line in self.configures("--system-libs"):
+            self.assertNotIn("_SOURCE_DIR", line)
+        # --from-source names its own tree; the others stay the default.
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "lib"))
+            with open(os.path.join(tree, "lib", "lz4.h"), "w") as f:
+                f.write("#define LZ4_VERSION_MAJOR 1\n#define LZ4_VERSION_MINOR 9\n"
+                        "#define LZ4_VERSION_RELEASE 3\n")
+            for line in self.configures("--from-source", "lz4", "--source", f"lz4={tree}"):
+                self.assertIn(f" -DKVBENCH_LZ4_SOURCE_DIR={tree} ", line + " ")
+                self.assertIn(" -DKVBENCH_ZSTD_SOURCE_DIR=", line)
+
+    def test_bad_input_is_refused_before_any_source_is_fetched(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = kvb("matrix", "--presets", f"{self.ARCH}-gcc-native", "--micro", "--cpu",
+                    "4096", "--no-store", "--results-dir", tmp)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--cpu 4096: not a CPU this process may run on", p.stderr)
+        self.assertNotIn("fetching", p.stderr)
+        self.assertNotIn("each preset compiles", p.stderr)
+
+    def test_a_source_that_cannot_be_fetched_names_it_and_system_libs(self) -> None:
+        def fail(dep: str, version: str) -> str:
+            raise RunError(f"scripts/get-sources.sh {dep} {version} failed (1):\n"
+                           "E: Failed to fetch: network unreachable")
+        saved = sources.fetch
+        sources.fetch = fail  # type: ignore[assignment]
+        try:
+            with self.assertRaises(RunError) as e:
+                sources.debian_trees(["lz4", "zstd"])
+        finally:
+            sources.fetch = saved  # type: ignore[assignment]
+        self.assertRegex(str(e.exception), r"^cannot get the source of lz4 \d+\.\d+\.\d+ to "
+                                           r"build it with each preset")
+        self.assertIn("network unreachable", str(e.exception))
+        self.assertIn("--system-libs compares the builds on the installed libraries",
+                      str(e.exception))
 
 
 class CompareByEngineTest(unittest.TestCase):

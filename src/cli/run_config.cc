@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/cpu_affinity.h"
+#include "common/file_output.h"
 #include "common/limits.h"
 #include "kv/registry.h"
 #include "workload/benchmark.h"
@@ -165,22 +167,68 @@ bool IsDirectory(const std::string& path) {
   return path.back() == '/' || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-// --db (or its default), and the files that must not be inside it or be directories.
+// One file a run names besides the database: its flag, the path as given, the file it names.
+struct NamedFile {
+  std::string flag;
+  std::string path;
+  PathIdentity id;
+  std::string Shown() const { return flag + "=" + path; }
+};
+
+// Whether `file` is one of the files --hgrm_prefix=`prefix` writes: PREFIX.<...>.hgrm.
+bool IsHgrmFile(const PathIdentity& file, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path p(prefix);
+  const PathIdentity dir = IdentifyPath(p.has_parent_path() ? p.parent_path().string() : ".");
+  const fs::path name(file.name);
+  const std::string base = p.filename().string() + ".", leaf = name.filename().string();
+  return file.valid && dir.valid && name.parent_path().string() == dir.name &&
+         leaf.size() > base.size() + 5 && leaf.compare(0, base.size(), base) == 0 &&
+         leaf.compare(leaf.size() - 5, 5, ".hgrm") == 0;
+}
+
+// --ack_file, --json and the .hgrm files apart from each other and out of --db (emptied before a
+// fill: the database's directory is kvbench's), compared by the file each path names
+// (IdentifyPath: a link, a hard link or another spelling is the path itself), before anything
+// runs or is written. The ack file is an output of a fill and the input of verifyacked.
+Status CheckFilesApart(const KvbenchFlags& f, const std::string& db) {
+  const PathIdentity database = IdentifyPath(db);
+  std::vector<NamedFile> files;
+  if (!f.ack_file.empty()) files.push_back({"--ack_file", f.ack_file, IdentifyPath(f.ack_file)});
+  if (!f.json.empty()) files.push_back({"--json", f.json, IdentifyPath(f.json)});
+  for (size_t i = 0; i < files.size(); ++i) {
+    const NamedFile& file = files[i];
+    if (file.id.Same(database)) return Usage(file.Shown() + " names the database, --db=" + db);
+    if (file.id.Inside(database)) {
+      return Usage(file.Shown() + " is inside --db=" + db +
+                   "; put it beside the database, not in it");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (file.id.Same(files[j].id)) {
+        return Usage(file.Shown() + " names the same file as " + files[j].Shown());
+      }
+    }
+    if (!f.hgrm_prefix.empty() && IsHgrmFile(file.id, f.hgrm_prefix)) {
+      return Usage(file.Shown() + " is one of the files --hgrm_prefix=" + f.hgrm_prefix +
+                   " writes (" + f.hgrm_prefix + ".<benchmark>.<role>.hgrm)");
+    }
+  }
+  if (!f.hgrm_prefix.empty()) {
+    const PathIdentity file = IdentifyPath(f.hgrm_prefix + ".x.hgrm");
+    if (file.Inside(database)) {
+      return Usage("--hgrm_prefix=" + f.hgrm_prefix + " is inside --db=" + db +
+                   "; put it beside the database, not in it");
+    }
+  }
+  return Status::OK();
+}
+
+// --db (or its default), and the files that must not be inside it, one another or directories.
 Status CheckPaths(const KvbenchFlags& f, bool db_given, std::string* db) {
   *db = db_given ? f.db : "/tmp/kvbench-" + std::to_string(getuid()) + "/" + f.engine;
   if (db->empty()) return Usage("--db is empty");
-  if (!f.ack_file.empty()) {
-    // Emptying the database would delete it from under the fill.
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto parent = fs::weakly_canonical(fs::absolute(f.ack_file, ec).parent_path(), ec);
-    if (!ec && parent == fs::weakly_canonical(fs::absolute(*db, ec), ec)) {
-      return Usage("--ack_file=" + f.ack_file + " is inside --db=" + *db +
-                   "; put it beside the database, not in it");
-    }
-    if (IsDirectory(f.ack_file)) {
-      return Usage("--ack_file=" + f.ack_file + " is a directory; give a file name");
-    }
+  if (!f.ack_file.empty() && IsDirectory(f.ack_file)) {
+    return Usage("--ack_file=" + f.ack_file + " is a directory; give a file name");
   }
   if (!f.json.empty() && IsDirectory(f.json)) {
     return Usage("--json=" + f.json + " is a directory; give a file name");
@@ -191,7 +239,7 @@ Status CheckPaths(const KvbenchFlags& f, bool db_given, std::string* db) {
                  "name, e.g. " +
                  f.hgrm_prefix + "run");
   }
-  return Status::OK();
+  return CheckFilesApart(f, *db);
 }
 
 void Fill(const KvbenchFlags& f, RunConfig* c) {

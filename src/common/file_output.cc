@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace kvbench {
 namespace {
@@ -170,6 +171,44 @@ Status CheckOutputWritable(const std::string& path) {
   close(fd);
   if (created) unlink(tmp.c_str());
   return Status::OK();
+}
+
+bool PathIdentity::Same(const PathIdentity& other) const {
+  if (!valid || !other.valid) return false;
+  if (exists && other.exists) return device == other.device && inode == other.inode;
+  return name == other.name;
+}
+
+bool PathIdentity::Inside(const PathIdentity& dir) const {
+  if (!valid || !dir.valid || name.size() <= dir.name.size()) return false;
+  return name.compare(0, dir.name.size(), dir.name) == 0 &&
+         (dir.name == "/" || name[dir.name.size()] == '/');
+}
+
+PathIdentity IdentifyPath(const std::string& path) {
+  PathIdentity id;
+  struct stat st;
+  id.exists = stat(path.c_str(), &st) == 0;
+  std::string end = path;
+  if (!id.exists || !S_ISDIR(st.st_mode)) {  // a file: where a write to it goes
+    OutputTarget target;
+    if (!ResolveOutput(path, &target).ok() || target.fd >= 0 || target.in_place) return id;
+    end = target.path;
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(end, ec);
+  if (ec) return id;
+  const fs::path name = fs::weakly_canonical(absolute, ec);
+  if (ec) return id;
+  id.valid = true;
+  id.name = name.lexically_normal().string();
+  if (id.name.size() > 1 && id.name.back() == '/') id.name.pop_back();
+  if (id.exists) {
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+  }
+  return id;
 }
 
 }  // namespace kvbench

@@ -15,6 +15,8 @@
 // Thread-safety: the functions keep no state; two writers of the same PATH race on PATH.tmp.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "common/status.h"
@@ -40,5 +42,28 @@ Status WriteOutputFile(const std::string& path, const std::string& content);
 // device or FIFO is checked with access(W_OK), never opened (a FIFO would wait for a reader).
 // IOError as WriteOutputFile's for the same cause.
 Status CheckOutputWritable(const std::string& path);
+
+// The file a path names, for telling whether two paths of a command line are one file, by the
+// rule kvb follows too (scripts/kvbtools/core/output.py, check_outputs): links followed to the
+// end of their chain (a dangling one to where it points), made absolute with every directory on
+// the way resolved (`./a`, `a` and `d/../a` are one name), and, when it exists, its device and
+// inode (two hard links are one file).
+struct PathIdentity {
+  // False for standard output, a descriptor, a device or a FIFO (written in place: two flags may
+  // name /dev/null) and for a path that cannot be resolved: it is the same as nothing.
+  bool valid = false;
+  std::string name;  // absolute, resolved
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+
+  // Whether `other` is the same file (or, not there yet, the same name).
+  bool Same(const PathIdentity& other) const;
+  // Whether this lies in the directory `dir`, at any depth.
+  bool Inside(const PathIdentity& dir) const;
+};
+
+// `path` (a file or a directory) identified by the rule above. REQUIRES: !path.empty().
+PathIdentity IdentifyPath(const std::string& path);
 
 }  // namespace kvbench

@@ -20,6 +20,12 @@ from kvbtools.measure.plan import MAX_ROUNDS, Budget
 from kvbtools.core.dbbench_args import BENCHMARKS
 
 
+def store_input(arg: str | None) -> output.Named:
+    """The store a command reads (--store, $KVBENCH_STORE or the default), as check_outputs
+    names it: its file, none for PostgreSQL."""
+    return ("the store", store.sqlite_file(store.location(arg)))
+
+
 def judgement(args: argparse.Namespace) -> stats.Judgement:
     """--threshold and --alpha as one value (the direction and words come from each metric)."""
     return stats.Judgement(args.threshold, args.alpha)
@@ -111,6 +117,11 @@ class Selection:
         return where, found
 
 
+# What the dbbench commands make in --workdir (measure/dbbench_runs.py): each tool's database and
+# JSON by its name, the base database.
+WORKDIR_ENTRIES = ("db_bench*", "kvbench*", "base", "base.json")
+
+
 @dataclass(frozen=True)
 class DbbenchRequest:
     """add_dbbench_arguments as values; `checked` resolves and checks them."""
@@ -130,7 +141,9 @@ class DbbenchRequest:
     def checked(self, *tools: str) -> "DbbenchRequest":
         """The same request with kvbench resolved. A tool (db_bench, or one of `tools`, e.g.
         valgrind) that is not there, or a --workdir that cannot be one, is a UsageError."""
-        output.check_directory(self.workdir, "--workdir")
+        output.check_outputs([("--workdir", self.workdir, WORKDIR_ENTRIES)],
+                             [("--kvbench", host.binary_path("kvbench", self.kvbench)),
+                              ("--db-bench", shutil.which(self.db_bench))])
         unknown = [b for b in self.benchmarks if b not in BENCHMARKS]
         if unknown or not self.benchmarks:
             raise UsageError(f"--benchmarks: unknown {', '.join(unknown) or 'empty list'}; "

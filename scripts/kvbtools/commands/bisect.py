@@ -18,7 +18,7 @@ from kvbtools.commands import arguments
 from kvbtools.commands.parsers import groups
 from kvbtools.core import manifest, output, placement, results, store
 from kvbtools.core.stats import Judgement
-from kvbtools.measure import callgrind, pinning, runner
+from kvbtools.measure import callgrind, pinning
 from kvbtools.measure.bisect import records as bisect_records, state as bisect_state
 from kvbtools.measure.bisect import witness as bisect_witness
 from kvbtools.measure.bisect.ranges import Found, Ranges, share_text
@@ -199,7 +199,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(req: BisectRequest) -> int:
-    output.check_directory(req.results_dir, "--results-dir")  # exit 2 before any work
+    output.check_outputs([("--results-dir", req.results_dir, ())],  # exit 2 before any work
+                         [("--repo", req.repo, ()), ("--resume", req.resume, ())])
     if req.resume:
         state, records = load_resume(req)
     else:
@@ -212,8 +213,7 @@ def run(req: BisectRequest) -> int:
     outdir = state.dir
     ranges = Ranges(state, records)
     try:
-        runner.progress(ranges.pin().text)
-        return _search(ranges, req)
+        return _search(ranges, req)   # the CPU and the canary: before the first series
     except KeyboardInterrupt:
         n = ranges.steps_done()
         output.write_summary(outdir, f"interrupted after {n} finished step(s), which are kept "
@@ -266,7 +266,7 @@ def _search(ranges: Ranges, req: BisectRequest) -> int:
         "alpha": s.judgement.alpha, "first_new": blamed or None,
         "confirmed": bool(conf and conf.confirmed), "ending": ending.summary,
         "exit": ending.code, "witness": s.witness, "all_steps": s.all_steps,
-        "cpu": st.cpu, "cpu_note": ranges.watch.pin.text,
+        "cpu": st.cpu, "cpu_note": ranges.cpu_text(),
         "culprits": [_culprit_json(f) for f in ranges.done if f.blamed],
         "totals": st.to_json()["totals"],
         "compiled": st.compiled.to_json() if st.compiled else None,
@@ -419,7 +419,7 @@ def report(ranges: Ranges) -> str:
         lines += _range_lines(f, m.scale if m else 1)
     if search.layouts() > 1:
         lines.append(placement_line(ranges))
-    lines.append(ranges.watch.pin.text)
+    lines.append(ranges.cpu_text())
     if st.compiled_note:
         lines.append(f"note: {st.compiled_note}")
     how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else

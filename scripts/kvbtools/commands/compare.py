@@ -64,8 +64,10 @@ class CompareRequest:
 
 
 def run(req: CompareRequest) -> int:
-    output.check_writable(req.json, "--json")  # exit 2 before any output (docs/cli.md)
-    output.check_writable(req.html, "--html")
+    output.check_outputs(  # exit 2 before any output (docs/cli.md)
+        [("--json", req.json), ("--html", req.html)],
+        [arguments.store_input(req.store)] if req.store else
+        [("input", f) for f in (*req.files, *req.base, *(f for o in req.others for f in o))])
     if req.html:
         figures.pyplot("kvb compare --html")  # exit 2 naming the package before any work
     if req.bench_filter:
@@ -83,8 +85,9 @@ def run(req: CompareRequest) -> int:
                              "--other host=B")
         # The selectors' fields are the axis of the comparison (core/fleet.py).
         sides = [list(req.base), *(list(o) for o in req.others)]
-        with fleet.selected_files(req.store, sides) as (groups, labels, named):
-            return compare(req, groups, list(req.labels) or labels, allowed, named)
+        got = fleet.selected(req.store, sides)
+        return compare(req, got.groups, list(req.labels) or got.labels, allowed, got.axes,
+                       got.contents)
     return compare(req, file_groups(req), list(req.labels) or None, allowed, set())
 
 
@@ -105,12 +108,14 @@ def file_groups(req: CompareRequest) -> list[list[str]]:
 
 
 def compare(req: CompareRequest, groups: list[list[str]], given: list[str] | None,
-            allowed: set[str], axes: set[str]) -> int:
-    """Loads the sides, checks that they measured the same work but for `allowed` and the
-    `axes`, prints the comparison and writes what was asked; the gate's exit status."""
+            allowed: set[str], axes: set[str], contents: dict[str, bytes] | None = None) -> int:
+    """Loads the sides (files, or the stored documents in `contents`), checks that they
+    measured the same work but for `allowed` and the `axes`, prints the comparison and writes
+    what was asked; the gate's exit status."""
     labels = unique_labels(groups, given)
     # Every file checked before any is used: all their problems in one message.
-    loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g))}
+    loaded = {d.path: d for d in results.load_all(dict.fromkeys(f for g in groups for f in g),
+                                                  contents=contents)}
     compare_sides.check_documents([[loaded[f] for f in g] for g in groups])
     sides = [side_of(label, [loaded[f] for f in g]) for label, g in zip(labels, groups)]
     if not given:

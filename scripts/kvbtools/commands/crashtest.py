@@ -100,8 +100,8 @@ def checked_flags(req: CrashRequest) -> tuple[list[str], float, float]:
 
 
 def run(req: CrashRequest) -> int:
-    output.check_writable(req.json, "--json")  # exit 2 before any trial (docs/cli.md)
-    output.check_directory(req.dir, "--dir")
+    output.check_outputs(  # exit 2 before any trial (docs/cli.md)
+        [("--json", req.json), ("--dir", req.dir, ("*-[0-9]*",))], [("--kvbench", req.kvbench)])
     engines, low, high = checked_flags(req)
     trials, tallies = run_trials(TrialConfig(
         req.kvbench, req.benchmark, req.num, req.threads, req.sync, req.seed, req.trials,

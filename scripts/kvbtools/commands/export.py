@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import io
 import json
 import os
@@ -13,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.commands.arguments import Selection
+from kvbtools.commands.arguments import Selection, store_input
 from kvbtools.core import hgrm, output, profiles, results
 from kvbtools.core.errors import UsageError
 from kvbtools.core.series import Point, Series, shown_attributes
@@ -122,10 +123,21 @@ class ExportRequest:
                              args.document, tuple(args.name_by or ()))
 
 
+def outputs_and_inputs(req: ExportRequest) -> tuple[list[output.Named], list[output.Named]]:
+    """What export writes and reads: bencher a file (or stdout), csv a directory (or stdout) of
+    TEST.csv, both from the store; hgrm and folded DIR/<file>.*.hgrm, .folded (default the
+    current directory) from the files."""
+    if req.format == "bencher":
+        return [("--out", req.out)], [store_input(req.selection.store)]
+    if req.format == "csv":
+        return [("--out", req.out, ("*.csv",))], [store_input(req.selection.store)]
+    stems = [glob.escape(os.path.splitext(os.path.basename(f))[0]) for f in req.files]
+    return ([("--out", req.out or ".", tuple(f"{s}.*.{req.format}" for s in stems))],
+            [("input", f) for f in req.files])
+
+
 def cmd(req: ExportRequest) -> int:
-    # --out checked before any work (docs/cli.md): bencher writes a file, the others a directory.
-    (output.check_writable if req.format == "bencher" else output.check_directory)(
-        req.out, "--out")
+    output.check_outputs(*outputs_and_inputs(req))  # exit 2 before any work (docs/cli.md)
     if req.format == "folded":
         if not req.files:
             raise UsageError("export folded: give kvbench result files of --profile runs")

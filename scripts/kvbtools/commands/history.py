@@ -7,7 +7,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from kvbtools.commands.arguments import Selection
+from kvbtools.commands.arguments import Selection, store_input
 from kvbtools.core import output
 from kvbtools.core.changes import Params, analyse
 from kvbtools.core.series import Series, changed
@@ -90,7 +90,8 @@ class HistoryRequest:
 
 
 def cmd(req: HistoryRequest) -> int:
-    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
+    output.check_outputs([("--html", req.html)],  # exit 2 before any work (docs/cli.md)
+                         [store_input(req.selection.store)])
     where, series = req.selection.series()
     if req.html:
         analyses = [analyse(s, Params()) for s in series]

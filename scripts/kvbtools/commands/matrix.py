@@ -29,12 +29,14 @@ class MatrixRequest:
     micro: bool
     from_source: str
     sources: tuple[str, ...]      # --source DEP=DIR
+    system_libs: bool             # --system-libs: no library built from source by default
     plan: PlanRequest
 
     @staticmethod
     def of(args: argparse.Namespace) -> "MatrixRequest":
         return MatrixRequest(args.presets, args.threads, args.configs, args.kvbench, args.micro,
-                             args.from_source, tuple(args.source), PlanRequest.of(args))
+                             args.from_source, tuple(args.source), args.system_libs,
+                             PlanRequest.of(args))
 
 
 def from_source_defines(items: list[str], source_args: list[str]
@@ -82,10 +84,34 @@ def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]],
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
         raise UsageError("none of the presets can be built on this host")
-    defines, suffix, versions = from_source_defines(
-        [x for x in req.from_source.split(",") if x], list(req.sources))
+    asked = [x for x in req.from_source.split(",") if x]
+    defines, suffix, versions = from_source_defines(asked, list(req.sources))
+    trees = sources.debian_trees(default_sources(req), get=False)
+    defines.update(runner.source_define(dep, d) for dep, (d, _) in trees.items())
+    suffix += "".join(f"-{dep}-{v}" for dep, (_, v) in trees.items())
+    versions += [[dep, v] for dep, (_, v) in trees.items()]
     builds = [Build(p.name, p.name, p.name + suffix, dict(defines)) for p in presets]
     return presets, skipped, builds, suffix, versions
+
+
+def default_sources(req: MatrixRequest) -> list[str]:
+    """The libraries every preset builds from Debian's source of the version installed here
+    without being asked: with --micro, those its rows run (lz4, zstd, xxhash), unless
+    --system-libs, or --from-source names one (that tree is used)."""
+    if not req.micro or req.system_libs:
+        return []
+    asked = [x.partition("@")[0].lower() for x in req.from_source.split(",") if x]
+    return [d for d in sources.micro_libraries() if d not in asked]
+
+
+def fetch_sources(deps: list[str]) -> None:
+    """The sources of default_sources, fetched (once: build/kvb/sources/) after every check of
+    the command line and before the first build; RunError when one cannot be had."""
+    trees = sources.debian_trees(deps)
+    if trees:
+        progress("each preset compiles " + ", ".join(f"{d} {v}" for d, (_, v) in trees.items())
+                 + " from Debian's source (build/kvb/sources/), so the rows of these libraries "
+                 "compare their code too; --system-libs measures the installed ones instead")
 
 
 def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
@@ -102,7 +128,10 @@ def study_builds(req: MatrixRequest) -> list[tuple[str, Build]]:
 
 
 def run(req: MatrixRequest) -> int:
-    output.check_directory(req.plan.results_dir, "--results-dir")  # exit 2 before any work
+    output.check_outputs(  # exit 2 before any work
+        [("--results-dir", req.plan.results_dir, ())],
+        [("--configs", req.configs), ("--kvbench", req.kvbench),
+         *(("--source", s.partition("=")[2], ()) for s in req.sources)])
     if req.threads or req.configs or req.presets is None:
         if req.micro:
             raise UsageError("--threads, --configs and a study without --presets are for "
@@ -126,10 +155,12 @@ def run(req: MatrixRequest) -> int:
     plan = series_report.make_plan(req.plan, req.micro, "/4096$")
     meta = {"command": "matrix", "presets": [n for n in (req.presets or "").split(",") if n],
             "skipped": dict(skipped), "from_source": req.from_source,
+            "system_libs": req.system_libs,
             "repeats": req.plan.repeats, "expect": {b.label: versions for b in builds}}
     meta["expect"]["control"] = versions
+    deps = default_sources(req)
     return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
-                                     builds, plan, req.plan, meta)
+                                     builds, plan, req.plan, meta, lambda: fetch_sources(deps))
 
 
 def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workload) -> int:

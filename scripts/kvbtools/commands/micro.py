@@ -159,7 +159,10 @@ def format_compare(docs: list[results.Document]) -> str:
 
 
 def run(req: MicroRequest) -> int:
-    output.check_writable(req.json, "--json")  # exit 2 before any work (docs/cli.md)
+    output.check_outputs(  # exit 2 before any work (docs/cli.md)
+        [("--json", req.json)],
+        [("--compare", f) for f in req.compare] if req.compare else
+        [("--binary", host.binary_path("kvbench_micro", req.binary))])
     if req.compare:
         if req.binary or req.extra or req.json:
             raise UsageError("--compare reads files: --binary, --json and kvbench_micro flags "

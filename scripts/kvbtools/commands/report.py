@@ -8,7 +8,7 @@ import os
 import statistics
 from dataclasses import dataclass
 
-from kvbtools.core import output, results, samples, summary as summary_mod, table
+from kvbtools.core import environment, output, results, samples, summary as summary_mod, table
 from kvbtools.core.errors import UsageError
 from kvbtools.core.metrics import value
 from kvbtools.core.summary import summary
@@ -61,10 +61,15 @@ def micro_metric_rows(d: results.Document) -> list[list[str]]:
             for bench, key in side.order]
 
 
+# What kvb report reads in a results directory of matrix, versions or bisect (pages/result_pages).
+RESULTS_DIR_READS = ("*.json", "*.jsonl")
+
+
 def run(req: ReportRequest) -> int:
-    output.check_writable(req.html, "--html")  # exit 2 before any work (docs/cli.md)
-    output.check_directory(req.svg, "--svg")
-    output.check_directory(req.png, "--png")
+    output.check_outputs(  # exit 2 before any work (docs/cli.md)
+        [("--html", req.html), ("--svg", req.svg, ("*.svg",)), ("--png", req.png, ("*.png",))],
+        [("input", f, RESULTS_DIR_READS) if os.path.isdir(f) else ("input", f)
+         for f in req.files])
     if req.html or req.svg or req.png:
         return write_pages(req)
     docs = results.load_all(list(req.files))
@@ -75,13 +80,20 @@ def run(req: ReportRequest) -> int:
         print(metric_lines(docs))
         return 0
     kv = [d for d in docs if d.kind == results.KVBENCH]
-    pairs = [(os.path.basename(d.path), r) for d in kv for r in results.rows(d.doc)]
-    tables = [summary([r for _, r in pairs], [f for f, _ in pairs])] if kv else []
+    pairs = [(d, r) for d in kv for r in results.rows(d.doc)]
+    # The runs kvbench called noisy, as the page says them (core/environment.py): at the top,
+    # and in their rows' notes.
+    noisy = environment.noisy_runs(
+        [(os.path.basename(d.path), d.context) for d in kv],
+        [samples.side_of(os.path.basename(d.path), [d]) for d in docs if d.kind == results.GBENCH])
+    tables = [summary([r for _, r in pairs], [os.path.basename(d.path) for d, _ in pairs],
+                      [bool(environment.noisy_reason(d.context)) for d, _ in pairs])] if kv else []
     tables += [summary_mod.micro_summary(d.path, d.doc) for d in docs
                if d.kind == results.GBENCH]
     if len(tables) > len(kv):
         tables.append(summary_mod.MICRO_NOTE)
-    print("\n\n".join(tables))
+    print("\n".join(f"noisy: {line}" for line in noisy) + ("\n" if noisy else "")
+          + "\n\n".join(tables))
     return 0
 
 

@@ -39,7 +39,8 @@ class SelfcheckRequest:
 
 
 def run(req: SelfcheckRequest) -> int:
-    output.check_writable(req.json, "--json")  # exit 2 before any run (docs/cli.md)
+    output.check_outputs([("--json", req.json)],  # exit 2 before any run (docs/cli.md)
+                         [("--kvbench", host.binary_path("kvbench", req.kvbench))])
     if min(req.reads, req.small) < 1 or req.large <= req.small:
         raise UsageError("--reads and --small must be positive and --large above --small")
     kvbench = host.binary("kvbench", req.kvbench, "--kvbench")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from kvbtools.commands.arguments import PlanRequest
-from kvbtools.core import comparability, comparison, manifest, output, profiles, results, store
+from kvbtools.core import (comparability, comparison, compiled, manifest, output, profiles,
+                           results, store)
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind, pinning, runner, series_run
 from kvbtools.measure.plan import FLOOR, Variant
@@ -67,10 +68,11 @@ def metric_keys(req: PlanRequest, plan: Workload) -> tuple[str, ...]:
 
 
 def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: PlanRequest,
-               meta: dict[str, Any]) -> int:
+               meta: dict[str, Any], prepare: Callable[[], None] | None = None) -> int:
     """Builds every build, measures them (and the control) in rounds, prints and saves the
     tables; `kind` (matrix, versions) names the results directory (with `what`) and its JSON;
-    `meta` heads that JSON."""
+    `meta` heads that JSON. `prepare` runs after every check and before anything is written
+    (matrix: the library sources the builds need, fetched)."""
     pinning.check_cpu(req.cpu)
     if plan.instructions:
         presets = load_presets()
@@ -84,6 +86,8 @@ def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: P
     if req.dry_run:
         dry_run(builds, variants, plan, req)
         return 0
+    if prepare is not None:
+        prepare()
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
     outdir = output.new_results_dir(kind, what, req.results_dir)
     try:
@@ -129,9 +133,10 @@ def dry_run(builds: list[Build], variants: list[Variant], plan: Workload,
 
 
 def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
-    """Each ratio cell's interval, and 'unresolved' when it is not narrower than the
-    threshold."""
+    """Each ratio cell's interval, 'unresolved' when it is not narrower than the threshold, and
+    the row's note when no build compiled its library (core/compiled.py)."""
     out = {}
+    notes = compiled.notes(outcome.comparison, (series_run.CONTROL,))
     for x in outcome.comparison.cells:
         key = (x.metric.key, x.bench, x.side)
         iv = x.verdict.interval
@@ -139,6 +144,8 @@ def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
         if not outcome.resolved.get(key, False):
             text += (f" unresolved ({iv.width * 100:.0f}% wide)" if iv is not None
                      and iv.finite else " unresolved")
+        if (x.bench, x.side) in notes:
+            text += "; same installed library"   # the note itself follows the table
         out[key] = text
     return out
 
@@ -157,6 +164,9 @@ def table_text(outcome: SeriesOutcome, plan: Workload, req: PlanRequest,
         text += (f"\n[lo, hi]: each ratio's {100 * (1 - req.judgement.alpha):g}% interval; a row "
                  f"is resolved when it is narrower than {threshold * 100:g}% (its width only: "
                  "docs/compare.md, Adaptive rounds)")
+    text += "".join(f"\nnote: {line}" for line in compiled.note_lines(c, (series_run.CONTROL,)))
+    text += "".join(f"\ncompiled: {line}" for line in compiled.origin_lines(
+        c, (series_run.CONTROL,)))
     text += "\n" + cost_line(outcome)
     text += f"\ncpu: {outcome.pin.text}"
     if outcome.set_apart:
@@ -183,8 +193,11 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
     the builds."""
     c = outcome.comparison
     doc = comparison.to_json(c)
+    notes = compiled.notes(c, (series_run.CONTROL,))
     for row, cell in zip(doc["rows"], c.cells):
         row["resolved"] = outcome.resolved.get((cell.metric.key, cell.bench, cell.side), False)
+        row["note"] = notes.get((cell.bench, cell.side))
+    doc["compiled"] = compiled.origins(c, (series_run.CONTROL,))
     doc["cost"] = outcome.spent.to_json(outcome.unresolved())
     doc["cpu"] = outcome.pin.to_json()
     doc["plan"] = outcome.plan.to_json()

@@ -21,7 +21,7 @@ def cmd_add(store: str | None, files: list[str], attrs: list[str] | None) -> int
 
 def cmd_rm(store: str | None, selected: list[str], dry_run: bool) -> int:
     ids, selectors = store_runs.split_arguments(selected)
-    with open_store(store, write=True) as st:
+    with open_store(store, write=not dry_run) as st:
         where = shown(st.loc)
         if dry_run:
             runs = store_runs.pick(st, ids, selectors)
@@ -43,9 +43,7 @@ def cmd_rm(store: str | None, selected: list[str], dry_run: bool) -> int:
 
 
 def cmd_info(store: str | None) -> int:
-    with open_store(store) as st:
-        if st.dialect == "sqlite":
-            store_file.examine(st.loc, full=True)
+    with open_store(store) as st:  # an SQLite file passes quick_check as it is opened
         n = {t: st.q(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
             "documents", "fingerprints", "series", "measurements")}
         span = st.q("SELECT MIN(run_utc), MAX(run_utc) FROM documents").fetchone()

@@ -37,7 +37,9 @@ class VersionsRequest:
 
 
 def run(req: VersionsRequest) -> int:
-    output.check_directory(req.plan.results_dir, "--results-dir")  # exit 2 before any work
+    output.check_outputs(  # exit 2 before any work
+        [("--results-dir", req.plan.results_dir, ())],
+        [*(("--source", d, ()) for d in req.sources), *(("--prefix", d, ()) for d in req.prefixes)])
     lib = manifest.check_buildable(req.dep)
     dep = lib.name
     preset = req.preset or callgrind.default_preset(req.plan.instructions)

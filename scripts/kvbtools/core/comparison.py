@@ -121,7 +121,8 @@ def build(sides: list[Side], judgement: stats.Judgement, metric_keys: list[str] 
                 v = levels.judge(base.sample((bench, mkey)), s.sample((bench, mkey)),
                                  judgement.for_metric(metric),
                                  repetitions_independent=repetitions_independent,
-                                 exact=counted == {True} and not metric.timing)
+                                 exact=counted == {True} and not metric.timing,
+                                 names=(base.label, s.label))
                 cells.append(Cell(metric, bench, s.label, b, o, v))
     judged = levels.family([x.verdict for x in cells], judgement.alpha)
     for x, v in zip(cells, judged):
@@ -150,19 +151,23 @@ def fmt_p(p: float) -> str:
 
 
 def format_comparison(c: Comparison, control: str = "",
-                      extra: dict[tuple[str, str, str], str] | None = None) -> str:
+                      extra: dict[tuple[str, str, str], str] | None = None,
+                      reasons: bool = True) -> str:
     """Per metric: the medians ("absolute values"), then the ratios to the base with verdicts
-    ("values relative to ..."), then the geometric mean of the ratios. With one other side every
+    ("values relative to ...", saying which estimate they are: ratio_meaning), then the
+    geometric mean of the ratios. With one other side every
     verdict is spelled out; with several, a ratio without a word is no change (undecided is
     always written). The reasons of undecided rows follow as notes. `extra` (metric, benchmark,
-    side) -> text is appended to that ratio cell (e.g. kvb matrix's interval and 'unresolved')."""
-    lines = _heading(c, control)
+    side) -> text is appended to that ratio cell (e.g. kvb matrix's interval and 'unresolved').
+    Without `reasons`, noisy runs are counted and not said why (a page says it at its top)."""
+    lines = _heading(c, control, reasons)
     notes: dict[str, list[Cell]] = {}
     by_key = {(x.metric.key, x.bench, x.side): x for x in c.cells}
     for mkey, names in c.benches.items():
         lines.append("")
         lines.extend(_absolute_table(c, mkey, names))
-        lines.append(f"values relative to {c.sides[0].label}")
+        lines.append(f"values relative to {c.sides[0].label} ("
+                     + ratio_meaning([x for x in c.cells if x.metric.key == mkey]) + ")")
         lines.extend(_relative_table(c, mkey, names, by_key, extra or {}, notes))
     skipped = sorted({f"{b}: {m}" for s in c.sides for b, m in s.skipped.items()})
     if skipped:
@@ -198,7 +203,31 @@ def _rows_named(cells: list[Cell], wide: bool) -> str:
     return text + (f"; and {more} more row(s)" if more > 0 else "")
 
 
-def _heading(c: Comparison, control: str) -> list[str]:
+# What a ratio is, by its verdict's estimator (stats.Verdict.estimator): the long form says it
+# under a table's heading, the short one heads a column.
+ESTIMATORS = {stats.MEDIANS: ("the medians' quotient", "median / median"),
+              stats.HODGES_LEHMANN: ("the Hodges-Lehmann estimate over the units",
+                                     "Hodges-Lehmann"),
+              stats.TRIMMED_MEAN: ("the trimmed mean of the ratios paired by round",
+                                   "trimmed mean")}
+
+
+def ratio_meaning(cells: list[Cell], short: bool = False) -> str:
+    """What the ratios of these cells are: "ratio: the medians' quotient", or the estimate their
+    verdicts tested, "ratio: the Hodges-Lehmann estimate over the units, not the medians'
+    quotient" (docs/compare.md, "The ratio"); `short`: a column's name ("Hodges-Lehmann")."""
+    kinds = list(dict.fromkeys(x.verdict.estimator for x in cells)) or [stats.MEDIANS]
+    if short:
+        return " or ".join(ESTIMATORS[k][1] for k in kinds)
+    estimates = [ESTIMATORS[k][0] for k in kinds if k != stats.MEDIANS]
+    medians = ESTIMATORS[stats.MEDIANS][0]
+    if not estimates:
+        return f"ratio: {medians}"
+    return (f"ratio: {' or '.join(estimates)}, not {medians}"
+            + (f"; exact or constant values: {medians}" if stats.MEDIANS in kinds else ""))
+
+
+def _heading(c: Comparison, control: str, reasons: bool = True) -> list[str]:
     """The sides, warnings about their inputs and environments, and how verdicts are made."""
     lines: list[str] = list(c.warnings)
     base = c.sides[0]
@@ -217,7 +246,7 @@ def _heading(c: Comparison, control: str) -> list[str]:
         if len(vals) > 1:
             lines.append(f"WARNING: '{key}' differs between files ({'; '.join(sorted(vals))}): "
                          "they measured different input; their numbers are not comparable")
-    lines.extend(environment.notes(c.sides))
+    lines.extend(environment.notes(c.sides, reasons))
     wide = len(c.sides) > 2
     if c.described:
         lines.append(f"metrics: the {len(c.metrics)} headline ones (--metric all: the "
@@ -331,6 +360,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
             "metric": x.metric.key, "unit": x.metric.unit, "benchmark": x.bench,
             "side": x.side, "base_values": x.base, "values": x.other,
             "ratio": x.verdict.ratio if math.isfinite(x.verdict.ratio) else None,
+            "estimator": x.verdict.estimator,
             "verdict": x.verdict.word, "regression": x.verdict.regression,
             "decided": x.verdict.decided, "reason": x.verdict.note,
             "interval": _interval_json(x.verdict.interval),

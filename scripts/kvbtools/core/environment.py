@@ -1,6 +1,8 @@
 """The environment audit of result files (docs/json.md, "The environment audit"), read by the
-comparison: facts that make two sides not comparable, runs flagged noisy, and kvbench_micro runs
-whose wall time is far above their CPU time (a busy machine, hidden by CPU-time rates)."""
+comparison and the report: facts that make two sides not comparable, runs flagged noisy, and
+kvbench_micro runs whose wall time is far above their CPU time (a busy machine, hidden by
+CPU-time rates). Whether a run was noisy is decided once, here (noisy_reason, side_reason): the
+text tables and the pages (pages/noise.py) say the same."""
 from __future__ import annotations
 
 import statistics
@@ -59,27 +61,68 @@ def busy_ratio(side: Side) -> tuple[float, str]:
     return worst, name
 
 
+def noisy_reason(ctx: dict[str, Any]) -> str:
+    """Why kvbench called the run of this context noisy (context.environment.noisy and
+    noisy_reason: the hypervisor's steal above 2% or other processes above 10% of the CPUs while
+    it ran); "" when it did not, or could not tell (a run that did not finish, a file from
+    before the audit)."""
+    env = ctx.get("environment")
+    if not isinstance(env, dict) or env.get("noisy") is not True:
+        return ""
+    return str(env.get("noisy_reason") or "kvbench flagged it noisy and gave no reason")
+
+
+def side_reason(side: Side) -> str:
+    """Why a side is noisy ("2 of 5 run(s) noisy, e.g. ..."; a kvbench_micro side: wall time
+    above CPU time), or ""."""
+    if side.kind == "kvbench":
+        reasons = [r for r in (noisy_reason(ctx) for ctx in side.contexts) if r]
+        if not reasons:
+            return ""
+        return f"{len(reasons)} of {len(side.contexts)} run(s) noisy, e.g. {reasons[0]}"
+    ratio, bench = busy_ratio(side)
+    if ratio <= BUSY_RATIO:
+        return ""
+    return (f"wall time {ratio:.2f}x CPU time ({bench}): the machine was busy; the rates are per "
+            "CPU second and hide it (kvbench_micro measures no steal or foreign CPU time)")
+
+
+def run_warning(label: str, reason: str) -> str:
+    """What a report says of one noisy run."""
+    return (f"{label}: this run was noisy: {reason}. Its numbers may be low and spread more "
+            "than usual; rerun it on a quiet machine before comparing it.")
+
+
+def noisy_runs(runs: list[tuple[str, dict[str, Any]]], micro: list[Side]) -> list[str]:
+    """A report's lines on noise, its page's and its text's: one per kvbench run (label,
+    context) kvbench called noisy, one per kvbench_micro side whose wall time ran well above its
+    CPU time."""
+    out = [run_warning(label, why) for label, ctx in runs for why in [noisy_reason(ctx)] if why]
+    return out + [f"{s.label} (kvbench_micro): {why}" for s in micro
+                  for why in [side_reason(s)] if why]
+
+
 def _load(ctx: dict[str, Any]) -> float | None:
     """The one-minute load average at the start of a kvbench_micro run (Google Benchmark's)."""
     v = ctx.get("load_avg")
     return float(v[0]) if isinstance(v, list) and v and isinstance(v[0], (int, float)) else None
 
 
-def noise_notes(side: Side) -> list[str]:
-    """The 'noisy:' note of one side, and a WARNING when its wall time exceeds its CPU time."""
+def noise_notes(side: Side, reasons: bool = True) -> list[str]:
+    """The 'noisy:' note of one side, and a WARNING when its wall time exceeds its CPU time;
+    without `reasons`, the noisy runs counted and not why (a page says why once, at its top)."""
     lines = []
     if any("kvbench_instructions" in ctx for ctx in side.contexts):
         return [f"noisy: {side.label}: not judged: instruction counts (--instructions) do not "
                 "depend on what else the machine does"]
-    envs = [ctx.get("environment") for ctx in side.contexts]
-    kv = [e for e in envs if isinstance(e, dict)]
+    kv = [ctx for ctx in side.contexts if isinstance(ctx.get("environment"), dict)]
     if kv:
-        noisy = [e for e in kv if e.get("noisy")]
-        measured = [e for e in kv if isinstance(e.get("during"), dict)
-                    and e["during"].get("measured")]
+        noisy = [why for why in (noisy_reason(ctx) for ctx in kv) if why]
+        measured = [ctx for ctx in kv if isinstance(ctx["environment"].get("during"), dict)
+                    and ctx["environment"]["during"].get("measured")]
         if noisy:
-            lines.append(f"noisy: {side.label}: {len(noisy)} of {len(kv)} run(s) noisy, e.g. "
-                         f"{noisy[0].get('noisy_reason', '')}")
+            lines.append(f"noisy: {side.label}: {len(noisy)} of {len(kv)} run(s) noisy"
+                         + (f", e.g. {noisy[0]}" if reasons else " (why: at the top)"))
         elif measured:
             lines.append(f"noisy: {side.label}: none of {len(measured)} run(s) (steal <= 2%, "
                          "other processes <= 10% of the CPUs)")
@@ -174,9 +217,9 @@ def cpu_notes(sides: list[Side]) -> list[str]:
     return out
 
 
-def notes(sides: list[Side]) -> list[str]:
-    """Every line the comparison prints about the sides' environments."""
+def notes(sides: list[Side], reasons: bool = True) -> list[str]:
+    """Every line the comparison prints about the sides' environments (`reasons`: noise_notes)."""
     out = not_comparable(sides) + cpu_notes(sides)
     for s in sides:
-        out.extend(noise_notes(s))
+        out.extend(noise_notes(s, reasons))
     return out

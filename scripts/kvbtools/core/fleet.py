@@ -2,18 +2,17 @@
 
 Each side is the stored runs matching all of its NAME=VALUE selectors (engine, benchmark, host,
 preset, commit, lib.rocksdb.version, workload.num, document=HASH, ...: core/store_runs.py's one
-vocabulary, which kvb store rm and --filter share); a run picked by two sides is refused. The documents are written to a temporary
-directory as they were stored and handed to kvb compare's own loading, pooling and
-statistics, so the table is the one compare prints for files. The runs of both sides must
-share one workload (core/comparability.py), except in the fields the selectors name: those are
-the axis (--base workload.compression=none --other workload.compression=zstd).
+vocabulary, which kvb store rm and --filter share); a run picked by two sides is refused. The
+documents, as they were stored, go through kvb compare's own loading, checks, pooling and
+statistics, so the table is the one compare prints for files; each is named by its id
+(document=HASH12, which kvb store and --filter take) wherever compare names a run. The runs
+of both sides must share one workload (core/comparability.py), except in the fields the
+selectors name: those are the axis (--base workload.compression=none --other
+workload.compression=zstd).
 """
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-from typing import Iterator
+from dataclasses import dataclass
 
 from kvbtools.core import compare_sides, store as store_mod, store_runs
 from kvbtools.core.errors import UsageError
@@ -30,14 +29,26 @@ def _documents(st: store_mod.Store, selectors: dict[str, str]) -> list[tuple[int
         + " ORDER BY d.run_utc, d.id", params)]
 
 
-@contextlib.contextmanager
-def selected_files(location: str, sides: list[list[str]]
-                   ) -> Iterator[tuple[list[list[str]], list[str], set[str]]]:
+@dataclass
+class Selected:
+    """The runs each side's selectors picked, named by their ids as the store's commands take
+    them (document=HASH12), with their documents as stored."""
+    groups: list[list[str]]     # the names of each side's runs, the base's first
+    labels: list[str]           # each side's selectors
+    axes: set[str]              # the field names the selectors use: the comparison's axes
+    contents: dict[str, bytes]  # each name's document
+
+
+def name(digest: str) -> str:
+    """A stored run as kvb compare names it: a selector of it that kvb compare --store, kvb
+    store rm and --filter take (its 12 first hash characters, as kvb history prints)."""
+    return f"document={digest[:12]}"
+
+
+def selected(location: str, sides: list[list[str]]) -> Selected:
     """The documents of each side (its NAME=VALUE selectors, the base's first) in the store at
-    `location`, as files in a temporary directory: (groups of paths, labels, the field names
-    the selectors use: the axes of the comparison)."""
-    with store_mod.open_store(location) as st, \
-            tempfile.TemporaryDirectory(prefix="kvb-compare-store.") as tmp:
+    `location`; a run picked by two sides, or runs of two kinds, are refused."""
+    with store_mod.open_store(location) as st:
         picked = []
         for sel in sides:
             docs = _documents(st, store_runs.parse_selectors(sel, "selector"))
@@ -47,20 +58,10 @@ def selected_files(location: str, sides: list[list[str]]
             picked.append(docs)
         compare_sides.check_stored([[h for _, h, _ in docs] for docs in picked],
                                    [" ".join(sel) for sel in sides])
-        every = [d for docs in picked for d in docs]
-        kinds = {k for _, _, k in every}
-        if len(kinds) > 1:
+        if len({k for docs in picked for _, _, k in docs}) > 1:
             raise UsageError("the selected runs mix kvbench and kvbench_micro results: add "
                              "kind=kvbench or kind=gbench to the selectors")
-        groups = []
-        for docs in picked:
-            paths = []
-            for _, digest, _ in docs:
-                _, raw = st.document(digest)
-                path = os.path.join(tmp, f"{digest[:12]}.json")
-                with open(path, "wb") as f:
-                    f.write(raw)
-                paths.append(path)
-            groups.append(paths)
-        named = {k for sel in sides for k in store_runs.parse_selectors(sel, "selector")}
-        yield groups, [" ".join(sel) for sel in sides], named
+        contents = {name(h): st.document(h)[1] for docs in picked for _, h, _ in docs}
+    named = {k for sel in sides for k in store_runs.parse_selectors(sel, "selector")}
+    return Selected([[name(h) for _, h, _ in docs] for docs in picked],
+                    [" ".join(sel) for sel in sides], named, contents)

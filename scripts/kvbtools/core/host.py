@@ -28,10 +28,15 @@ def native_preset(compiler: str = "gcc") -> str:
     return f"{arch}-{compiler}-native"
 
 
+def binary_path(name: str, given: str | None) -> str:
+    """`given`, or the binary of the host's native gcc build (build/<preset>/...), unchecked."""
+    return given or os.path.join(ROOT, "build", native_preset(), BINARIES[name])
+
+
 def binary(name: str, given: str | None, flag: str) -> str:
-    """`given`, or the binary of the host's native gcc build (build/<preset>/...): checked to be
-    an executable file, else a UsageError that says how to get one."""
-    path = given or os.path.join(ROOT, "build", native_preset(), BINARIES[name])
+    """binary_path, checked to be an executable file, else a UsageError that says how to get
+    one."""
+    path = binary_path(name, given)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         how = "" if given else (f" (the default; build it with cmake --workflow --preset "
                                 f"{native_preset()}, or give {flag} PATH)")

@@ -33,11 +33,19 @@ Hodges-Lehmann interval, compare.py's test on the right unit.
 
 Exact values (instruction counts under callgrind) have no noise: decided at any n. A metric whose
 every value is the same on each side (two values a side at least: a count, a size) is decided too.
-Values that are not all positive (a count of 0 stalls) are compared as differences, shown as a
-ratio to the base's median.
+Values that are not all positive (a count of 0 stalls), or that span more than LOG_SPAN (sys CPU
+per op near 0), are compared as differences, shown as a ratio to the base's median: on logs the
+smallest values rule, and two processes of 0.0005 and 0.0195 us/op against 0.004 and 0.006 read
+1.57 (the ratio of their geometric means) where the medians halve; as differences, 0.50.
+
+The ratio a verdict carries is the estimate it tested (stats.Verdict.estimator): the
+Hodges-Lehmann shift of unpaired units, the trimmed mean of paired ones, the quotient of the
+medians with one process a side or exact values; docs/compare.md, "The ratio", says why.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -47,6 +55,8 @@ from kvbtools.core import stats, tdist
 
 TRIM = 0.2  # Yuen's trimmed t: the fraction trimmed from each end (Wilcox's usual 20%)
 TRIM_BUILDS = 0.3  # ... over link pairs of two builds (the module doc says why)
+# Values that span more than this factor are compared as differences (the module doc says why).
+LOG_SPAN = 10.0
 
 LINK, PROCESS, REPETITION, EXACT, NONE = "link", "process", "repetition", "exact", "none"
 
@@ -149,6 +159,7 @@ class Estimate:
     test: str                  # e.g. "Yuen's trimmed t (20%)", "Mann-Whitney U"
     units: Units
     why: str = ""              # no estimate: why
+    estimator: str = stats.MEDIANS   # what `ratio` is (stats.Verdict.estimator)
 
     @property
     def interval(self) -> stats.Interval:
@@ -158,8 +169,12 @@ class Estimate:
 
 # ---- reductions ---------------------------------------------------------------------------------
 
-def _positive(*samples: Sample) -> bool:
-    return all(v > 0 for s in samples for v in s.values)
+def _log_scale(*samples: Sample) -> bool:
+    """Ratios are taken on logs when every value is positive and the largest is at most LOG_SPAN
+    times the smallest; otherwise as differences over the base's median (the module doc says
+    why)."""
+    vals = [v for s in samples for v in s.values]
+    return bool(vals) and min(vals) > 0 and max(vals) <= LOG_SPAN * min(vals)
 
 
 def _reduce(values: Sequence[float], log: bool) -> float:
@@ -228,14 +243,16 @@ def _as_ratio(est: float, lo: float, hi: float, log: bool, base_level: float
         if lo == hi == 0:
             return 1.0, 1.0, 1.0
         return (math.inf if est > 0 else 0.0 if est < 0 else math.nan), 0.0, math.inf
-    return 1 + est / base_level, max(0.0, 1 + lo / base_level), 1 + hi / base_level
+    return (max(0.0, 1 + est / base_level), max(0.0, 1 + lo / base_level),
+            1 + hi / base_level)
 
 
 def _paired(diffs: list[float], base_level: float, log: bool, level: float,
             units: Units, trim: float = TRIM) -> Estimate:
     est, lo, hi, p = yuen(diffs, level, trim)
     r, rlo, rhi = _as_ratio(est, lo, hi, log, base_level)
-    return Estimate(r, rlo, rhi, p, f"Yuen's trimmed t ({trim:.0%})", units)
+    return Estimate(r, rlo, rhi, p, f"Yuen's trimmed t ({trim:.0%})", units,
+                    estimator=stats.TRIMMED_MEAN)
 
 
 def _trim(keys: Iterable[tuple[str, str]]) -> float:
@@ -244,17 +261,17 @@ def _trim(keys: Iterable[tuple[str, str]]) -> float:
     return TRIM if all(a == b for a, b in keys) else TRIM_BUILDS
 
 
-def _unpaired(b: list[float], o: list[float], log: bool, level: float, units: Units) -> Estimate:
-    """The U test and Hodges-Lehmann interval on unit values (logs when `log`)."""
+def _unpaired(b: list[float], o: list[float], log: bool, level: float, units: Units,
+              base_level: float) -> Estimate:
+    """The U test and the Hodges-Lehmann shift with its interval on unit values (logs when
+    `log`), as a ratio; every unit the same a side: the shift is known exactly."""
     test = stats.mann_whitney_u(o, b)
-    raw_b = [math.exp(x) for x in b] if log else b
-    raw_o = [math.exp(x) for x in o] if log else o
-    iv = stats.verdict_interval(raw_b, raw_o, level)
-    r = iv.estimate
-    if math.isnan(r):  # the base's median is 0: its direction only (judge says why)
-        mb, mo = statistics.median(raw_b), statistics.median(raw_o)
-        r = math.inf if mo > mb else 0.0 if mo < mb else math.nan
-    return Estimate(r, iv.lo, iv.hi, test.p, "Mann-Whitney U", units)
+    est, lo, hi = stats.shift_interval(b, o, level)
+    if stats.constant(b, o):
+        lo = hi = est
+    r, rlo, rhi = _as_ratio(est, lo, hi, log, base_level)
+    return Estimate(r, rlo, rhi, test.p, "Mann-Whitney U", units,
+                    estimator=stats.HODGES_LEHMANN)
 
 
 # ---- the estimate on the right unit -------------------------------------------------------------
@@ -269,7 +286,7 @@ def estimate(base: Sample, other: Sample, level: float = stats.LEVEL, *,
         r = mo / mb if mb else (1.0 if mo == 0 else math.nan)
         return Estimate(r, r, r, None, "exact", Units(EXACT, len(base.values),
                                                       len(other.values)))
-    log = _positive(base, other)
+    log = _log_scale(base, other)
     paired = _round_diffs(base, other, log)
     base_level = statistics.median(base.values)
     lb, lo = _link_units(base, log), _link_units(other, log)
@@ -284,19 +301,19 @@ def estimate(base: Sample, other: Sample, level: float = stats.LEVEL, *,
             return _paired([statistics.median(v) for v in pairs.values()], base_level, log,
                            level, Units(LINK, len(pairs), len(pairs), True, below), _trim(pairs))
         return _unpaired(list(lb.values()), list(lo.values()), log, level,
-                         Units(LINK, len(lb), len(lo), False, _below(base, other)))
+                         Units(LINK, len(lb), len(lo), False, _below(base, other)), base_level)
     if len(paired) >= 2:
         return _paired([d for _, d in paired], base_level, log, level,
                        Units(PROCESS, len(paired), len(paired), True))
     pb, po = _process_units(base, log), _process_units(other, log)
     if len(pb) >= 2 and len(po) >= 2:
         return _unpaired(list(pb.values()), list(po.values()), log, level,
-                         Units(PROCESS, len(pb), len(po)))
+                         Units(PROCESS, len(pb), len(po)), base_level)
     if repetitions_independent and len(base.values) >= 1 and len(other.values) >= 1:
         b = [math.log(v) for v in base.values] if log else list(base.values)
         o = [math.log(v) for v in other.values] if log else list(other.values)
         return _unpaired(b, o, log, level,
-                         Units(REPETITION, len(base.values), len(other.values)))
+                         Units(REPETITION, len(base.values), len(other.values)), base_level)
     return Estimate(math.nan, 0.0, math.inf, None, "", Units(NONE, len(pb), len(po)),
                     ONE_PROCESS)
 
@@ -319,55 +336,59 @@ def constant(base: Sample, other: Sample) -> bool:
 
 
 def judge(base: Sample, other: Sample, j: stats.Judgement, *,
-          repetitions_independent: bool = False, exact: bool = False) -> stats.Verdict:
+          repetitions_independent: bool = False, exact: bool = False,
+          names: tuple[str, str] = ("the base", "the other side")) -> stats.Verdict:
     """Three-valued, on the unit `estimate` chooses:
     - changed (j's better or worse word): p < alpha and the estimate differs from 1 by at least
       the threshold; exact values: a difference of at least the threshold;
     - no change: the 1 - alpha interval lies within 1 +- threshold;
     - undecided, with the reason: one process a side, too few units for the test to reach alpha,
       or an interval that spans both no change and a change of the threshold or more.
-    The p-value is the row's own; `family` adjusts it over the comparison's rows."""
+    The p-value is the row's own; `family` adjusts it over the comparison's rows. `names`: the
+    sides as the notes name them (base, other)."""
     e = estimate(base, other, 1.0 - j.alpha, repetitions_independent=repetitions_independent,
                  exact=exact or constant(base, other))
     unit = e.units.text() if exact or e.units.level != EXACT else "constant values"
+    mb, mo = (statistics.median(x.values) if x.values else math.nan for x in (base, other))
     if e.units.level == NONE:  # the ratio of the medians, shown; nothing to judge it by
-        mb, mo = (statistics.median(x.values) if x.values else math.nan for x in (base, other))
         r = mo / mb if mb else (1.0 if mo == 0 else math.nan)
         return stats.Verdict(r, None, stats.UNDECIDED, None, e.why, None, unit)
     r = e.ratio
     improved = (r > 1) == j.higher_is_better if math.isfinite(r) else None
+    verdict = functools.partial(stats.Verdict, unit=unit, estimator=e.estimator)
     if e.units.level == EXACT:
         if not math.isfinite(r):
-            return stats.Verdict(r, None, stats.UNDECIDED, None, "the base is 0", None, unit)
+            return verdict(r, None, stats.UNDECIDED, None,
+                           f"{names[0]}'s value is 0: no ratio to it")
         note = "" if exact else "every value of each side is the same: no noise to test against"
         if abs(r - 1.0) >= j.threshold:
-            return stats.Verdict(r, improved, j.word(bool(improved)), None, note, e.interval, unit)
-        return stats.Verdict(r, None, stats.NO_CHANGE, None, note, e.interval, unit)
+            return verdict(r, improved, j.word(bool(improved)), None, note, e.interval)
+        return verdict(r, None, stats.NO_CHANGE, None, note, e.interval)
     test = stats.UTest(math.nan, e.p if e.p is not None else 1.0, e.test)
     iv = e.interval
-    if r in (0.0, math.inf) and not iv.finite:  # the base's median is 0 and the other's is not
-        if test.p < j.alpha:
-            return stats.Verdict(r, improved, j.word(bool(improved)), test,
-                                 "the base's median is 0", iv, unit)
-        return stats.Verdict(r, None, stats.UNDECIDED, test,
-                             f"the base's median is 0 and p={test.p:.3g}: more units needed", iv,
-                             unit)
+    if mb == 0 and not iv.finite:  # no ratio to the base: a change has a direction only
+        zero = (f"{names[0]}'s median is 0" + (f", as is {names[1]}'s" if mo == 0 else "")
+                + ": no ratio to it")
+        if test.p < j.alpha and r in (0.0, math.inf):
+            return verdict(r, improved, j.word(bool(improved)), test, zero, iv)
+        return verdict(r, None, stats.UNDECIDED, test,
+                       f"{zero}; p={test.p:.3g}: more units needed", iv)
     if math.isfinite(r) and test.p < j.alpha and abs(r - 1.0) >= j.threshold:
-        return stats.Verdict(r, improved, j.word(bool(improved)), test, "", iv, unit)
+        return verdict(r, improved, j.word(bool(improved)), test, "", iv)
     if stats.within(iv, j.threshold):
         note = (f"p<{j.alpha:g} but within the {stats.pct(j.threshold)} threshold"
                 if test.p < j.alpha else "")
-        return stats.Verdict(r, None, stats.NO_CHANGE, test, note, iv, unit)
-    return stats.Verdict(r, None, stats.UNDECIDED, test, _why_undecided(e, j, test.p), iv, unit)
+        return verdict(r, None, stats.NO_CHANGE, test, note, iv)
+    return verdict(r, None, stats.UNDECIDED, test, _why_undecided(e, j, test.p), iv)
 
 
 def _why_undecided(e: Estimate, j: stats.Judgement, p: float) -> str:
     u = e.units
     if e.test == "Mann-Whitney U" and stats.min_p(u.base, u.other) >= j.alpha:
         need = stats.runs_needed(j.alpha)
-        what = "links" if u.level == LINK else "runs"
-        return (f"n={u.base}+{u.other}{' links' if u.level == LINK else ''} cannot reach "
-                f"p<{j.alpha:g}: {need} {what} a side needed")
+        what = {LINK: "links", PROCESS: "processes", REPETITION: "repetitions"}[u.level]
+        return (f"n={u.base}+{u.other} {what} cannot reach p<{j.alpha:g}: {need} {what} a side "
+                "needed" + (", each a separate run (a file)" if u.level == PROCESS else ""))
     if not e.interval.finite:
         return f"{u.text()}: no interval of the ratio; more units needed"
     if p < j.alpha:
@@ -407,11 +428,10 @@ def family(verdicts: Sequence[stats.Verdict], alpha: float) -> list[stats.Verdic
         if v.better is not None and pa >= alpha:
             why = (f"p={p:.3g} is {pa:.3g} adjusted over the {m} tests of this comparison "
                    f"(Benjamini-Hochberg): not below {alpha:g}")
-            out[i] = stats.Verdict(v.ratio, None, stats.UNDECIDED, v.test, why, v.interval,
-                                   v.unit, pa)
+            out[i] = dataclasses.replace(v, better=None, word=stats.UNDECIDED, note=why,
+                                         p_adjusted=pa)
         else:
-            out[i] = stats.Verdict(v.ratio, v.better, v.word, v.test, v.note, v.interval, v.unit,
-                                   pa)
+            out[i] = dataclasses.replace(v, p_adjusted=pa)
     return out
 
 
@@ -456,7 +476,7 @@ def trimmed_efficiency(trim: float) -> float:
 def components(base: Sample, other: Sample) -> Components | None:
     """Components of the paired rounds of base and other; None when fewer than two link pairs
     or no link pair has two rounds (nothing to split), or the values are not all positive."""
-    if not _positive(base, other):
+    if not _log_scale(base, other):
         return None
     pairs: dict[tuple[str, str], list[float]] = {}
     for key, d in _round_diffs(base, other, True):

@@ -38,6 +38,7 @@ class Dep:
     prefix_version_file: str           # in an install prefix (KVBENCH_<NAME>_ROOT)
     version_macros: tuple[str, ...]    # MAJOR, MINOR, PATCH
     micro_filter: str                  # its kvbench_micro benchmarks ("" when it has none)
+    micro_rows: str = ""               # the benchmarks that run its own code (a regex; "": none)
 
 
 def _dep(d: dict[str, Any]) -> Dep:
@@ -46,7 +47,7 @@ def _dep(d: dict[str, Any]) -> Dep:
                tuple(SourceTree(t["marker"], tuple(t.get("also", [])), t["version_file"])
                      for t in d.get("source_trees", [])),
                d.get("prefix_version_file", ""), tuple(d.get("version_macros", [])),
-               d.get("micro_filter", ""))
+               d.get("micro_filter", ""), d.get("micro_rows", ""))
 
 
 @lru_cache(maxsize=None)

@@ -12,19 +12,26 @@ the same rule (src/common/file_output.h):
 - a failure (no space, /dev/full, a read-only directory) raises RunError, "cannot write PATH:
   REASON" (exit 1, one line), removes the temporary file and leaves what was at PATH as it was.
 
-A command checks every path it was given to write with check_writable (a file) or
-check_directory (a directory it fills) before its work: a path that cannot be written at all (its
-directory missing or not writable, a directory where a file is asked for) is bad input, exit 2
-before anything is run or printed (docs/cli.md, "kvb: exit status").
+A command checks every path it was given to write before its work, in the first line of its
+run(), with check_outputs: each output against every input (result files, a results directory,
+the store, a binary it runs) and against the other outputs, by the file the paths resolve to, not
+by their spelling (links followed, hard links by device and inode, `./a` and `a` alike; a file
+not there yet by its resolved directory and name). A collision is bad input, exit 2, with
+nothing read, run or written: `--html names the store S`, `--json names the same file as input
+B.json`. Then each output must be writable at all (check_writable, a file; check_directory, a
+directory it fills): its directory missing or not writable, a directory where a file is asked
+for, is bad input too (docs/cli.md, "kvb: exit status").
 """
 from __future__ import annotations
 
 import errno
+import fnmatch
 import os
 import re
 import stat
 import sys
 import time
+from typing import Sequence, Union
 
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
@@ -139,6 +146,85 @@ def check_directory(path: str | None, flag: str) -> None:
     if os.path.lexists(path):
         raise UsageError(f"{where}: not a directory")
     _check_parent(where, _shown_dir(os.path.normpath(path)))
+
+
+# ---- outputs apart from inputs ------------------------------------------------------------------
+
+# A path a command names, as check_outputs takes it: (ROLE, PATH) for a file; (ROLE, PATH,
+# ENTRIES) for a directory, ENTRIES being the names (fnmatch patterns, relative to it, `*`
+# crossing `/`) of what the command writes in it (an output) or reads from it (an input); ()
+# when all it writes there is new (--results-dir: a fresh subdirectory). ROLE names it in a
+# message: a flag (`--html`), `input` (a result file), `the store` (a role that starts with
+# "the " is named as itself). A PATH of None or "" is left out.
+Named = Union[tuple[str, "str | None"], tuple[str, "str | None", tuple[str, ...]]]
+
+
+class _Spot:
+    """One named path, resolved: `key` is the file it names (device and inode when it exists,
+    else its real path), `real` where it lies (os.path.realpath: links followed, dangling ones
+    as far as they go)."""
+
+    def __init__(self, named: Named, key: tuple[object, ...], real: str) -> None:
+        self.role, self.path = named[0], str(named[1])
+        self.entries: tuple[str, ...] | None = named[2] if len(named) > 2 else None  # type: ignore[misc]
+        self.key, self.real = key, real
+
+    def shown(self) -> str:
+        return f"{self.role} {self.path}"
+
+    def holds(self, other: "_Spot") -> bool:
+        """Whether `other` lies in this directory among the entries it writes or reads."""
+        if not self.entries or not other.real.startswith(self.real.rstrip("/") + "/"):
+            return False
+        rel = os.path.relpath(other.real, self.real)
+        return any(fnmatch.fnmatchcase(rel, p) for p in self.entries)
+
+
+def _spot(named: Named) -> _Spot | None:
+    """`named` resolved; None for a path left out, standard output, a descriptor, a device or a
+    FIFO (written in place, never replaced: two roles may share /dev/null)."""
+    path = named[1]
+    if not path or descriptor(path) is not None:
+        return None
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return _Spot(named, ("path", real), real)  # nothing there yet: its directory and name
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)) or real.startswith("/proc/"):
+        return None
+    return _Spot(named, ("inode", st.st_dev, st.st_ino), real)
+
+
+def _collision(out: _Spot, other: _Spot, other_writes: bool) -> str | None:
+    """Why output `out` and `other` (an input, or an output when `other_writes`) collide, or
+    None."""
+    if out.key == other.key:
+        what = "directory" if other.entries is not None else "file"
+        named = out.role if out.path == other.path else out.shown()
+        return f"{named} names " + (other.shown() if other.role.startswith("the ")
+                                    else f"the same {what} as {other.shown()}")
+    if out.holds(other):
+        return f"{out.shown()} would write over {other.shown()}"
+    if other.holds(out):
+        return (f"{other.shown()} would write over {out.shown()}" if other_writes else
+                f"{out.shown()} is one of the files read from {other.shown()}")
+    return None
+
+
+def check_outputs(outputs: Sequence[Named], inputs: Sequence[Named] = ()) -> None:
+    """The rule of the module's doc, before any work: UsageError naming both roles when an
+    output is an input or another output, or when a directory holds among its entries a file
+    another role names; then check_writable or check_directory of each output."""
+    outs = [s for s in map(_spot, outputs) if s is not None]
+    ins = [s for s in map(_spot, inputs) if s is not None]
+    for i, out in enumerate(outs):
+        for other, writes in [(x, False) for x in ins] + [(x, True) for x in outs[:i]]:
+            why = _collision(out, other, writes)
+            if why:
+                raise UsageError(why)
+    for named in outputs:
+        (check_directory if len(named) > 2 else check_writable)(named[1], named[0])
 
 
 def write_bytes(path: str, data: bytes) -> None:

@@ -7,9 +7,10 @@ A file that cannot be used is a UsageError that lists every problem of the file,
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from kvbtools.core import metrics, output, schema
 from kvbtools.core.errors import UsageError
@@ -50,11 +51,30 @@ class Row:
         return self.benchmark if self.roles_in_benchmark == 1 else f"{self.benchmark}[{self.role}]"
 
 
-def read_json(path: str) -> Any:
-    """The parsed JSON of a file, or a UsageError saying why there is none."""
+# What is left after the decoder's error in a document cut inside a number ("12." fails at the
+# dot, "1e" at the e) or a literal (tr, fals, nu).
+CUT_VALUE = re.compile(r"[-+.eE0-9]*|t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?")
+
+
+def cut_short(text: str, e: json.JSONDecodeError) -> bool:
+    """Whether `text` reads as a JSON document cut short, not as something else: it starts as a
+    document starts, with { or [, and fails at its end, in a string that runs to its end, or in
+    a number or literal that its end cuts. A text file ("results:", "hello") is not JSON at
+    all."""
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    tail = text.rstrip()
+    return (e.pos >= len(tail) or e.msg.startswith("Unterminated string")
+            or CUT_VALUE.fullmatch(tail[e.pos:]) is not None)
+
+
+def read_json(path: str, raw: bytes | None = None) -> Any:
+    """The parsed JSON of a file, or of `raw` named `path` (a stored document), or a UsageError
+    saying why there is none."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        if raw is None:
+            with open(path, "rb") as f:
+                raw = f.read()
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
@@ -66,13 +86,9 @@ def read_json(path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        # A cut file fails at its end, or in a string that runs to its end, or (cut inside a
-        # number: "12." fails at the dot) does not end as a document ends, with } or ].
-        tail = text.rstrip()
-        cut = (e.pos >= len(tail) or e.msg.startswith("Unterminated string")
-               or not tail.endswith(("}", "]")))
         raise UsageError(f"{path}: not JSON: {e.msg} (line {e.lineno} column {e.colno})"
-                         + (": the file ends early (truncated?)" if cut else "")) from None
+                         + (": the file ends early (truncated?)" if cut_short(text, e) else "")
+                         ) from None
     except RecursionError:
         raise UsageError(f"{path}: not JSON kvb can read: nested too deeply") from None
 
@@ -89,10 +105,10 @@ def kind_of(doc: Any) -> str:
     raise UsageError(f"neither {WHAT[KVBENCH]} nor {WHAT[GBENCH]}")
 
 
-def open_document(path: str) -> Document:
-    """A file read and its kind told, not yet checked; UsageError "FILE: why" when it is not a
-    result file at all."""
-    doc = read_json(path)
+def open_document(path: str, raw: bytes | None = None) -> Document:
+    """A file (or `raw`, read_json) read and its kind told, not yet checked; UsageError
+    "FILE: why" when it is not a result file at all."""
+    doc = read_json(path, raw)
     try:
         return Document(path, kind_of(doc), doc)
     except UsageError as e:
@@ -111,15 +127,17 @@ def load(path: str, kinds: Iterable[str] = (KVBENCH, GBENCH)) -> Document:
     return load_all([path], kinds)[0]
 
 
-def load_all(paths: Iterable[str], kinds: Iterable[str] = (KVBENCH, GBENCH)) -> list[Document]:
+def load_all(paths: Iterable[str], kinds: Iterable[str] = (KVBENCH, GBENCH),
+             contents: Mapping[str, bytes] | None = None) -> list[Document]:
     """Every file loaded and checked before any is used: one UsageError lists the problems of
-    all of them."""
+    all of them. contents: the bytes of some of them, by name, already read (the documents of
+    the results store, named by their ids: core/fleet.py)."""
     kinds = tuple(kinds)
     docs: list[Document] = []
     lines: list[str] = []
     for path in paths:
         try:
-            d = open_document(path)
+            d = open_document(path, (contents or {}).get(path))
         except UsageError as e:
             lines.append(str(e))
             continue

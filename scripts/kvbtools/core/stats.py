@@ -180,30 +180,17 @@ class Interval:
         return f"[{self.lo:.3f}, {self.hi:.3f}]" if self.finite else "[unbounded]"
 
 
-def log_shifts(base: Sequence[float], other: Sequence[float]) -> list[float] | None:
-    """Sorted log(o) - log(b) over all pairs; None when a value is not positive."""
-    if min(base) <= 0 or min(other) <= 0:
-        return None
-    lb = [math.log(b) for b in base]
-    return sorted(math.log(o) - x for o in other for x in lb)
-
-
-def ratio_interval(base: Sequence[float], other: Sequence[float],
-                   level: float = LEVEL) -> Interval:
-    """The Hodges-Lehmann ratio other/base with its `level` interval (see the module doc)."""
-    n = min(len(base), len(other))
-    if not base or not other:
-        return Interval(math.nan, 0.0, math.inf, n)
-    d = log_shifts(base, other)
-    if d is None:
-        same = set(base) == set(other) and len(set(base)) == 1
-        return Interval(1.0, 1.0, 1.0, n) if same else Interval(math.nan, 0.0, math.inf, n)
+def shift_interval(base: Sequence[float], other: Sequence[float],
+                   level: float = LEVEL) -> tuple[float, float, float]:
+    """The Hodges-Lehmann shift other - base (the median of every pair's difference) and its
+    `level` interval, the C-th smallest to the C-th largest difference; (-inf, inf) when C is 0
+    (too few values for a finite interval). Logs of the values give the log of a ratio."""
+    d = sorted(o - b for o in other for b in base)
     c = cut(len(base), len(other), level)
-    est = math.exp(statistics.median(d))
+    est = statistics.median(d)
     if c == 0:
-        return Interval(est, 0.0, math.inf, n)
-    return Interval(est, math.exp(d[c - 1]), math.exp(d[len(d) - c]), n)
-
+        return est, -math.inf, math.inf
+    return est, d[c - 1], d[len(d) - c]
 
 
 # Verdict words. "worse" wording depends on the metric: slower for time and throughput, larger for
@@ -213,9 +200,17 @@ NO_CHANGE = "no change"
 UNDECIDED = "undecided"
 
 
+# What a verdict's ratio is (Verdict.estimator; docs/compare.md, "The ratio"): the quotient of
+# the sides' medians (one process a side, exact or constant values), the Hodges-Lehmann estimate
+# over unpaired units (the U test's own), or the trimmed mean over units paired by round (Yuen's).
+MEDIANS = "medians"
+HODGES_LEHMANN = "Hodges-Lehmann"
+TRIMMED_MEAN = "trimmed mean"
+
+
 @dataclass(frozen=True)
 class Verdict:
-    ratio: float        # median(other) / median(base)
+    ratio: float        # other / base: the estimate named by `estimator`
     better: bool | None  # None: no change or undecided
     word: str           # faster / slower / larger / smaller / NO_CHANGE / UNDECIDED
     test: UTest | None
@@ -223,6 +218,7 @@ class Verdict:
     interval: Interval | None = None  # of other / base at 1 - alpha (None: no test)
     unit: str = ""      # what it rested on (core/levels.Units.text): "8 link pairs paired by round"
     p_adjusted: float | None = None   # the test's p adjusted over the comparison's family
+    estimator: str = MEDIANS          # what `ratio` is: MEDIANS, HODGES_LEHMANN, TRIMMED_MEAN
 
     @property
     def regression(self) -> bool:
@@ -268,43 +264,9 @@ def runs_needed(alpha: float) -> int:
     return n
 
 
-def _additive_interval(base: Sequence[float], other: Sequence[float],
-                       level: float) -> Interval:
-    """For values that are not all positive (a count of 0 stalls): the Hodges-Lehmann interval of
-    the difference other - base, as a ratio to the base's median (1 + d / median); unbounded when
-    that median is 0, unless the interval is [0, 0]."""
-    n = min(len(base), len(other))
-    d = sorted(o - b for o in other for b in base)
-    c = cut(len(base), len(other), level)
-    mb = statistics.median(base)
-    if c == 0:
-        return Interval(math.nan, 0.0, math.inf, n)
-    lo, hi = d[c - 1], d[len(d) - c]
-    if lo == 0 and hi == 0:
-        return Interval(1.0, 1.0, 1.0, n)
-    if mb <= 0:
-        return Interval(math.nan, 0.0, math.inf, n)
-    return Interval(1 + statistics.median(d) / mb, max(0.0, 1 + lo / mb), 1 + hi / mb, n)
-
-
 def constant(base: Sequence[float], other: Sequence[float]) -> bool:
     """Every value of each side is the same (a count, a size, instructions): no noise."""
     return min(base) == max(base) and min(other) == max(other)
-
-
-def verdict_interval(base: Sequence[float], other: Sequence[float], level: float) -> Interval:
-    """ratio_interval, or _additive_interval when a value is not positive; a point when both
-    sides are constant (their difference is known exactly)."""
-    n = min(len(base), len(other))
-    if constant(base, other):
-        if base[0] == other[0]:
-            return Interval(1.0, 1.0, 1.0, n)
-        if base[0] > 0:
-            r = other[0] / base[0]
-            return Interval(r, r, r, n)
-    if min(base) > 0 and min(other) > 0:
-        return ratio_interval(base, other, level)
-    return _additive_interval(base, other, level)
 
 
 def within(iv: Interval, threshold: float) -> bool:

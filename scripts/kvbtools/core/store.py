@@ -14,7 +14,8 @@ import socket
 import sqlite3
 import sys
 import time
-from typing import Any, Iterable, Sequence
+import zlib
+from typing import Any, Iterable, Iterator, Sequence
 
 from kvbtools.core import results, store_file, store_schema
 from kvbtools.core.errors import RunError, UsageError
@@ -61,20 +62,22 @@ def import_psycopg() -> Any:
 
 
 class Store:
-    """One open store. Every statement goes through q(); writes happen inside write().
+    """One open store. Every statement goes through q(), and its rows through the _Rows it
+    returns; writes happen inside write().
 
     An SQLite file is examined before it is opened (core/store_file.py): one that is not an
-    SQLite database, or is truncated, is refused; one opened to be written (create or write)
-    also passes PRAGMA quick_check first, and a store opened to be read does so before its
-    first write (a migration)."""
+    SQLite database, is truncated or fails PRAGMA quick_check is refused, whether it is opened
+    to be read or written, so a damaged store is refused by every command whatever pages its
+    queries would touch. A store opened to be read (create and write False) is opened
+    read-only (mode=ro): reading never writes to it; write() (a schema upgrade) reopens it for
+    writing."""
 
     def __init__(self, loc: str, *, create: bool, write: bool = False) -> None:
         self.loc = loc
         self.dialect = "postgresql" if loc.startswith(PG_PREFIXES) else "sqlite"
-        # True once the SQLite file passed quick_check (or did not exist): writes may begin.
-        self.checked = self.dialect == "postgresql"
+        self.read_only = self.dialect == "sqlite" and not (create or write)
         self.conn: Any = self._connect_pg() if self.dialect == "postgresql" else \
-            self._connect_sqlite(create, create or write)
+            self._connect_sqlite(create)
         try:
             self._prepare(create)
         except BaseException:
@@ -83,15 +86,14 @@ class Store:
 
     # ---- connecting ---------------------------------------------------------------------------
 
-    def _connect_sqlite(self, create: bool, write: bool) -> sqlite3.Connection:
+    def _connect_sqlite(self, create: bool) -> sqlite3.Connection:
         path = self.loc = sqlite_file(self.loc) or self.loc
         if os.path.isdir(path):
             raise UsageError(f"store {path} is a directory, not an SQLite file")
         if os.path.exists(path):
-            store_file.examine(path, full=write)
-            self.checked = write
+            store_file.permitted(path, write=not self.read_only)
+            store_file.examine(path, full=True)
         else:
-            self.checked = True
             if not create:
                 raise UsageError(f"no store at {path} (kvb store add FILE.json creates one; "
                                  f"--store or ${ENV} name another)")
@@ -99,12 +101,20 @@ class Store:
             try:
                 os.makedirs(parent, exist_ok=True)
             except OSError as e:
-                raise RunError(f"cannot create {parent} for the store: {e.strerror}") from None
+                raise RunError(f"cannot create {parent} for the store {path}: "
+                               f"{e.strerror.lower() if e.strerror else e}") from None
+            store_file.permitted(path, write=True)
+        return self._sqlite_connection()
+
+    def _sqlite_connection(self) -> sqlite3.Connection:
         try:
             # isolation_level=None: transactions are begun and ended here, explicitly.
-            return sqlite3.connect(path, timeout=120, isolation_level=None)
+            if self.read_only:
+                return sqlite3.connect(store_file.read_only_uri(self.loc), uri=True,
+                                       timeout=120, isolation_level=None)
+            return sqlite3.connect(self.loc, timeout=120, isolation_level=None)
         except sqlite3.Error as e:
-            raise RunError(f"cannot open store {path}: {e}") from None
+            raise RunError(f"cannot open store {self.loc}: {e}") from None
 
     def _connect_pg(self) -> Any:
         psycopg = import_psycopg()
@@ -128,18 +138,18 @@ class Store:
 
     # ---- statements ---------------------------------------------------------------------------
 
-    def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        """Runs one statement. Write no literal % or ? in SQL: pass patterns as parameters."""
+    def q(self, sql: str, params: Sequence[Any] = ()) -> "_Rows":
+        """Runs one statement; its rows are read through the _Rows returned, which report
+        SQLite's and PostgreSQL's errors as this does. Write no literal % or ? in SQL: pass
+        patterns as parameters."""
         if self.dialect == "postgresql":
             sql = sql.replace("?", "%s")
         try:
             cur = self.conn.cursor()
             cur.execute(sql, params)
-            return cur
-        except sqlite3.DatabaseError as e:
-            raise self._sqlite_error(e) from None
         except Exception as e:
-            raise self._pg_error(e)
+            raise self.error(e) from None
+        return _Rows(self, cur)
 
     def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         if self.dialect == "postgresql":
@@ -149,15 +159,15 @@ class Store:
             return
         try:
             self.conn.cursor().executemany(sql, rows)
-        except sqlite3.DatabaseError as e:
-            raise self._sqlite_error(e) from None
         except Exception as e:
-            raise self._pg_error(e)
+            raise self.error(e) from None
 
-    def _sqlite_error(self, e: sqlite3.DatabaseError) -> Exception:
-        return store_file.classify(self.loc, e)
-
-    def _pg_error(self, e: Exception) -> Exception:
+    def error(self, e: Exception) -> Exception:
+        """The exception kvb reports for an error of a statement or of reading its rows: an
+        SQLite error as core/store_file.py classifies it (a damaged store: exit 2), a
+        PostgreSQL one as a runtime failure; anything else (a bug) as it is."""
+        if isinstance(e, sqlite3.DatabaseError):
+            return store_file.classify(self.loc, e)
         if type(e).__module__.startswith("psycopg"):
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             return RunError(f"store {shown(self.loc)}: {first}")
@@ -165,10 +175,14 @@ class Store:
 
     def write(self, exclusive: bool = False) -> "_Transaction":
         """A transaction. exclusive (kvb store rm): no other kvb writes meanwhile; SQLite's
-        writers always take turns, PostgreSQL's adds run side by side and wait for it."""
-        if not self.checked:
-            store_file.examine(self.loc, full=True)
-            self.checked = True
+        writers always take turns, PostgreSQL's adds run side by side and wait for it. A store
+        opened to be read is reopened for writing first (its file was examined when opened)."""
+        if self.read_only:
+            store_file.permitted(self.loc, write=True)
+            self.conn.close()
+            self.read_only = False
+            self.conn = self._sqlite_connection()
+            self.q("PRAGMA foreign_keys = ON")
         return _Transaction(self, exclusive)
 
     # ---- schema -------------------------------------------------------------------------------
@@ -293,7 +307,43 @@ class Store:
         if len(rows) > 1:
             raise UsageError(f"{len(rows)} documents' hashes start with {prefix!r}: give more "
                              "characters")
-        return rows[0][0], gzip.decompress(bytes(rows[0][1]))
+        try:
+            return rows[0][0], gzip.decompress(bytes(rows[0][1]))
+        except (OSError, EOFError, zlib.error) as e:
+            # gzip's CRC: bytes changed inside a stored document, which no page check sees.
+            finding = f"stored document {rows[0][0][:12]} does not decompress: {e}"
+            if self.dialect == "sqlite":
+                raise store_file.damaged(self.loc, finding, by="gzip") from None
+            raise RunError(f"store {shown(self.loc)}: {finding}") from None
+
+
+class _Rows:
+    """The rows of one statement. SQLite reads a page when a row on it is fetched, so damage
+    can surface after the statement began; every fetch reports its error through
+    Store.error, as q() does."""
+
+    def __init__(self, store: Store, cursor: Any) -> None:
+        self.store = store
+        self.cursor = cursor
+
+    def fetchone(self) -> Any:
+        try:
+            return self.cursor.fetchone()
+        except Exception as e:
+            raise self.store.error(e) from None
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return list(self.cursor.fetchall())
+        except Exception as e:
+            raise self.store.error(e) from None
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            row = self.fetchone()
+            if row is None:
+                return
+            yield row
 
 
 class _Transaction:

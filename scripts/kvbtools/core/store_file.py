@@ -28,13 +28,14 @@ BUSY_TIMEOUT = 120
 EMPTY_WAIT = 1.0
 
 
-def damaged(path: str, finding: str, *, listed: bool = False,
-            findings: Sequence[str] = ()) -> UsageError:
-    """The error for a damaged store: `findings`, SQLite's problems, one a line after it (kvb
-    store check); without them and not `listed` (shown by the caller), where to find them."""
-    return UsageError(f"store {path} is damaged (SQLite: {finding}): nothing was written; "
+def damaged(path: str, finding: str, *, listed: bool = False, findings: Sequence[str] = (),
+            by: str = "SQLite") -> UsageError:
+    """The error for a damaged store, found `by` SQLite (or gzip, a stored document):
+    `findings`, SQLite's problems, one a line after it (kvb store check); without them and not
+    `listed` (shown by the caller), where to find them."""
+    return UsageError(f"store {path} is damaged ({by}: {finding}): nothing was written; "
                       "restore it from a copy" + "".join(f"\n  {x}" for x in findings)
-                      + ("" if listed or findings else
+                      + ("" if listed or findings or by != "SQLite" else
                          f" (kvb store check --store {path} lists every problem SQLite finds)"))
 
 
@@ -118,12 +119,32 @@ def _truncation(path: str) -> str | None:
     return None
 
 
-def _uri(path: str) -> str:
+def read_only_uri(path: str) -> str:
     return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
 
 
+def permitted(path: str, *, write: bool) -> None:
+    """Raises RunError "permission denied" naming the path when this user may not read the
+    store's file, or (write) may not write it, or create the journal SQLite writes beside it
+    (an existing store) or the file itself (a new one). SQLite's own words for these are
+    "unable to open database file" and "attempt to write a readonly database"."""
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path):
+        if not os.access(path, os.R_OK | (os.W_OK if write else 0)):
+            raise RunError(f"store {path}: permission denied: this user may not "
+                           + ("write" if write and os.access(path, os.R_OK) else "read")
+                           + " the file")
+        if write and not os.access(where, os.W_OK | os.X_OK):
+            raise RunError(f"store {path}: permission denied: this user may not write "
+                           f"the directory {where}, where SQLite writes the store's journal "
+                           "during a change")
+    elif write and not os.access(where, os.W_OK | os.X_OK):
+        raise RunError(f"cannot create the store {path}: permission denied: this user may "
+                       f"not write the directory {where}")
+
+
 def _look(path: str, full: bool, listed: bool) -> None:
-    con = sqlite3.connect(_uri(path), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+    con = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
     try:
         con.execute("BEGIN")
         # The first read takes the shared lock (and fails on a file that is not a database).
@@ -200,7 +221,7 @@ def check(path: str) -> list[str]:
     comparison does); raises as examine() does for a file SQLite cannot read at all."""
     examine(path, full=False, listed=True)
     try:
-        con = sqlite3.connect(_uri(path), uri=True, timeout=BUSY_TIMEOUT)
+        con = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT)
         try:
             try:
                 return problems(con, "integrity_check")

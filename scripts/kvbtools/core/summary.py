@@ -18,7 +18,9 @@ def _fmt(v: float, digits: int = 1) -> str:
     return f"{v:,.{digits}f}"
 
 
-def cells(row: Row) -> list[str]:
+def cells(row: Row, noisy: bool = False) -> list[str]:
+    """The row's columns after the lead ones (COLUMNS); `noisy`: its run was noisy
+    (core/environment.noisy_reason), said in its notes."""
     d: dict[str, Any] = row.data
     lat = d["latency_ns"]
     cost = d["cost"]
@@ -38,6 +40,8 @@ def cells(row: Row) -> list[str]:
         # The paced writer's own thread: the process's CPU over its few ops is the readers'.
         cpu = cost["thread_cpu_us_per_op"]
         notes.append("cpu: own thread")
+    if noisy:
+        notes.append("noisy run")
     wkb = cost.get("storage_write_kb_per_op")
     return [row.engine, row.label, _fmt(d["ops_per_sec"], 0), _fmt(d["mb_per_sec"]),
             _fmt(lat["p50"] / 1e3, 2), _fmt(lat["p99"] / 1e3, 2), _fmt(lat["p99_9"] / 1e3, 2),
@@ -57,17 +61,20 @@ def lead_header(several: bool, repeated: bool) -> list[str]:
     return (["file"] if several else []) + (["repeat"] if repeated else [])
 
 
-def summary(rows: Iterable[Row], files: Sequence[str] | None = None) -> str:
+def summary(rows: Iterable[Row], files: Sequence[str] | None = None,
+            noisy: Sequence[bool] | None = None) -> str:
     """The table; a `repeat` column when a benchmark was repeated, and a `file` column (each
-    row's entry of `files`) when the rows come from several files."""
+    row's entry of `files`) when the rows come from several files; `noisy`: per row, whether its
+    run was noisy (its notes say so)."""
     rows = list(rows)
     files = list(files) if files is not None else [""] * len(rows)
+    noisy = list(noisy) if noisy is not None else [False] * len(rows)
     several = len(set(files)) > 1
     repeated = any(r.data["_result"].get("repeats", 1) > 1 for r in rows)
     header = lead_header(several, repeated)
     k = len(header)
-    return "\n".join(table.render([lead(r, f, several, repeated) + cells(r)
-                                   for r, f in zip(rows, files)], header=header + COLUMNS,
+    body = [lead(r, f, several, repeated) + cells(r, n) for r, f, n in zip(rows, files, noisy)]
+    return "\n".join(table.render(body, header=header + COLUMNS,
                                   left=(*range(k), k, k + 1, -1), rule=True))
 
 

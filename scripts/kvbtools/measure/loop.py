@@ -115,13 +115,14 @@ class Loop:
         self.set_apart.update(got.set_apart)
         self.judge.add(got.measurements, got.set_apart.keys())
         self.canary += got.canary
+        named = f"{self.plan.name}: " if self.plan.name else ""
         for r, seed in rounds:
             self.measuring += got.seconds.get(r, 0.0)
             self.round_times.append(got.seconds.get(r, 0.0))
             n = sum(1 for m in got.measurements if m.round == r)
-            self.say(f"{self.plan.name}: {got.set_apart[r]}" if r in got.set_apart else
-                     f"{self.plan.name}: round {r} done ({n} run{'s' if n != 1 else ''}, layout "
-                     f"seed {seed})")
+            self.say(named + (got.set_apart[r] if r in got.set_apart else
+                              f"round {r} done ({n} run{'s' if n != 1 else ''}, layout seed "
+                              f"{seed})"))
         return [s for r, s in rounds if r in got.set_apart]
 
     def round_cost(self) -> float:
@@ -158,7 +159,8 @@ class Loop:
                 not self.over_budget(self.links_cost(choice.links)
                                      + choice.links * per * self.round_cost()):
             add = choice.links
-            self.say(f"{self.plan.name}: {add} more link(s) ({self.links + add}): {choice.why}")
+            self.say((f"{self.plan.name}: " if self.plan.name else "")
+                     + f"{add} more link(s) ({self.links + add}): {choice.why}")
             self.ensure_links(self.links + add)
             self.links += add
             return self.run_queue([s for _ in range(per)

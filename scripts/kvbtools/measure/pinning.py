@@ -82,12 +82,19 @@ class Canaries:
         return max(MIN_TOLERANCE, 3 * 1.4826 * mad / m)
 
     def moved(self, ns: float) -> float:
-        """How far a reading moved from the median of those before it (0.12: 12% slower), 0.0
+        """How far a reading moved from the median of those before it (0.12: 1.12x its time), 0.0
         when within the noise; the reading joins the others."""
         baseline = statistics.median(self.readings) if self.readings else ns
         self.readings.append(ns)
         moved = ns / baseline - 1.0
         return moved if abs(moved) > self.tolerance() else 0.0
+
+
+def moved_text(moved: float) -> str:
+    """A canary's move (Canaries.moved) as the ratio of its time: '3.35x its median time in this
+    comparison (slower)', not '235% slower', which read as a fraction of something."""
+    return (f"{1.0 + moved:.2f}x its median time in this comparison "
+            f"({'slower' if moved > 0 else 'faster'})")
 
 
 # A KV workload with a writer beside its --threads readers (kvbench --help: "*whilewriting",
@@ -180,12 +187,12 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
     else:
         text = f"every run on {where} ({how})"
     on = "it" if len(cpus) == 1 else "each"
-    text += (f"; a canary ({output.shown(binary)} --canary) on {on} before every round and after the "
-             "last" + (", by its wall clock (a thread taking turns on the CPU slows the runs)"
-                       if by_wall else "") if binary else
-             "; no canary (" + ", ".join(f"{output.shown(c)} has no --canary" if os.path.isfile(c)
-                                         else f"no build at {output.shown(c)}" for c in candidates if c)
-             + "): rounds are not checked for a CPU that changed speed")
+    none = ", ".join(f"{output.shown(c)} has no --canary" if os.path.isfile(c) else
+                     f"no kvbench build at {output.shown(c)}" for c in candidates if c)
+    text += (f"; a canary ({output.shown(binary)} --canary) on {on} before every round and after "
+             "the last" + (", by its wall clock (a thread taking turns on the CPU slows the "
+                           "runs)" if by_wall else "") if binary else
+             f"; no canary ({none}): rounds are not checked for a CPU that changed speed")
     return Pin(cpus, binary, text, {c: readings[c] for c in cpus if c in readings}, by_wall,
                how)
 
@@ -217,7 +224,7 @@ class Watch:
             got = self.read_one(self.binary, c)
             moved = self.canaries[c].moved(got.value(self.pin.by_wall)) if got else 0.0
             if moved:
-                notes.append(f"{abs(moved):.0%} {'slower' if moved > 0 else 'faster'}"
+                notes.append(moved_text(moved)
                              + (f" on CPU {c}" if len(self.pin.cpus) > 1 else ""))
         self.readings += 1
         self.last_at = self.clock()
@@ -225,8 +232,8 @@ class Watch:
         return ", ".join(notes)
 
     def _said(self, r: int, when: str, note: str) -> str:
-        return (f"round {r}: the canary {when} it ran {note} than this comparison's median: "
-                "the CPU changed speed; the round is set apart and repeated") if note else ""
+        return (f"round {r}: the canary {when} it took {note}: the CPU changed speed; the round "
+                "is set apart and repeated") if note else ""
 
     def before(self, r: int) -> str:
         """The canary before round r ('' or why the round is disturbed)."""

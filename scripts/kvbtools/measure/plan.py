@@ -65,7 +65,7 @@ class Variant:
 @dataclass(frozen=True)
 class Plan:
     """What one loop measures (the module doc)."""
-    name: str                  # names the progress lines and the runs' files
+    name: str                  # names the progress lines and the runs' files ("": a comparison's)
     variants: tuple[Variant, ...]
     links: int                 # links every build starts with (seeds 0..links-1)
     budget: Budget

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,32 @@ from kvbtools.core.host import ROOT
 
 
 def progress(msg: str) -> None:
+    end_status()
     print(f"kvb: {msg}", file=sys.stderr, flush=True)
+
+
+class _Status:
+    shown = False      # a status line is on the terminal, not yet ended
+
+
+def status(msg: str) -> None:
+    """A line the next one replaces (each run of a round): on a terminal (stderr a tty) it is
+    rewritten in place, cut to the terminal's width; elsewhere nothing is written, and the line
+    each round ends with says what its runs did."""
+    if not sys.stderr.isatty():
+        return
+    width = shutil.get_terminal_size((100, 24)).columns - 1
+    sys.stderr.write(f"\r\033[Kkvb: {msg}"[:width + 4])  # + the 4 characters of \r\033[K
+    sys.stderr.flush()
+    _Status.shown = True
+
+
+def end_status() -> None:
+    """Clears the status line, if one is shown, so what follows starts on a clean line."""
+    if _Status.shown:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+        _Status.shown = False
 
 
 # ---- builds ----------------------------------------------------------------------------------

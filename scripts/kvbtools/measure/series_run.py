@@ -84,7 +84,7 @@ def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
         runner.check_plan(b.binary(work.micro), work)
     pin = choose_pin(built[variants[0].build], work, cpu)
     progress(f"cpu: {pin.text}")
-    plan = Plan("rounds", tuple(variants), built[variants[0].build].layouts, budget, pin,
+    plan = Plan("", tuple(variants), built[variants[0].build].layouts, budget, pin,
                 sum(build_seconds.values()), len(build_seconds))
     judge = TableJudge(plan, judging, work.micro)
     work = dataclasses.replace(work, extra=[*work.extra, *pin.flag()])
@@ -144,7 +144,16 @@ class SeriesRunner:
         self._chunks: list[list[str] | None] | None = None
 
     def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
-        got = []
+        """Each run a status line (runner.status: one line rewritten on a terminal; the
+        loop's line per round elsewhere)."""
+        got: list[Measurement] = []
+        try:
+            self._runs(plan, r, seed, got)
+        finally:
+            runner.end_status()
+        return got
+
+    def _runs(self, plan: Plan, r: int, seed: int, got: list[Measurement]) -> None:
         chunks = self.chunks(plan)
         order = [(v, e) for v in plan.order(r) for e in runner.engines(v, self.work)]
         for c, chunk in enumerate(chunks, 1):
@@ -158,14 +167,13 @@ class SeriesRunner:
                     work = dataclasses.replace(work, micro_filter=runner.exact_filter(mine))
                 out = runner.run_file(self.outdir, v.label, engine, r,
                                       f".c{c}" if len(chunks) > 1 else "")
-                progress(f"round {r}, run {i}/{len(order)}: {v.label}"
-                         + (f", engine {engine}" if engine else "")
-                         + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
-                         + f" (seed {seed})")
+                runner.status(f"round {r}, run {i}/{len(order)}: {v.label}"
+                              + (f", engine {engine}" if engine else "")
+                              + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
+                              + f" (seed {seed})")
                 runner.run_once(links[seed % len(links)], work, out, engine, list(v.args))
                 got.append(Measurement(out, v.label, v.build, seed % len(links), r,
                                        plan.pin.cpus))
-        return got
 
     def names(self, build: str) -> list[str]:
         """The benchmarks the filter selects in a build (listed once, by its first link: its

@@ -67,10 +67,28 @@ def parse_source_args(items: list[str]) -> dict[str, str]:
     return out
 
 
+def fetched_dir(dep: str, version: str) -> str:
+    """Where fetch puts dep at version: build/kvb/sources/<dep>-<version>."""
+    return os.path.join(ROOT, "build", "kvb", "sources", f"{dep}-{version}")
+
+
+def _fetched(dest: str, dep: str, version: str) -> bool:
+    """Whether `dest` holds dep at version as get-sources.sh unpacked it (its stamp says so)."""
+    try:
+        with open(os.path.join(dest, ".kvbench-source"), encoding="utf-8") as f:
+            stamp = set(f.read().split())
+    except OSError:
+        return False
+    return {f"dep={dep}", f"version={version}"} <= stamp
+
+
 def fetch(dep: str, version: str) -> str:
     """A source tree of dep at version, fetched once with scripts/get-sources.sh into
-    build/kvb/sources/<dep>-<version> (the script prints the tree's path as its last line)."""
-    dest = os.path.join(ROOT, "build", "kvb", "sources", f"{dep}-{version}")
+    fetched_dir (the script prints the tree's path as its last line); a tree fetched before is
+    used as it is, without the script."""
+    dest = fetched_dir(dep, version)
+    if _fetched(dest, dep, version):
+        return dest
     script = os.path.join(ROOT, "scripts", "get-sources.sh")
     if not os.path.exists(script):
         if os.path.isdir(dest) and os.listdir(dest):
@@ -87,6 +105,34 @@ def fetch(dep: str, version: str) -> str:
                           f"{(p.stderr or p.stdout).strip()[-2000:]}")
     lines = [x.strip() for x in p.stdout.splitlines() if x.strip()]
     return lines[-1] if lines and os.path.isdir(lines[-1]) else dest
+
+
+def micro_libraries() -> list[str]:
+    """The libraries whose own code kvbench_micro's rows run and kvb can build from source, the
+    engines left out (a RocksDB build takes most of an hour): lz4, zstd, xxhash (the manifest's
+    micro_rows and source_build)."""
+    return [d.name for d in manifest.deps().values()
+            if d.micro_rows and d.source_build and not d.engine]
+
+
+def debian_trees(deps: list[str], get: bool = True) -> dict[str, tuple[str, str]]:
+    """dep -> (source tree, version) of each of `deps` at the version installed here (its
+    headers under /usr: Debian's -dev package), fetched once from Debian's source package
+    (fetch); `get` False: where it is or will be, nothing fetched (--dry-run). RunError naming
+    what failed, and --system-libs, when one cannot be had."""
+    out = {}
+    for dep in deps:
+        what = f"{dep} at the version installed here"
+        try:
+            version = detect(dep, "/usr", prefix=True)
+            what = f"{dep} {version}"
+            out[dep] = (fetch(dep, version) if get else fetched_dir(dep, version), version)
+        except (RunError, UsageError) as e:
+            raise RunError(f"cannot get the source of {what} to build it with each preset "
+                           f"(a comparison of builds compiles {', '.join(deps)} by default): "
+                           f"{e}; --system-libs compares the builds on the installed "
+                           "libraries instead") from None
+    return out
 
 
 def commit_name(d: str) -> str:

@@ -226,12 +226,17 @@ def measure_round(study: Study, r: int, outdir: str, files: dict[str, list[str]]
     """Round `r`: every series once (every engine of each), appending the JSON files to
     `files`; `of` completes the progress lines' "round r" (e.g. "/5")."""
     order = [(s, e) for s in study.series for e in runner.engines(s, study.plan)]
-    for i, (s, engine) in enumerate(order, 1):
-        out = runner.run_file(outdir, s.label, engine, r)
-        progress(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
-                 + (f", engine {engine}" if engine else ""))
-        runner.run_once(study.build_of(s).binary(False), study.plan, out, engine, list(s.args))
-        files[s.label].append(out)
+    try:
+        for i, (s, engine) in enumerate(order, 1):
+            out = runner.run_file(outdir, s.label, engine, r)
+            runner.status(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
+                          + (f", engine {engine}" if engine else ""))
+            runner.run_once(study.build_of(s).binary(False), study.plan, out, engine,
+                            list(s.args))
+            files[s.label].append(out)
+    finally:
+        runner.end_status()
+    progress(f"round {r}{of} done ({len(order)} run{'s' if len(order) != 1 else ''})")
 
 
 class _AnyFlag(set):  # type: ignore[type-arg]

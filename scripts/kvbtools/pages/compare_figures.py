@@ -13,16 +13,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from kvbtools.core import stats
+from kvbtools.core import environment, stats
 from kvbtools.core.table import fmt_value
-from kvbtools.pages import figures, noise
-from kvbtools.core.comparison import Cell, Comparison, unit_text
+from kvbtools.pages import figures
+from kvbtools.core.comparison import Cell, Comparison, ratio_meaning, unit_text
 from kvbtools.pages.figures import ALERT, BAND, GOOD, MUTED, Colours, Figure
 
 CONTROL = "control"
-# Ratios spanning more than this factor get a log axis: 0.011 and 7.56 on a linear one leave
-# every ratio near 1.0 in one pixel.
-LOG_SPAN = 10.0
 UNDECIDED_FACE = "#d9d9d9"
 
 
@@ -76,7 +73,7 @@ def log_scaled(cells: list[Cell]) -> bool:
     for cell in cells:
         xs += [x for x in (cell.verdict.ratio, *(interval(cell) or ()))
                if math.isfinite(x) and x > 0]
-    return max(xs) / min(xs) > LOG_SPAN
+    return max(xs) / min(xs) > figures.LOG_SPAN
 
 
 def ratio_figure(c: Comparison, mkey: str, colours: Colours, measured: bool = False) -> Figure:
@@ -110,8 +107,8 @@ def ratio_figure(c: Comparison, mkey: str, colours: Colours, measured: bool = Fa
         return fig
 
     return Figure(f"ratio-{figures.safe_name(mkey)}",
-                  _ratio_caption(c, mkey, has_control, log, measured),
-                  draw, warnings=_noisy_sides(c), notes=_undecided_notes(list(cells.values())))
+                  _ratio_caption(c, mkey, list(cells.values()), has_control, log, measured),
+                  draw, noisy=_noisy_sides(c), notes=_undecided_notes(list(cells.values())))
 
 
 def _limits(cells: list[Cell], log: bool, threshold: float) -> tuple[float, float]:
@@ -150,7 +147,9 @@ def _ratio_axes(ax: Any, c: Comparison, mkey: str, names: list[str], log: bool,
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.grid(axis="y", visible=False)
     better = "right" if metric.higher_is_better else "left"
-    ax.set_xlabel(f"ratio of the median to {base}'s" + (" (log scale)" if log else "")
+    cells = [x for x in c.cells if x.metric.key == mkey]
+    ax.set_xlabel(f"ratio to {base} ({ratio_meaning(cells, short=True)})"
+                  + (" (log scale)" if log else "")
                   + f"; {metric.better} {metric.path} is better ({better} of 1.0); dotted: the "
                   f"{c.threshold * 100:g}% threshold")
     # The title on its own line above the legend's, which may take two.
@@ -182,15 +181,16 @@ def _ratio_legend(ax: Any, sides: list[tuple[str, str]], cells: list[Cell],
               ncol=min(len(labels), 5), borderaxespad=0.3, fontsize=7)
 
 
-def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool,
+def _ratio_caption(c: Comparison, mkey: str, cells: list[Cell], control: bool, log: bool,
                    measured: bool = False) -> str:
     metric = c.metrics[mkey]
     base = c.sides[0].label
-    return (f"Each point is a side's median {metric.path} divided by {base}'s, with the "
-            f"{stats.pct(1 - c.alpha)} interval its verdict was judged on (none drawn when too "
-            "few runs give no finite one); on the right, both medians in "
-            f"{metric.shown_unit}. A filled point is a significant change (p below alpha after "
-            "the family's adjustment, and the threshold; on the unit its verdict rested on: "
+    return (f"Each point is a side's {metric.path} relative to {base}'s ("
+            f"{ratio_meaning(cells)}), with the {stats.pct(1 - c.alpha)} interval its verdict "
+            "was judged on (none drawn when too few runs give no finite one); on the right, "
+            f"both medians in {metric.shown_unit}. A filled point is a significant change (p "
+            "below alpha after the family's adjustment, and the threshold; on the unit its "
+            "verdict rested on: "
             f"{unit_text(c)}), a hollow one is no change (its interval within the threshold), a grey "
             "diamond is undecided (its word beside it, its reason below). A ratio of 0 or over "
             "a base of 0 is drawn at the axis's end with its words. "
@@ -201,9 +201,9 @@ def _ratio_caption(c: Comparison, mkey: str, control: bool, log: bool,
                "noise floor." if measured else ""))
 
 
-def _noisy_sides(c: Comparison) -> list[str]:
-    why = {s.label: noise.side_reason(s) for s in c.sides}
-    return noise.figure_warning({label: w for label, w in why.items() if w})
+def _noisy_sides(c: Comparison) -> dict[str, str]:
+    why = {s.label: environment.side_reason(s) for s in c.sides}
+    return {label: w for label, w in why.items() if w}
 
 
 def _undecided_notes(cells: list[Cell]) -> list[str]:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kvbtools.core import manifest, output
 from kvbtools.core.io_util import import_debian
+from kvbtools.pages import noise
 
 PACKAGE = "python3-matplotlib"
 WIDTH_INCHES = 10.0      # every figure; with PNG_DPI a PNG is 1200 px wide
@@ -48,6 +49,9 @@ HASHED = ("#9467bd", "#17becf", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#7b
           "#5254a3", "#e7ba52", "#6b6ecf")
 # Shades of an engine's colour for names that start with it: mixed with black (<0) or white.
 SHADES = (-0.35, 0.4, -0.6, 0.65, -0.15, 0.2)
+# Values (ratios, rates) spanning more than this factor get a log axis: on a linear one 0.011
+# beside 7.56, or 0.5 M ops/s beside 47.5 M, leave the smaller in a pixel or a sliver.
+LOG_SPAN = 10.0
 ALERT = "#d62728"
 GOOD = "#2c7fb8"
 MUTED = "#9a9a9a"
@@ -143,13 +147,15 @@ class Figure:
     """A figure to draw when the page is written (so only one is open at a time).
 
     name: the stable file name without extension (`readrandom-throughput`); caption: what it
-    shows and how to read it; draw(plt) returns the matplotlib figure. warnings (a noisy run it
-    draws) and notes (why it has few points) are said under the caption and in the figure
-    itself, so that a figure file (--svg, --png) says them too."""
+    shows and how to read it; draw(plt) returns the matplotlib figure. noisy: what it draws that
+    kvbench called noisy (a run, a side, a point: label -> why): the page says why once, in its
+    box at the top (htmlpage.noise_box), and marks the figure with a link to it; a figure file
+    (--svg, --png) has no page and says it under the figure (noise.figure_warning). notes (why
+    it has few points) are said under the caption and in the figure file."""
     name: str
     caption: str
     draw: Callable[[Any], Any]
-    warnings: list[str] = field(default_factory=list)
+    noisy: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -234,7 +240,8 @@ class Output:
 
     def draw(self, figure: Figure) -> str:
         """Draws one figure, writes its files, returns its inline SVG. The page says the
-        figure's warnings and notes under it; a file carries them in the figure (footnote)."""
+        figure's notes under it and marks its noisy runs; a file carries both in the figure
+        (footnote)."""
         plt = pyplot()
         fig = figure.draw(plt)
         try:
@@ -257,14 +264,15 @@ class Output:
 
 
 def footnote(fig: Any, figure: Figure) -> bool:
-    """The figure's warnings (red) and notes (grey) under it, one wrapped line each; False when
-    it has none."""
-    lines = figure.warnings + figure.notes
+    """A figure file's noisy runs (red) and notes (grey) under it, one wrapped line each; False
+    when it has none."""
+    warnings = noise.figure_warning(figure.noisy)
+    lines = warnings + figure.notes
     if not lines:
         return False
     text = "\n".join(textwrap.fill(x, 150, subsequent_indent="    ") for x in lines)
     fig.supxlabel(text, x=0.01, ha="left", fontsize=7.5, linespacing=1.3,
-                  color=ALERT if figure.warnings else "#555555")
+                  color=ALERT if warnings else "#555555")
     return True
 
 

@@ -119,29 +119,23 @@ def write_history_html(path: str, series: Sequence[Any], analyses: Sequence[Any]
             changes=changes, segments=segments, drift=drift,
             colour=ENGINE_COLOURS.get(figures.engine_of(s.row), POINT),
             noisy=[i for i, w in enumerate(why) if w])
-        fig.warnings = _noisy_points(why)
+        fig.noisy = {f"point {i + 1}": w for i, w in enumerate(why) if w}
         page.figure(fig)
     _noisy_box(page, series)
     page.write(path, figures.Output())
 
 
-def _noisy_points(why: list[str]) -> list[str]:
-    """The line under a series' figure: which of its points come from noisy runs."""
-    hits = [(i + 1, w) for i, w in enumerate(why) if w]
-    if not hits:
-        return []
-    shown = ", ".join(str(i) for i, _ in hits[:12]) + (" ..." if len(hits) > 12 else "")
-    return [f"Noisy runs, by kvbench's own measure: point(s) {shown} of {len(why)} (ringed), "
-            f"e.g. {hits[0][1]}. Read a change near them with care."]
-
-
 def _noisy_box(page: htmlpage.Page, series: Sequence[Any]) -> None:
-    """At the top of the page (after its first paragraph): the series with noisy points."""
-    lines = []
+    """At the top of the page (after its first paragraph): the series with noisy points, then
+    each noisy run (a stored document) once with kvbench's reason: the runs of one night are
+    points of many series."""
+    counts, runs = [], {}
     for s in series:
-        why = [w for w in (noise.point_reason(p.attributes) for p in s.points) if w]
-        if why:
-            lines.append(f"{s.label}: {len(why)} of {len(s.points)} point(s) from runs kvbench "
-                         f"called noisy, e.g. {why[0]}")
-    if lines:
-        page.blocks.insert(1, htmlpage.box(noise.TITLE, lines, bad=True))
+        noisy = [p for p in s.points if noise.point_reason(p.attributes)]
+        if noisy:
+            counts.append(f"{s.label} {len(noisy)} of {len(s.points)}")
+            runs.update({p.document: (p.time, noise.point_reason(p.attributes)) for p in noisy})
+    if counts:
+        lines = ["point(s) from runs kvbench called noisy: " + "; ".join(counts)]
+        lines += [f"the run of {time}: {why}" for time, why in runs.values()]
+        page.blocks.insert(1, htmlpage.noise_box(lines))

@@ -10,7 +10,7 @@ import html
 from dataclasses import dataclass
 from typing import Sequence
 
-from kvbtools.pages import figures
+from kvbtools.pages import figures, noise
 from kvbtools.pages.figures import Figure
 from kvbtools.core import output
 
@@ -40,6 +40,8 @@ figure{margin:.8em 0 1.4em}figure svg{width:100%;height:auto;display:block}
 svg.flame{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:var(--muted);margin-top:.2em;max-width:60em}
 figcaption .warn{display:block;color:#b3261e;font-weight:600}
+a.noisy{font-size:.85em;color:#b3261e;border:1px solid #e6a9a4;border-radius:3px;
+padding:0 .35em;margin-right:.5em;white-space:nowrap}
 figcaption .note{display:block;color:var(--fg)}
 tr td.undecided{color:var(--muted);font-style:italic;
 background:repeating-linear-gradient(135deg,#e4e4e4 0 4px,#fff 4px 8px)}
@@ -87,10 +89,18 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None,
     return "\n".join(out)
 
 
-def box(title: str, items: Sequence[str], *, bad: bool = False) -> str:
+def box(title: str, items: Sequence[str], *, bad: bool = False, anchor: str = "") -> str:
     """A highlighted list: warnings (amber) or what is missing or failed (red)."""
     li = "".join(f"<li>{esc(i)}</li>" for i in items)
-    return f'<div class="box{" bad" if bad else ""}"><b>{esc(title)}</b><ul>{li}</ul></div>'
+    a = f' id="{esc(anchor)}"' if anchor else ""
+    return (f'<div class="box{" bad" if bad else ""}"{a}><b>{esc(title)}</b><ul>{li}</ul>'
+            "</div>")
+
+
+def noise_box(items: Sequence[str]) -> str:
+    """The page's one statement of its noisy runs and why (noise.TITLE), where the figures'
+    markers link."""
+    return box(noise.TITLE, items, bad=True, anchor=noise.ANCHOR)
 
 
 class Page:
@@ -117,17 +127,27 @@ class Page:
     def figures(self) -> list[Figure]:
         return [b for b in self.blocks if isinstance(b, Figure)]
 
+    def _with_noise_box(self) -> list[str | Figure]:
+        """The blocks, with a box of noisy runs at the top when a figure marks one and the page
+        has none for its marker to link to (every page that draws runs has its own)."""
+        noisy = {k: v for f in self.figures() for k, v in f.noisy.items()}
+        if not noisy or any(isinstance(b, str) and f'id="{noise.ANCHOR}"' in b
+                            for b in self.blocks):
+            return self.blocks
+        return [noise_box([f"{k}: {v}" for k, v in noisy.items()]), *self.blocks]
+
     def write(self, path: str | None, out: figures.Output) -> int:
         """Draws every figure (into `out`'s directories too) and writes the page to `path` (None:
         only the figure files). Returns the number of figures."""
         figs = self.figures()
         figures.unique_names(figs)
         body: list[str] = []
-        for b in self.blocks:
+        for b in self._with_noise_box():
             if isinstance(b, Figure):
+                mark = (f'<a class="noisy" href="#{noise.ANCHOR}">{esc(noise.marker(b.noisy))}'
+                        "</a>" if b.noisy else "")
                 body.append(f'<figure id="fig-{esc(b.name)}">{out.draw(b)}'
-                            f"<figcaption><b>{esc(b.name)}</b>: {esc(b.caption)}"
-                            + "".join(f'<span class="warn">{esc(w)}</span>' for w in b.warnings)
+                            f"<figcaption>{mark}<b>{esc(b.name)}</b>: {esc(b.caption)}"
                             + "".join(f'<span class="note">{esc(n)}</span>' for n in b.notes)
                             + "</figcaption></figure>")
             else:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools.core import hgrm, results, samples, summary
-from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, noise, run_figures
+from kvbtools.core import environment, hgrm, results, samples, summary
+from kvbtools.pages import figures, flame_figures, htmlpage, micro_figures, run_figures
 from kvbtools.pages.htmlpage import Page, esc
 from kvbtools.core.results import Document
 from kvbtools.pages.run_figures import Group, Run
@@ -33,7 +33,7 @@ def build(docs: list[Document], title: str = "kvbench report") -> Page:
         page.html(htmlpage.box("Missing or failed", problems, bad=True))
     noisy = _noisy(kv, micro)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
+        page.html(htmlpage.noise_box(noisy))
     if kv:
         _kv_sections(page, kv)
         flame_figures.add_profile_sections(page, kv)  # kvbench --profile runs
@@ -65,18 +65,11 @@ def _problems(kv: list[Document]) -> list[str]:
 def _noisy(kv: list[Document], micro: list[Document]) -> list[str]:
     """A line per run kvbench called noisy, and per kvbench_micro file whose wall time ran
     well above its CPU time."""
-    out = []
+    runs = []
     for r in run_figures.label_runs(kv):
-        why = noise.run_reason(r.doc.doc["context"])
-        if why:
-            name = os.path.basename(r.doc.path)
-            label = r.label if name in r.label else f"{r.label} ({name})"
-            out.append(noise.run_warning(label, why))
-    for s in micro_sides(micro):
-        why = noise.side_reason(s)
-        if why:
-            out.append(f"{s.label} (kvbench_micro): {why}")
-    return out
+        name = os.path.basename(r.doc.path)
+        runs.append((r.label if name in r.label else f"{r.label} ({name})", r.doc.context))
+    return environment.noisy_runs(runs, micro_sides(micro))
 
 
 # ---- kvbench runs ----------------------------------------------------------------------------
@@ -108,11 +101,9 @@ def _summary(runs: list[Run], gs: list[Group]) -> tuple[list[list[str]], list[st
     several = len(runs) > 1
     keyed = []
     for r in runs:
-        why = noise.run_reason(r.doc.doc["context"])
+        noisy = bool(environment.noisy_reason(r.doc.context))
         for row in results.rows(r.doc.doc):
-            cells = summary.cells(row)
-            if why:
-                cells[-1] = ", ".join(x for x in (cells[-1], "noisy run") if x)
+            cells = summary.cells(row, noisy)
             lead = summary.lead(row, os.path.basename(r.doc.path), several, True)
             keyed.append((order.get((row.benchmark, row.role), len(order)), lead + cells))
     rows = [cells for _, cells in sorted(keyed, key=lambda k: k[0])]
@@ -301,9 +292,9 @@ def _micro_sections(page: Page, micro: list[Document]) -> None:
 
 def add_micro_figures(page: Page, sides: list[samples.Side]) -> None:
     figs, notes = micro_figures.all_figures(sides, figures.Colours(s.label for s in sides))
-    busy = {s.label: why for s in sides for why in [noise.side_reason(s)] if why}
+    busy = {s.label: why for s in sides for why in [environment.side_reason(s)] if why}
     for f in figs:
-        f.warnings = [f"{label}: {why}" for label, why in busy.items()]
+        f.noisy = dict(busy)
     if notes:
         page.html(htmlpage.box("Not shown", notes))
     if not figs:

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, levels, metrics, profiles, results, samples, stats
+from kvbtools.core import comparison, compiled, levels, metrics, profiles, results, samples
+from kvbtools.core import stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
@@ -35,7 +36,7 @@ def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool =
         page.html(htmlpage.box("Warnings", warnings, bad=True))
     noisy = noise.side_warnings(c.sides)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, noisy, bad=True))
+        page.html(htmlpage.noise_box(noisy))
     control = compare_figures.CONTROL if any(s.label == compare_figures.CONTROL
                                              for s in c.sides) else ""
     rows = []
@@ -62,12 +63,14 @@ def comparison_page(c: Comparison, title: str, intro: str = "", measured: bool =
         page.heading(2, "GB/s by block size", "gbps")
         add_micro_figures(page, [s for s in c.sides if s.label != control])
     page.heading(2, "Tables", "tables")
-    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control))}</pre>")
+    page.html(f"<pre>{esc(comparison.format_comparison(c, control=control, reasons=False))}"
+              "</pre>")
     return page
 
 
 def verdict_table(c: Comparison, mkey: str) -> str:
-    """Every point of a ratio figure as a row: both medians, the ratio, the verdict as its word
+    """Every point of a ratio figure as a row: both medians, the ratio (its estimator in the
+    column's name: comparison.ratio_meaning), the verdict as its word
     (any word: a regression red, no verdict grey and hatched, its reason in the tooltip)."""
     metric = c.metrics[mkey]
     base = c.sides[0].label
@@ -80,9 +83,10 @@ def verdict_table(c: Comparison, mkey: str) -> str:
                      compare_figures.ratio_text(cell),
                      htmlpage.Td(v.word, _verdict_class(cell), v.note),
                      comparison.fmt_p(v.test.p) if v.test is not None else ""])
-    return htmlpage.table(rows, ["benchmark", "side", f"{base} [{metric.shown_unit}]",
-                                 f"side [{metric.shown_unit}]", "ratio", "verdict", "p"],
-                          numeric=[2, 3, 4])
+    ratio = comparison.ratio_meaning([x for x in c.cells if x.metric.key == mkey], short=True)
+    return htmlpage.table(rows, ["benchmark", "side", f"{base}: median [{metric.shown_unit}]",
+                                 f"side: median [{metric.shown_unit}]", f"ratio ({ratio})",
+                                 "verdict", "p"], numeric=[2, 3, 4])
 
 
 def _verdict_class(cell: Cell) -> str:
@@ -165,6 +169,10 @@ def page_for_dir(directory: str) -> Page:
     notes += doc.get("library_version_mismatches", [])
     if notes:
         page.blocks.insert(1, htmlpage.box("Missing or suspect", notes, bad=True))
+    control = (compare_figures.CONTROL,)
+    built = compiled.origin_lines(c, control) + compiled.note_lines(c, control)
+    if built:  # where each side's libraries came from; rows no build compiled (docs/compare.md)
+        page.blocks.insert(1, htmlpage.box("What the builds compiled", built))
     # kvbench --profile runs (--profile, or --kvbench-arg=--profile): where the CPU time moved.
     flame_figures.add_diff_sections(
         page, [profiles.of_documents(results.load_all(s.paths)) for s in sides],
@@ -238,13 +246,14 @@ def bisect_page(directory: str) -> Page:
         page.para(ending)
     if notes:
         page.html(htmlpage.box("Missing", notes, bad=True))
-    noisy = _noisy_runs(directory)
+    runs, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs",
+                                                                     "*.json"))))
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, [noisy], bad=True))
+        page.html(htmlpage.noise_box([_noisy_runs(runs, noisy)]))
     if tested and order:
         fig = compare_figures.bisect_figure(tested, order, first, confirmed, mkey, m.scale,
                                             m.shown_unit)
-        fig.warnings = [f"Noisy runs, by kvbench's own measure: {noisy}."] if noisy else []
+        fig.noisy = noisy
         page.figure(fig)
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
@@ -252,12 +261,9 @@ def bisect_page(directory: str) -> Page:
     return page
 
 
-def _noisy_runs(directory: str) -> str:
-    """How many of the bisect's runs (DIR/runs/*.json) kvbench called noisy, and which; ""
-    when none (or no kvbench run is there)."""
-    n, noisy = noise.file_reasons(sorted(glob.glob(os.path.join(directory, "runs", "*.json"))))
-    if not noisy:
-        return ""
+def _noisy_runs(n: int, noisy: dict[str, str]) -> str:
+    """How many of the bisect's `n` runs (DIR/runs/*.json) kvbench called noisy (file name ->
+    why), and which."""
     names = ", ".join(list(noisy)[:6]) + (" ..." if len(noisy) > 6 else "")
     return (f"{len(noisy)} of the {n} runs in runs/ were noisy ({names}), e.g. "
             f"{next(iter(noisy.values()))}: their values may be low and pull a commit's "

@@ -3,8 +3,8 @@ the latency percentile distribution and the cost per operation; and an overview 
 
 Runs are overlaid, one colour per run: its engine's (figures.ENGINE_COLOURS, the same on every
 page), a shade of it when two runs share an engine. Repeats of a benchmark are drawn as more lines
-of the run's colour; bars show their median. A figure that draws a run kvbench called noisy says
-so (noise.py).
+of the run's colour; bars show their median. A figure that draws a run kvbench called noisy is
+marked, the mark linking to the page's box that says why (figures.Figure.noisy).
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from kvbtools.core import hgrm, results
+from kvbtools.core import environment, hgrm, results
 from kvbtools.core.metrics import value
-from kvbtools.pages import figures, noise
+from kvbtools.pages import figures
 from kvbtools.pages.figures import ALERT, Colours, Figure
 from kvbtools.core.results import Document
 
@@ -93,7 +93,7 @@ def colours_for(runs: list[Run]) -> Colours:
 
 def noisy(runs: list[Run]) -> dict[str, str]:
     """label -> why kvbench called the run noisy, for the noisy ones among `runs`."""
-    out = {r.label: noise.run_reason(r.doc.doc["context"]) for r in runs}
+    out = {r.label: environment.noisy_reason(r.doc.doc["context"]) for r in runs}
     return {label: why for label, why in out.items() if why}
 
 
@@ -205,7 +205,7 @@ def throughput(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
                + (" The dashed line is the writer's target rate: a writer that keeps to it "
                   "draws along it." if paced else ""))
     return Figure(f"{g.name}-throughput", caption, draw,
-                  warnings=noise.figure_warning(noisy(g.runs())), notes=_few_points(drawn)), notes
+                  noisy=noisy(g.runs()), notes=_few_points(drawn)), notes
 
 
 def _few_points(drawn: list[Entry]) -> list[str]:
@@ -328,7 +328,7 @@ def latency(g: Group, colours: Colours) -> tuple[Figure | None, list[str]]:
                "A line that turns up sharply shows a tail: those operations waited on something "
                "(a flush, a stall, a lock).")
     return Figure(f"{g.name}-latency", caption, draw,
-                  warnings=noise.figure_warning(noisy([e.run for e in drawn]))), notes
+                  noisy=noisy([e.run for e in drawn])), notes
 
 
 # ---- cost per operation ----------------------------------------------------------------------
@@ -379,7 +379,7 @@ def cost(g: Group, colours: Colours) -> tuple[Figure, list[str]]:
                "involuntary hatched), and the database size and peak RSS after the benchmark. "
                "Lower is cheaper; the CPU and KB bars explain throughput differences.")
     return Figure(f"{g.name}-cost", caption, draw,
-                  warnings=noise.figure_warning(noisy(runs))), notes
+                  noisy=noisy(runs)), notes
 
 
 def _stack_legend(plt: Any, fig: Any) -> None:
@@ -396,6 +396,9 @@ def _stack_legend(plt: Any, fig: Any) -> None:
 # A cost group's highest bar, in the axes' units (each group on its own scale); its title above.
 GROUP_HIGHEST = 1.0
 GROUP_TOP = 1.2
+# The top of a row of bar groups, in its highest bar's heights (decades on a log axis): room for
+# the values over the bars and the groups' titles at GROUP_TOP.
+AXES_TOP = GROUP_TOP + 0.12
 
 
 def _cost_stacks(g: Group, runs: list[Run], parts: list[tuple[str, str]],
@@ -439,7 +442,7 @@ def _groups_axes(ax: Any, ticks: list[tuple[int, str]], end: int) -> None:
     ax.set_xticks([x for x, _ in ticks])
     ax.set_xticklabels([label for _, label in ticks], rotation=30, ha="right", fontsize=7)
     ax.set_xlim(-0.7, end - 1.3)
-    ax.set_ylim(0, GROUP_TOP + 0.12)
+    ax.set_ylim(0, AXES_TOP)
     ax.spines["bottom"].set_visible(False)
     ax.tick_params(axis="x", length=0)
     _values_on_bars(ax)
@@ -453,33 +456,78 @@ def _values_on_bars(ax: Any) -> None:
     ax.grid(visible=False)
 
 
-# ---- overview --------------------------------------------------------------------------------
+# ---- overview ----------------------------------------------------------------------------------
 
 def overview(gs: list[Group], colours: Colours) -> Figure | None:
-    """Ops/s of every benchmark and role, one group of bars each (own scale), a bar per run."""
+    """Ops/s of every benchmark and role, one group of bars each, a bar per run: each group on
+    its own linear scale, or all on one log axis when the runs of a group span more than
+    figures.LOG_SPAN (a reference engine 100x a storage engine left the storage engines slivers)."""
     gs = [g for g in gs if any(e.role["ops"] > 0 for e in g.entries)]
     if not gs:
         return None
     per_row = min(len(gs), 5)
     nrows = math.ceil(len(gs) / per_row)
+    ops = [[median_of([e for e in g.entries if e.run is r],
+                      lambda e: float(e.role["ops_per_sec"])) or 0.0 for r in g.runs()]
+           for g in gs]
+    positive = [v for vals in ops for v in vals if v > 0]
+    log = any(max(vals) > figures.LOG_SPAN * min(vals) for vals in
+              ([v for v in group if v > 0] for group in ops) if vals)
+    floor = 10.0 ** math.floor(math.log10(min(positive)))  # the log axis's bottom
 
     def draw(plt: Any) -> Any:
-        # A row of groups per axes, each group on its own scale (see cost()).
+        # A row of groups per axes (see cost()).
         fig, axes = figures.new(plt, 2.3 * nrows + 0.3, nrows=nrows, squeeze=False)
         for row, ax in enumerate(axes[:, 0]):
             x, ticks = 0, []
-            for g in gs[row * per_row:(row + 1) * per_row]:
-                runs = g.runs()
-                ops = [[median_of([e for e in g.entries if e.run is r],
-                                  lambda e: float(e.role["ops_per_sec"])) or 0.0] for r in runs]
+            for k in range(row * per_row, min(len(gs), (row + 1) * per_row)):
+                g, runs = gs[k], gs[k].runs()
                 ticks += [(x + i, r.label) for i, r in enumerate(runs)]
-                x = _bar_group(ax, x, runs, colours, ops, g.label.replace(" [", "\n["), 8.5)
+                title = g.label.replace(" [", "\n[")
+                x = _log_bar_group(ax, x, runs, colours, ops[k], title, floor) if log else \
+                    _bar_group(ax, x, runs, colours, [[v] for v in ops[k]], title, 8.5)
             _groups_axes(ax, ticks, max(x, per_row * 4))
-        fig.suptitle("ops/s per benchmark (median of repeats); higher is better", x=0.01,
-                     ha="left", fontsize=10)
+            if log:
+                _log_axis(ax, floor, max(positive))
+        fig.suptitle("ops/s per benchmark (median of repeats" + ("; one log axis" if log else "")
+                     + "); higher is better", x=0.01, ha="left", fontsize=10)
         return fig
 
-    caption = ("Throughput of every benchmark and role, one panel each on its own scale, one "
-               "bar per run in the run's colour: the headline numbers of the summary table.")
+    scale = (f"all on one logarithmic axis, each gridline 10x the one below: the runs of a "
+             f"benchmark span more than {figures.LOG_SPAN:g}x ({short(min(positive))} to "
+             f"{short(max(positive))} ops/s in all), and on a linear scale the slower engines "
+             "would be slivers; equal heights are equal ratios, a bar's height is not "
+             "proportional to its ops/s" if log else "one panel each on its own linear scale")
+    caption = (f"Throughput of every benchmark and role, {scale}; one bar per run in the run's "
+               "colour, labelled with its ops/s: the headline numbers of the summary table.")
     return Figure("overview-throughput", caption, draw,
-                  warnings=noise.figure_warning(noisy([r for g in gs for r in g.runs()])))
+                  noisy=noisy([r for g in gs for r in g.runs()]))
+
+
+def _log_bar_group(ax: Any, x0: int, runs: list[Run], colours: Colours, values: list[float],
+                   title: str, floor: float) -> int:
+    """A panel of the overview on its log axis: a bar per run from the axis's bottom `floor`
+    up to its value (n/a when it has none), its value above it, the title over the group."""
+    for i, (r, v) in enumerate(zip(runs, values)):
+        if v > 0:
+            ax.bar(x0 + i, v - floor, bottom=floor, color=colours[r.label], width=0.7)
+            ax.text(x0 + i, v, short(v), ha="center", va="bottom", fontsize=6.5)
+        else:
+            ax.text(x0 + i, floor, "n/a", ha="center", va="bottom", fontsize=7, color="#666666")
+    ax.text(x0 - 0.45, GROUP_TOP / AXES_TOP, title, ha="left", va="bottom", fontsize=8.5,
+            transform=ax.get_xaxis_transform())
+    return x0 + len(runs) + 1
+
+
+def _log_axis(ax: Any, floor: float, top: float) -> None:
+    """The overview's shared log axis, from `floor` to above the highest bar `top` as a linear
+    row's (AXES_TOP), its ticks at the powers of ten (1k, 10k, ...)."""
+    import matplotlib.ticker as ticker  # matplotlib loads only when a figure is drawn
+    ax.set_yscale("log")
+    ax.set_ylim(floor, floor * (top / floor) ** AXES_TOP)
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10))
+    ax.yaxis.set_minor_locator(ticker.NullLocator())
+    ax.yaxis.set_major_formatter(_formatter(short))
+    ax.spines["left"].set_visible(True)
+    ax.grid(axis="y", visible=True)
+    ax.set_ylabel("ops/s (log)")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvbtools.core import profiles, results
-from kvbtools.pages import figures, flame_figures, htmlpage, noise
+from kvbtools.core import environment, profiles, results
+from kvbtools.pages import figures, flame_figures, htmlpage
 from kvbtools.pages.compare_figures import CONTROL
 from kvbtools.core.errors import UsageError
 from kvbtools.pages.figures import ALERT, MUTED, Colours, Figure
@@ -119,7 +119,7 @@ def noisy_series(directory: str, doc: dict[str, Any]) -> dict[str, str]:
                 continue  # a file gone or cut: the study's medians stand without its verdict
             if isinstance(run, dict) and isinstance(run.get("context"), dict):
                 n += 1
-                reasons += [r for r in [noise.run_reason(run["context"])] if r]
+                reasons += [r for r in [environment.noisy_reason(run["context"])] if r]
         if reasons:
             out[s["label"]] = f"{len(reasons)} of {n} run(s) noisy, e.g. {reasons[0]}"
     return out
@@ -145,7 +145,7 @@ def study_page(directory: str) -> Page:
               "muted")
     noisy = noisy_series(directory, doc)
     if noisy:
-        page.html(htmlpage.box(noise.TITLE, [f"{k}: {v}" for k, v in noisy.items()], bad=True))
+        page.html(htmlpage.noise_box([f"{k}: {v}" for k, v in noisy.items()]))
     configs = doc.get("configs") or []
     if configs:
         page.html(htmlpage.table([[c.get("name", ""), " ".join(c.get("args", []))]
@@ -161,7 +161,7 @@ def study_page(directory: str) -> Page:
             page.para(f"{metric}: 0 in every run", "muted")
             continue
         fig = bars_figure(metric, unit, higher, base, others, cols, medians, colours)
-        fig.warnings = noise.figure_warning(noisy)
+        fig.noisy = noisy
         page.figure(fig)
         rows = relative_rows(labels, cols, lambda s, c: medians[s].get((c, metric)))
         page.html(htmlpage.table(rows, header=["series"] + cols,

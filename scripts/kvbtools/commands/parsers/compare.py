@@ -3,14 +3,18 @@
 One table per metric, like the "values relative to ..." tables of the seeds: a row per benchmark,
 the median of each side, then for every side after the first its ratio to the first side, the
 verdict and its p-value (and the p adjusted over the comparison's rows); the last row is the
-geometric mean of the ratios. A verdict rests on the highest level with two units a side: links
-(code placements), else processes (files): the repetitions inside one process are one sample of
+geometric mean of the ratios. The ratio is the estimate the verdict tested, named over the table:
+with two units a side the Hodges-Lehmann estimate (over rounds paired, the trimmed mean), not the
+quotient of the medians; with one process a side, that quotient (docs/compare.md, "The
+ratio"). A verdict rests on the highest level with two units a side: links (code placements),
+else processes (files): the repetitions inside one process are one sample of
 it (--repetitions-independent counts them apart, as Google's compare.py does), so one file a
 side is undecided. A comparison's rows and metrics are one family of tests: their p-values are
 adjusted by Benjamini-Hochberg. A verdict is one of three: changed (faster / slower, larger /
 smaller: direction aware) when the adjusted p < alpha and the change is at least --threshold;
 "no change" when the 95% interval of the ratio lies within the threshold; "undecided"
-otherwise, with the reason ("n=3+3 cannot reach p<0.05: 4 runs a side needed"). The unit each
+otherwise, with the reason ("n=3+3 processes cannot reach p<0.05: 4 processes a side needed,
+each a separate run (a file)"). The unit each
 verdict rested on is printed ("unit: 5 processes a side"). Before any ratio the sides'
 workloads are compared: sides that differ in what defines the workload (sizes, threads, engine
 options, memory budget, ...) are "not comparable" (exit 2) unless --allow-different names the
@@ -77,4 +81,5 @@ def register(sub: Any) -> None:
                    help="take the sides from the results store: --base and --other are then "
                         "NAME=VALUE selectors, as --filter and kvb store rm take them, e.g. "
                         "--base host=A --other host=B, --base engine=rocksdb --other "
-                        "engine=lmdb (docs/history.md, \"Selectors\")")
+                        "engine=lmdb (docs/history.md, \"Selectors\"); each run is named "
+                        "by its id, document=HASH12")

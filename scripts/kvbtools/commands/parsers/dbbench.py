@@ -3,7 +3,7 @@
   kvb dbbench parity        ops/s of both tools, alternating runs, ratio with a 95% interval
   kvb dbbench instructions  instructions per op of both tools under callgrind
 
-The flag mapping and the latest figures: docs/dbbench-parity.md.
+The flag mapping: docs/dbbench-parity.md; the runs measured: docs/evidence/dbbench-parity.md.
 """
 from __future__ import annotations
 

@@ -51,11 +51,20 @@ def parse_alpha(text: str) -> float:
                            "alpha must be between 0 and 1")
 
 
+# argparse reads an argument that starts with '-' as an option unless it looks like a negative
+# number, and '-5%' does not: `--threshold -5%` said "expected one argument" where
+# `--threshold=-5%` says "threshold out of range". A parser that takes --threshold reads a
+# negative percentage as a value too (argparse's own pattern, with an optional %).
+NEGATIVE_NUMBER = re.compile(r"^-\d+%?$|^-\d*\.\d+%?$")
+
+
 def add_judgement_arguments(p: argparse.ArgumentParser, threshold: str, alpha: str) -> None:
-    """--threshold and --alpha (arguments.judgement); `threshold` and `alpha` say what they are
-    to the command (e.g. 'smallest change that counts', 'significance level of the U test')."""
+    """--threshold and --alpha (arguments.judgement), declared once for every command that
+    judges a change; `threshold` and `alpha` say what they are to the command (e.g. 'smallest
+    change that counts', 'significance level of the confirmation')."""
     p.add_argument("--threshold", type=parse_threshold, default=parse_threshold("5%"),
                    help=f"{threshold} (default 5%%)")
+    p._negative_number_matcher = NEGATIVE_NUMBER  # type: ignore[attr-defined]
     p.add_argument("--alpha", type=parse_alpha, default=0.05, help=f"{alpha} (default 0.05)")
 
 

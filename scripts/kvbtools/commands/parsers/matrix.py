@@ -6,7 +6,11 @@ metric (below). With --threads, --configs, or without --presets: a study
 to it, QPS@N per thread count.
 
 Each preset is configured and built in build/kvb/<preset>[-<dep>-<version>...] with tests off,
-linked --layouts times (4 by default: lld --shuffle-sections seeds, relinks only). The runs go
+linked --layouts times (4 by default: lld --shuffle-sections seeds, relinks only). With --micro,
+each preset also compiles the libraries the benchmarks run (lz4, zstd, xxhash: Debian's source
+of the installed version) so the comparison covers their code; --system-libs keeps the installed
+ones. A row whose library no build compiled (an engine as installed, or --system-libs) says
+"same <library> in every build: this compares kvbench's code, not the library's". The runs go
 in rounds: each round runs every preset once, back to back on one CPU (--cpu), on the round's
 link, the order rotating, with a canary before and after it; a round whose canary moved is set
 apart and repeated. The first preset is also measured a second time in every round, as a series
@@ -40,7 +44,13 @@ def register(sub: Any) -> None:
     p.add_argument("--micro", action="store_true",
                    help="run kvbench_micro instead of kvbench workloads")
     p.add_argument("--from-source", default="", metavar="DEP[@VERSION],...",
-                   help="build these libraries from source with each preset's toolchain")
+                   help="build these libraries from source with each preset's toolchain (with "
+                        "--micro, lz4, zstd and xxhash are built so by default, from Debian's "
+                        "source of the installed version, fetched once into build/kvb/sources/)")
     p.add_argument("--source", action="append", default=[], metavar="DEP=DIR",
                    help="source tree for a --from-source dependency (repeat)")
+    p.add_argument("--system-libs", action="store_true",
+                   help="--micro: measure the installed lz4, zstd and xxhash in every build "
+                        "instead of building them with each preset; their rows then say that "
+                        "every build ran the same library")
     groups.add_plan_arguments(p)

@@ -16,9 +16,12 @@ Where: --store PATH (an SQLite file) or --store postgresql://... (a PostgreSQL d
 several machines, through Debian's python3-psycopg), else $KVBENCH_STORE, else
 results/kvbench.sqlite in the kvbench checkout. Every `kvb store add` and `kvb store rm` is one
 transaction: two processes adding at once both get everything in, and a failure stores (or
-removes) nothing; what was stored or removed is printed after the commit. Before either writes
-to an SQLite file it runs PRAGMA quick_check through a read-only connection: a damaged store
-(or a file that is not a kvbench store) is refused with exit 2 and left byte for byte as it was.
+removes) nothing; what was stored or removed is printed after the commit. Every kvb command
+that opens an SQLite store (these, history, trend, export, compare --store) first runs PRAGMA
+quick_check through a read-only connection: a damaged store (or a file that is not a kvbench
+store) is refused with exit 2 and left byte for byte as it was. Those that only read (info, get,
+check, rm --dry-run, history, ...) keep the connection read-only. A store this user may not read
+or write: "permission denied" and the path, exit 1.
 """
 from __future__ import annotations
 

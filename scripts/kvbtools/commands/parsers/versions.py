@@ -6,7 +6,10 @@ hash and `git describe`) or else by the directory name as given. Each is built i
 build/kvb/<preset>-<dep>-<version>[-<commit or name>] with the preset's toolchain, linked --layouts
 times (default 4), and measured as kvb matrix --presets does: in rounds on one CPU with a canary,
 paired by round, links or rounds added where the variance is until every row is resolved or the
-budget is spent (as long as the builds took, at least 2 minutes); the first is the base.
+budget is spent (as long as the builds took, at least 2 minutes); the first is the base. The
+preset builds only --dep from these trees: a row of another library (kvbench_micro's rows of
+lz4, zstd, xxhash; an engine as installed) says "same <library> in every build: this compares
+kvbench's code, not the library's".
 """
 from __future__ import annotations
 

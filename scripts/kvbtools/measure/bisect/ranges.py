@@ -21,6 +21,7 @@ from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect.search import Ending, Search
 from kvbtools.measure.bisect.state import KvbenchMode, State
 from kvbtools.measure.bisect.trees import Workspace
+from kvbtools.measure.runner import progress
 
 
 @dataclass
@@ -46,25 +47,44 @@ class Ranges:
         self._segments = _segments(self.records)
         self.watch = pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.current: Search | None = None
+        self.pinned = False
 
     def pin(self) -> pinning.Pin:
         """Chooses the CPU every run of the bisect is pinned to, once (a resumed bisect keeps
-        the one it chose) by --cpu as kvb matrix does (pinning.choose_pin), and the canary
-        around every round: the host's kvbench build's. A bisect of kvbench's KV workloads
-        reads the canary by its wall clock (their rates are wall time, which a thread sharing
-        the CPU slows); micro and generic bisects by its best window (their lz4 runs were
-        measured so); kvb matrix reads the wall clock for all."""
+        the one it chose), by --cpu as kvb matrix does (pinning.choose_pin), and the canary
+        around every round: the binary the bisect measures (its first built commit's, which
+        has --canary), else this tree's kvbench build (a generic bisect's command is the
+        user's). A bisect of kvbench's KV workloads reads the canary by its wall clock (their
+        rates are wall time); micro and generic bisects by its best window (their lz4 runs
+        were measured so); kvb matrix reads the wall clock for all."""
         st = self.state
-        binary = os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")
+        candidates = [self.ws.canary_binary(),
+                      os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")]
         by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
         cpu, given = st.settings.cpu, "--cpu"
         if st.cpu is not None and st.cpu in pinning.allowed_cpus():
             cpu, given = str(st.cpu), st.cpu_note or "chosen when the bisect started"
-        pin = pinning.choose_pin(cpu, 1, [binary], by_wall=by_wall, given=given)
+        pin = pinning.choose_pin(cpu, 1, candidates, by_wall=by_wall, given=given)
         st.cpu = pin.cpus[0] if pin.cpus else None
         st.cpu_note = pin.chosen
         self.watch = pinning.Watch(pin)
         return pin
+
+    def pin_once(self, search: Search) -> None:
+        """Before `search`'s first series (its commits are built, so the binary it measures
+        is there): the CPU and the canary, chosen once for the whole bisect."""
+        if not self.pinned:
+            self.pinned = True
+            progress(self.pin().text)
+        search.canary, search.pin = self.watch, self.watch.pin
+
+    def cpu_text(self) -> str:
+        """The CPU and the canary as the report says them: as pinned in this invocation, else
+        as the state recorded them (no series ran in it)."""
+        st = self.state
+        return self.watch.pin.text if self.pinned else (
+            f"every run on CPU {st.cpu} ({st.cpu_note}); no round measured in this invocation"
+            if st.cpu is not None else "no round measured in this invocation: nothing pinned")
 
     @property
     def main(self) -> Found:
@@ -88,8 +108,8 @@ class Ranges:
             lo, hi = queue.pop(0)
             recs = self._segments.pop(0) if self._segments and \
                 _ends(self._segments[0]) == (lo, hi) else []
-            search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done(),
-                            self.watch)
+            search = Search(self.state, recs, self.ws, (lo, hi), 1 + self.steps_done())
+            search.before_series = lambda s=search: self.pin_once(s)
             self.current = search
             self.done.append(search_range(search))
             f = self.done[-1]

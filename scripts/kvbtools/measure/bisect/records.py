@@ -108,7 +108,7 @@ class Endpoints:
     new: str
     state: str                  # judge.py: ESTABLISHED, SAME, OPPOSITE or UNDECIDED
     rounds: int
-    stopped_by: str             # round_loop: settled, max rounds, max time, fixed
+    stopped_by: str             # measure/loop.py: settled, max rounds, max time, fixed
     measured: Measured          # roles old, new
     change: IvJson              # new / old
     fingerprints: dict[str, str]   # commit -> fingerprint of its compiled sources ("": none)

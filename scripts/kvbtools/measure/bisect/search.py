@@ -73,9 +73,11 @@ class Search:
         mode = state.mode
         # --instructions: the watched metric is itself a count, exact (core/levels)
         self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
-        # the CPU of every run and the canary around every round (ranges.py chooses them)
+        # the CPU of every run and the canary around every round: ranges.py chooses them
+        # before the first series (before_series), when the binary measured is built
         self.canary = canary or pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.pin = self.canary.pin
+        self.before_series: Callable[[], None] | None = None
 
     def elapsed(self) -> str:
         s = int(time.monotonic() - self.t0)
@@ -128,6 +130,8 @@ class Search:
         for took (`paid`: old and new for the endpoints, the commit under test for a step; FLOOR
         at least) unless --max-time sets them. `fixed`: exactly that many rounds on `links`
         links."""
+        if self.before_series is not None:
+            self.before_series()   # ranges.py: the CPU and the canary, once commits are built
         k = links or self.layouts()
         budget = Budget(fixed, fixed, self.s.budget.max_seconds) if fixed else self.s.budget
         paid = list(dict.fromkeys(shas if paid is None else paid))

@@ -221,6 +221,12 @@ class Workspace:
                            ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")), *more]),
                      layouts=layouts)
 
+    def canary_binary(self) -> str:
+        """The binary the bisect's canary runs: the first built commit's kvbench or
+        kvbench_micro (kvbench mode: the binary it measures; both have --canary); '' before a
+        build and in generic mode (the measure command is the user's)."""
+        return next((b[0] for b in self.binaries.values() if b), "")
+
     @staticmethod
     def _check(fn: Any, *args: Any, **kw: Any) -> None:
         """fn(*args, **kw); a child killed by Ctrl-C (exit -2 or 130) is the bisect's
