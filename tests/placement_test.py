@@ -18,7 +18,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 
-from kvbtools.measure import series_run  # noqa: E402
+from kvbtools.commands import series_report  # noqa: E402
 from kvbtools.core import comparison as compare  # noqa: E402
 from kvbtools.core import levels, metrics, stats, tdist  # noqa: E402
 from kvbtools.core.samples import Side  # noqa: E402
@@ -155,7 +155,7 @@ class MatrixLayoutsTest(unittest.TestCase):
         self.assertEqual(v.word, stats.UNDECIDED, v.note)
         self.assertEqual(v.unit, "4 link pairs, paired by round (3 rounds each)")
         self.assertGreater(v.interval.width, 0.05)
-        line = series_run.placement_lines(c)[0]
+        line = series_report.placement_lines(c)[0]
         self.assertRegex(line, r"^lz4/compress/4096 bytes_per_second: placement: ±\d+\.\d% "
                                r"over 4 links$")
 

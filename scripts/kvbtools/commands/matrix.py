@@ -16,7 +16,8 @@ from kvbtools.measure import runner, sources, study
 from kvbtools.core.presets import select_presets
 from kvbtools.pages import result_pages
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.runner import Build, Workload, progress
+from kvbtools.measure.runner import Build, Workload
+from kvbtools.core.output import progress
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,22 @@ class MatrixRequest:
                              PlanRequest.of(args))
 
 
+def parse_source_args(items: list[str]) -> dict[str, str]:
+    """--source DEP=DIR ... -> {dep: dir}."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise UsageError(f"--source {item!r}: expected DEP=DIR")
+        dep, d = item.split("=", 1)
+        out[manifest.check_buildable(dep).name] = d
+    return out
+
+
 def from_source_defines(items: list[str], source_args: list[str]
                         ) -> tuple[dict[str, str], str, list[list[str]]]:
     """--from-source DEP[@VERSION],... -> CMake defines, a tag suffix -dep-version... and the
     [dep, version] pairs found in the trees."""
-    given = sources.parse_source_args(source_args)
+    given = parse_source_args(source_args)
     defines: dict[str, str] = {}
     suffix = ""
     versions: list[list[str]] = []

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import (comparability, comparison, compiled, manifest, output, profiles,
-                           results, store)
+                           placement, results, store)
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure import callgrind, pinning, runner, series_run
 from kvbtools.measure.plan import FLOOR, Variant
@@ -57,7 +57,7 @@ def make_plan(req: PlanRequest, micro: bool, micro_filter: str) -> Workload:
                 workloads=req.workloads, num=num,
                 extra=[] if micro else list(req.kvbench_args)
                 + (["--profile"] if req.profile else []))
-    runner.check_engines_early(plan)  # and check_plan once each kvbench is there
+    manifest.check_known_engines([] if plan.micro else plan.engines)  # check_plan once built
     return plan
 
 
@@ -172,7 +172,7 @@ def table_text(outcome: SeriesOutcome, plan: Workload, req: PlanRequest,
     if outcome.set_apart:
         text += "".join(f"\nset apart: {note}" for note in outcome.set_apart.values())
     if outcome.spent.links > 1:
-        text += "\n" + "\n".join(series_run.placement_lines(c))
+        text += "\n" + "\n".join(placement_lines(c))
     elif not plan.instructions:
         text += ("\nplacement: not sampled (one link per build: the verdicts are about these "
                  "binaries; --layouts K samples it)")
@@ -234,3 +234,15 @@ def report(kind: str, outdir: str, outcome: SeriesOutcome, builds: list[Build], 
     if not req.no_store:
         store.auto_store([f for s in c.sides for f in s.paths], req.store)
     return comparison.gate(c, req.fail_on_regression, ignore=(series_run.CONTROL,))
+
+
+def placement_lines(c: comparison.Comparison) -> list[str]:
+    """'<benchmark> <metric>: placement: +-x% over K links': the spread of per-link medians
+    within a build, pooled over the builds (the control left out: it runs the base's links)."""
+    out = []
+    for mkey, names in c.benches.items():
+        for bench in names:
+            got = [s.sample((bench, mkey)) for s in c.sides
+                   if s.label != series_run.CONTROL and (bench, mkey) in s.values]
+            out.append(f"{bench} {c.metrics[mkey].path}: " + placement.spread_text(got))
+    return out

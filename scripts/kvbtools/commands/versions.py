@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
+import subprocess
 from dataclasses import dataclass
 
 from kvbtools.commands import series_report
@@ -61,7 +63,7 @@ def run(req: VersionsRequest) -> int:
         workloads=req.bench or req.plan.workloads)
     plan = series_report.make_plan(wanted, micro, req.micro or lib.micro_filter or "/4096$")
     found = [(d, is_prefix, sources.detect(dep, d, prefix=is_prefix)) for d, is_prefix in dirs]
-    names = sources.tree_names([d for d, _, v in found], [v for _, _, v in found])
+    names = tree_names([d for d, _, v in found], [v for _, _, v in found])
     builds: list[Build] = []
     labels: list[str] = []
     for (d, is_prefix, version), name in zip(found, names):
@@ -77,6 +79,44 @@ def run(req: VersionsRequest) -> int:
     meta["expect"]["control"] = meta["expect"][labels[0]]
     return series_report.run_series("versions", f"{preset}-{dep}-" + "-vs-".join(
         lab.split(" ", 1)[1].replace(" ", "") for lab in labels), builds, plan, wanted, meta)
+
+
+def commit_name(d: str) -> str:
+    """'efcfa3b v1.9.3-12-gefcfa3b' for the top of a git work tree ('efcfa3b' when describe
+    finds no tag, '-dirty' when it has changes), else ''."""
+    def git(*a: str) -> str:
+        p = subprocess.run(["git", "-C", d, *a], capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else ""
+    top = git("rev-parse", "--show-toplevel")
+    if not top or os.path.realpath(top) != os.path.realpath(d):
+        return ""
+    short = git("rev-parse", "--short", "HEAD")
+    described = git("describe", "--tags", "--always", "--dirty")
+    return short if described in ("", short) else f"{short} {described}"
+
+
+def tree_names(dirs: list[str], versions: list[str]) -> list[str]:
+    """What tells apart trees that declare the same version: the commit of a git tree, else the
+    directory's name as given, else the whole path as given; '' for a version given once."""
+    out = [""] * len(dirs)
+    for version in set(versions):
+        same = [i for i, v in enumerate(versions) if v == version]
+        if len(same) < 2:
+            continue
+        real = [os.path.realpath(dirs[i]) for i in same]
+        if len(set(real)) < len(real):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)}: a tree given twice "
+                             f"({version}); give each version once")
+        names = [commit_name(dirs[i]) or os.path.basename(os.path.normpath(dirs[i]))
+                 for i in same]
+        if len(set(names)) < len(names):
+            names = [commit_name(dirs[i]) or dirs[i] for i in same]
+        if len(set(names)) < len(names):
+            raise UsageError(f"{' and '.join(dirs[i] for i in same)} are the same commit "
+                             f"({version}, {names[0]}): give each version once")
+        for i, n in zip(same, names):
+            out[i] = n
+    return out
 
 
 def main(args: argparse.Namespace) -> int:

@@ -172,6 +172,28 @@ def known_engines() -> set[str] | None:
     return {d.name for d in deps().values() if d.engine} | set(engines_of(own))
 
 
+def check_flags(kvbench: str, flags: list[str]) -> None:
+    """`kvbench --check-flags FLAGS`: every check kvbench makes of a command line before a run
+    (ranges, sizes, the engine's limits), nothing run; its usage error (exit 2) is UsageError
+    with kvbench's message. A kvbench from before --check-flags is left to check_names."""
+    p = subprocess.run([kvbench, "--check-flags", *flags], capture_output=True, text=True)
+    if p.returncode != 2 or "unknown flag --check-flags" in p.stderr:
+        return  # valid; or a kvbench that cannot say (its failure shows in the run)
+    why = next((ln for ln in p.stderr.splitlines() if ln.startswith("kvbench: ")),
+               p.stderr.strip()[-500:]).removeprefix("kvbench: ")
+    raise UsageError(f"kvbench refuses the flags of a run: {why} (kvbench {' '.join(flags)})")
+
+
+def check_known_engines(engines: list[str]) -> None:
+    """Before anything is built: an engine no kvbench of this checkout knows (known_engines;
+    skipped without a host build) is bad input. Each build's kvbench is asked again
+    (check_names) once it is built."""
+    known = known_engines() if engines else None
+    for e in engines if known is not None else []:
+        if e not in known:
+            raise UsageError(f"--engines: unknown engine '{e}' (known: {', '.join(sorted(known))})")
+
+
 def _run(kvbench: str, flag: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run([kvbench, flag], capture_output=True, text=True, timeout=60,

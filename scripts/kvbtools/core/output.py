@@ -28,6 +28,7 @@ import errno
 import fnmatch
 import os
 import re
+import shutil
 import stat
 import sys
 import time
@@ -327,3 +328,35 @@ def write_summary(outdir: str, text: str) -> None:
     """summary.txt: how the run that owns `outdir` ended, in a sentence or a few lines."""
     when = time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())
     write_text(os.path.join(outdir, "summary.txt"), f"{when}\n{text.rstrip()}\n")
+
+
+# ---- lines on the terminal: what kvb is doing -------------------------------------------------
+
+def progress(msg: str) -> None:
+    """'kvb: MSG' on standard error (a status line shown is cleared first)."""
+    end_status()
+    print(f"kvb: {msg}", file=sys.stderr, flush=True)
+
+
+class _Status:
+    shown = False      # a status line is on the terminal, not yet ended
+
+
+def status(msg: str) -> None:
+    """A line the next one replaces (each run of a round): on a terminal (stderr a tty) it is
+    rewritten in place, cut to the terminal's width; elsewhere nothing is written, and the line
+    each round ends with says what its runs did."""
+    if not sys.stderr.isatty():
+        return
+    width = shutil.get_terminal_size((100, 24)).columns - 1
+    sys.stderr.write(f"\r\033[Kkvb: {msg}"[:width + 4])  # + the 4 characters of \r\033[K
+    sys.stderr.flush()
+    _Status.shown = True
+
+
+def end_status() -> None:
+    """Clears the status line, if one is shown, so what follows starts on a clean line."""
+    if _Status.shown:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+        _Status.shown = False

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from kvbtools.core import metrics, output, schema
-from kvbtools.core.errors import UsageError
+from kvbtools.core.errors import RunError, UsageError
 
 KVBENCH, GBENCH = "kvbench", "gbench"
 WHAT = {KVBENCH: "a kvbench run document (docs/json.md)",
@@ -125,6 +125,15 @@ def problems(document: Document, *, full: bool = False) -> list[str]:
 def load(path: str, kinds: Iterable[str] = (KVBENCH, GBENCH)) -> Document:
     """A result file of one of `kinds`, every field the commands use checked."""
     return load_all([path], kinds)[0]
+
+
+def load_written(path: str, kind: str, writer: str) -> Document:
+    """What a run kvb started wrote (`writer`: the binary): load's checks, a problem the run's
+    (RunError, exit 1: "WRITER wrote no usable JSON: ..."), not the user's input."""
+    try:
+        return load(path, [kind])
+    except UsageError as e:
+        raise RunError(f"{writer} wrote no usable JSON: {e}") from None
 
 
 def load_all(paths: Iterable[str], kinds: Iterable[str] = (KVBENCH, GBENCH),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvbtools.core import callgrind_out, results, stats
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import RunError
 from kvbtools.measure import callgrind
 from kvbtools.core.dbbench_args import BENCHMARKS, db_bench_args, kvbench_args
 
@@ -66,10 +66,7 @@ def run_kvbench(args: list[str], json_path: str, benchmarks: list[str]) -> dict[
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
         raise RunError(f"kvbench failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    try:
-        doc = results.load(json_path, [results.KVBENCH]).doc
-    except UsageError as e:  # what kvbench wrote, not what the user gave
-        raise RunError(f"kvbench wrote no usable JSON: {e}") from None
+    doc = results.load_written(json_path, results.KVBENCH, "kvbench").doc
     got = {}
     for r in doc["results"]:
         if r["benchmark"] in benchmarks:

@@ -10,7 +10,7 @@ import tempfile
 from typing import Any
 
 from kvbtools.core import results
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.errors import RunError
 
 
 def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
@@ -23,10 +23,7 @@ def measure(kvbench: str, engine: str, benchmarks: str, num: int, tmp: str,
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RunError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-    try:
-        return results.load(out, [results.KVBENCH]).doc
-    except UsageError as e:  # what kvbench wrote, not what the user gave
-        raise RunError(f"{kvbench} wrote no usable JSON: {e}") from None
+    return results.load_written(out, results.KVBENCH, kvbench).doc
 
 
 def ns_per_op(doc: dict[str, Any], benchmark: str) -> float:

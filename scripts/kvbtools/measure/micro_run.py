@@ -27,7 +27,4 @@ def run_micro(binary: str, block_size: int, min_time: float,
             raise RunError(f"kvbench_micro failed (exit {proc.returncode}): {why}\n"
                            f"  ran: {' '.join(cmd)}"
                            + (f"\n  its stderr:\n{rest}" if "\n" in rest else ""))
-        try:
-            return results.load(out, [results.GBENCH])
-        except UsageError as e:  # what it wrote, not what the user gave
-            raise RunError(f"{binary} wrote no usable JSON: {e}") from None
+        return results.load_written(out, results.GBENCH, binary)

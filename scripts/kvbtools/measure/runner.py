@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -19,37 +17,9 @@ from typing import Sequence
 from kvbtools.measure import callgrind
 from kvbtools.measure.plan import Variant
 from kvbtools.core import manifest
-from kvbtools.core.errors import RunError, UsageError
+from kvbtools.core.output import progress
+from kvbtools.core.errors import RunError
 from kvbtools.core.host import ROOT
-
-
-def progress(msg: str) -> None:
-    end_status()
-    print(f"kvb: {msg}", file=sys.stderr, flush=True)
-
-
-class _Status:
-    shown = False      # a status line is on the terminal, not yet ended
-
-
-def status(msg: str) -> None:
-    """A line the next one replaces (each run of a round): on a terminal (stderr a tty) it is
-    rewritten in place, cut to the terminal's width; elsewhere nothing is written, and the line
-    each round ends with says what its runs did."""
-    if not sys.stderr.isatty():
-        return
-    width = shutil.get_terminal_size((100, 24)).columns - 1
-    sys.stderr.write(f"\r\033[Kkvb: {msg}"[:width + 4])  # + the 4 characters of \r\033[K
-    sys.stderr.flush()
-    _Status.shown = True
-
-
-def end_status() -> None:
-    """Clears the status line, if one is shown, so what follows starts on a clean line."""
-    if _Status.shown:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
-        _Status.shown = False
 
 
 # ---- builds ----------------------------------------------------------------------------------
@@ -216,41 +186,18 @@ def check_plan(binary: str, plan: Workload) -> None:
     """A kvbench plan's engines, workloads and extra flags checked against the kvbench that will
     run it, before the first run: a name it does not know, or a value it refuses, is bad input
     (exit 2), not a failed run after the base was measured. kvbench_micro takes whatever filter
-    it is given. (A study checks each series' own flags too: check_values.)"""
+    it is given. (A study checks each series' own flags too: manifest.check_flags.)"""
     if plan.micro:
         return
     manifest.check_names(binary, plan.engines, plan.workloads, plan.extra)
     for engine in plan.engines:
-        check_values(binary, run_flags(plan, engine))
+        manifest.check_flags(binary, run_flags(plan, engine))
 
 
 def run_flags(plan: Workload, engine: str, args: Sequence[str] = ()) -> list[str]:
     """The flags of a KV run that define its work (run_once adds its --db and --json)."""
     return [f"--engine={engine}", f"--benchmarks={plan.workloads}", f"--num={plan.num}",
             *plan.extra, *args]
-
-
-def check_values(binary: str, flags: list[str]) -> None:
-    """`kvbench --check-flags FLAGS`: every check kvbench makes of a command line before a run
-    (ranges, sizes, the engine's limits), nothing run; its usage error (exit 2) is UsageError
-    with kvbench's message. A kvbench from before --check-flags is left to the names check_plan
-    made."""
-    p = subprocess.run([binary, "--check-flags", *flags], capture_output=True, text=True)
-    if p.returncode != 2 or "unknown flag --check-flags" in p.stderr:
-        return  # valid; or a kvbench that cannot say (its failure shows in the run)
-    why = next((ln for ln in p.stderr.splitlines() if ln.startswith("kvbench: ")),
-               p.stderr.strip()[-500:]).removeprefix("kvbench: ")
-    raise UsageError(f"kvbench refuses the flags of a run: {why} (kvbench {' '.join(flags)})")
-
-
-def check_engines_early(plan: Workload) -> None:
-    """Before anything is built: an engine no kvbench of this checkout knows (the manifest's and
-    the host build's engines; skipped without a host build) is bad input. check_plan checks
-    each build's kvbench again once it is built."""
-    known = None if plan.micro else manifest.known_engines()
-    for e in plan.engines if known is not None else []:
-        if e not in known:
-            raise UsageError(f"--engines: unknown engine '{e}' (known: {', '.join(sorted(known))})")
 
 
 def engines(variant: Variant, workload: Workload) -> list[str]:

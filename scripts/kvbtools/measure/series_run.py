@@ -14,13 +14,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Collection, Sequence
 
-from kvbtools.core import comparison, host, levels, placement, results, stats
+from kvbtools.core import comparison, host, levels, output, results, stats
 from kvbtools.core.errors import RunError
 from kvbtools.core.samples import Side, add_document
 from kvbtools.measure import loop, pinning, runner
 from kvbtools.measure.executor import LocalExecutor
 from kvbtools.measure.plan import Budget, Measurement, Plan, Variant
-from kvbtools.measure.runner import Build, BuildError, Workload, progress
+from kvbtools.measure.runner import Build, BuildError, Workload
+from kvbtools.core.output import progress
 from kvbtools.measure.spent import Spent
 
 # A row: (metric key, benchmark, side label).
@@ -144,13 +145,13 @@ class SeriesRunner:
         self._chunks: list[list[str] | None] | None = None
 
     def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
-        """Each run a status line (runner.status: one line rewritten on a terminal; the
+        """Each run a status line (output.status: one line rewritten on a terminal; the
         loop's line per round elsewhere)."""
         got: list[Measurement] = []
         try:
             self._runs(plan, r, seed, got)
         finally:
-            runner.end_status()
+            output.end_status()
         return got
 
     def _runs(self, plan: Plan, r: int, seed: int, got: list[Measurement]) -> None:
@@ -167,7 +168,7 @@ class SeriesRunner:
                     work = dataclasses.replace(work, micro_filter=runner.exact_filter(mine))
                 out = runner.run_file(self.outdir, v.label, engine, r,
                                       f".c{c}" if len(chunks) > 1 else "")
-                runner.status(f"round {r}, run {i}/{len(order)}: {v.label}"
+                output.status(f"round {r}, run {i}/{len(order)}: {v.label}"
                               + (f", engine {engine}" if engine else "")
                               + (f", benchmarks {c}/{len(chunks)}" if len(chunks) > 1 else "")
                               + f" (seed {seed})")
@@ -257,14 +258,3 @@ def unresolved_components(c: comparison.Comparison, resolved: dict[Key, bool]
             out.append(got)
     return out
 
-
-def placement_lines(c: comparison.Comparison) -> list[str]:
-    """'<benchmark> <metric>: placement: +-x% over K links': the spread of per-link medians
-    within a build, pooled over the builds (the control left out: it runs the base's links)."""
-    out = []
-    for mkey, names in c.benches.items():
-        for bench in names:
-            got = [s.sample((bench, mkey)) for s in c.sides
-                   if s.label != CONTROL and (bench, mkey) in s.values]
-            out.append(f"{bench} {c.metrics[mkey].path}: " + placement.spread_text(got))
-    return out

@@ -1,5 +1,5 @@
 """Which library a source tree or install prefix holds, and its version, from its headers; and
-what tells apart trees of one version (their commits: kvb versions' labels).
+source trees fetched by version (scripts/get-sources.sh, Debian's sources).
 
 A directory that does not have the library's marker header (with its version macros) is refused
 before anything is built, so a mistyped path never turns into a confusing CMake failure.
@@ -13,7 +13,7 @@ import subprocess
 from kvbtools.core import manifest
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.host import ROOT
-from kvbtools.measure.runner import progress
+from kvbtools.core.output import progress
 
 
 def _macro(text: str, name: str) -> str | None:
@@ -54,17 +54,6 @@ def detect(dep: str, directory: str, *, prefix: bool = False) -> str:
             return version
     raise UsageError(f"{directory} is not a {d.name} {kind}: no "
                      f"{' or '.join(m for m, _, _ in layouts)} with {d.version_macros[0]}")
-
-
-def parse_source_args(items: list[str]) -> dict[str, str]:
-    """--source DEP=DIR ... -> {dep: dir}."""
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--source {item!r}: expected DEP=DIR")
-        dep, d = item.split("=", 1)
-        out[manifest.check_buildable(dep).name] = d
-    return out
 
 
 def fetched_dir(dep: str, version: str) -> str:
@@ -134,40 +123,3 @@ def debian_trees(deps: list[str], get: bool = True) -> dict[str, tuple[str, str]
                            "libraries instead") from None
     return out
 
-
-def commit_name(d: str) -> str:
-    """'efcfa3b v1.9.3-12-gefcfa3b' for the top of a git work tree ('efcfa3b' when describe
-    finds no tag, '-dirty' when it has changes), else ''."""
-    def git(*a: str) -> str:
-        p = subprocess.run(["git", "-C", d, *a], capture_output=True, text=True)
-        return p.stdout.strip() if p.returncode == 0 else ""
-    top = git("rev-parse", "--show-toplevel")
-    if not top or os.path.realpath(top) != os.path.realpath(d):
-        return ""
-    short = git("rev-parse", "--short", "HEAD")
-    described = git("describe", "--tags", "--always", "--dirty")
-    return short if described in ("", short) else f"{short} {described}"
-
-
-def tree_names(dirs: list[str], versions: list[str]) -> list[str]:
-    """What tells apart trees that declare the same version: the commit of a git tree, else the
-    directory's name as given, else the whole path as given; '' for a version given once."""
-    out = [""] * len(dirs)
-    for version in set(versions):
-        same = [i for i, v in enumerate(versions) if v == version]
-        if len(same) < 2:
-            continue
-        real = [os.path.realpath(dirs[i]) for i in same]
-        if len(set(real)) < len(real):
-            raise UsageError(f"{' and '.join(dirs[i] for i in same)}: a tree given twice "
-                             f"({version}); give each version once")
-        names = [commit_name(dirs[i]) or os.path.basename(os.path.normpath(dirs[i]))
-                 for i in same]
-        if len(set(names)) < len(names):
-            names = [commit_name(dirs[i]) or dirs[i] for i in same]
-        if len(set(names)) < len(names):
-            raise UsageError(f"{' and '.join(dirs[i] for i in same)} are the same commit "
-                             f"({version}, {names[0]}): give each version once")
-        for i, n in zip(same, names):
-            out[i] = n
-    return out

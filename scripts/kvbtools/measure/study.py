@@ -18,7 +18,8 @@ from kvbtools.core.study_tables import load_values, median_or_none, metric_table
 from kvbtools.measure import runner
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.plan import Variant
-from kvbtools.measure.runner import Build, Workload, progress
+from kvbtools.measure.runner import Build, Workload
+from kvbtools.core.output import progress
 
 # Flags the axes and the matrix itself set: a configuration may not.
 RESERVED = {"engine", "threads", "db", "json", "benchmarks", "num", "report_interval_seconds"}
@@ -203,7 +204,7 @@ def measure(study: Study, repeats: int, outdir: str, metric_names: list[str]) ->
     for _, b in builds if not prebuilt else []:
         runner.check_plan(b.binary(False), plan)
     for s in series:  # each series' own flags (threads, a configuration) before any run
-        runner.check_values(study.build_of(s).binary(False),
+        manifest.check_flags(study.build_of(s).binary(False),
                             runner.run_flags(plan, s.engine, list(s.args)))
     files: dict[str, list[str]] = {s.label: [] for s in series}
     for r in range(1, repeats + 1):
@@ -229,13 +230,13 @@ def measure_round(study: Study, r: int, outdir: str, files: dict[str, list[str]]
     try:
         for i, (s, engine) in enumerate(order, 1):
             out = runner.run_file(outdir, s.label, engine, r)
-            runner.status(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
+            output.status(f"round {r}{of}, run {i}/{len(order)}: {s.label}"
                           + (f", engine {engine}" if engine else ""))
             runner.run_once(study.build_of(s).binary(False), study.plan, out, engine,
                             list(s.args))
             files[s.label].append(out)
     finally:
-        runner.end_status()
+        output.end_status()
     progress(f"round {r}{of} done ({len(order)} run{'s' if len(order) != 1 else ''})")
 
 

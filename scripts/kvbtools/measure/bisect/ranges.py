@@ -21,7 +21,7 @@ from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect.search import Ending, Search
 from kvbtools.measure.bisect.state import KvbenchMode, State
 from kvbtools.measure.bisect.trees import Workspace
-from kvbtools.measure.runner import progress
+from kvbtools.core.output import progress
 
 
 @dataclass

@@ -29,7 +29,8 @@ from kvbtools.measure.bisect.trees import Workspace, fingerprint
 from kvbtools.measure.executor import LocalExecutor
 from kvbtools.measure.loop import Loop, Outcome
 from kvbtools.measure.plan import Budget, Plan, Variant
-from kvbtools.measure.runner import BuildError, progress
+from kvbtools.measure.runner import BuildError
+from kvbtools.core.output import progress
 
 
 @dataclass
