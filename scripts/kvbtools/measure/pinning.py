@@ -146,13 +146,14 @@ def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Readin
 
 
 def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "",
-               by_wall: bool = False, given: str = "--cpu") -> Pin:
+               by_wall: bool = False, given: str = "--cpu", measured: str = "") -> Pin:
     """`cpu` (--cpu): 'auto' the fastest allowed CPU by the canary at the start (with `threads`
     > 1, that many of the fastest, one a thread), a number that CPU (`given` says why: --cpu, or
     a resumed bisect's first choice), 'none' no pinning and no canary. The canary is the first
     of `candidates` that has one; `shown` names the threads (e.g. '--threads 2 and the writer')
     when there are several; `by_wall`: fastest and moved by the canary's wall clock (wall-time
-    rates: a CPU another thread shares is slow for them)."""
+    rates: a CPU another thread shares is slow for them); `measured` says why what is measured
+    has no canary of its own when none answers (a generic bisect: the command is the user's)."""
     allowed = allowed_cpus()
     if cpu == "none" or not allowed:
         why = "--cpu none" if cpu == "none" else "sched_getaffinity failed"
@@ -189,6 +190,7 @@ def choose_pin(cpu: str, threads: int, candidates: Sequence[str], shown: str = "
     on = "it" if len(cpus) == 1 else "each"
     none = ", ".join(f"{output.shown(c)} has no --canary" if os.path.isfile(c) else
                      f"no kvbench build at {output.shown(c)}" for c in candidates if c)
+    none = f"{measured}, and {none}" if measured else none
     text += (f"; a canary ({output.shown(binary)} --canary) on {on} before every round and after "
              "the last" + (", by its wall clock (a thread taking turns on the CPU slows the "
                            "runs)" if by_wall else "") if binary else

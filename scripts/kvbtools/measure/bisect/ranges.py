@@ -19,7 +19,7 @@ from kvbtools.measure import pinning
 from kvbtools.measure.bisect import confirm, endpoints, judge, steps
 from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect.search import Ending, Search
-from kvbtools.measure.bisect.state import KvbenchMode, State
+from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State
 from kvbtools.measure.bisect.trees import Workspace
 from kvbtools.core.output import progress
 
@@ -64,7 +64,9 @@ class Ranges:
         cpu, given = st.settings.cpu, "--cpu"
         if st.cpu is not None and st.cpu in pinning.allowed_cpus():
             cpu, given = str(st.cpu), st.cpu_note or "chosen when the bisect started"
-        pin = pinning.choose_pin(cpu, 1, candidates, by_wall=by_wall, given=given)
+        pin = pinning.choose_pin(cpu, 1, candidates, by_wall=by_wall, given=given,
+                                 measured="the measure command is the user's"
+                                 if isinstance(st.mode, GenericMode) else "")
         st.cpu = pin.cpus[0] if pin.cpus else None
         st.cpu_note = pin.chosen
         self.watch = pinning.Watch(pin)
