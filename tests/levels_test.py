@@ -121,6 +121,84 @@ class UnitTest(unittest.TestCase):
         self.assertEqual(v.word, "more")
 
 
+def fleet(rng: random.Random, ratios: dict[str, float], links: int = 4, rounds: int = 2,
+          sd: float = 0.01) -> tuple[levels.Sample, levels.Sample]:
+    """Base and other measured as kvb's Slurm executor measures them: every host (ratios: its
+    name -> the ratio on it) runs both builds in rounds of its own (numbered on across hosts, as
+    the loop numbers them), the round's link rotating; a round's moment (+-20%) is shared."""
+    bv, ov, bw, ow = [], [], [], []
+    r = 0
+    for host, ratio in ratios.items():
+        for i in range(links * rounds):
+            r += 1
+            moment = math.exp(rng.gauss(0, 0.2))
+            link = i % links
+            bv.append(100 * moment * math.exp(rng.gauss(0, sd)))
+            ov.append(100 * ratio * moment * math.exp(rng.gauss(0, sd)))
+            bw.append(levels.Where(f"a s{link}", f"{host}.a.r{r}", r, host))
+            ow.append(levels.Where(f"b s{link}", f"{host}.b.r{r}", r, host))
+    return S(tuple(bv), tuple(bw)), S(tuple(ov), tuple(ow))
+
+
+class HostTest(unittest.TestCase):
+    """Hosts as the top level (docs/placement.md, Hosts): three or more are the unit."""
+
+    def test_three_hosts_are_the_unit_and_are_named(self) -> None:
+        base, other = fleet(random.Random(11), {"node1": 1.10, "node2": 1.10, "node4": 1.10})
+        e = levels.estimate(base, other)
+        self.assertEqual((e.units.level, e.units.base, e.units.paired), (levels.HOST, 3, True))
+        self.assertEqual(e.units.text(), "3 hosts (node1, node2, node4) x 4 link pairs, "
+                                         "paired by round")
+        v = levels.judge(base, other, J)
+        self.assertEqual(v.word, "faster")
+        self.assertTrue(1.08 < v.interval.lo < 1.10 < v.interval.hi < 1.12, v.interval)
+        # One link a build: each host's unit is the median of its paired rounds.
+        base, other = fleet(random.Random(12), {"a": 1.0, "b": 1.0, "c": 1.0}, links=1, rounds=6)
+        e = levels.estimate(base, other)
+        self.assertEqual(e.units.text(), "3 hosts (a, b, c) x 6 paired rounds")
+        self.assertEqual(levels.judge(base, other, J).word, stats.NO_CHANGE)
+
+    def test_a_ratio_that_differs_between_hosts_is_not_decided_by_one_hosts_rounds(self) -> None:
+        # 1.00, 1.06 and 1.12 on three hosts, each measured precisely: each host alone is sure
+        # of its own ratio, the three together are not sure of the builds' (the interval
+        # carries the hosts' spread).
+        ratios = {"node1": 1.00, "node2": 1.06, "node3": 1.12}
+        base, other = fleet(random.Random(13), ratios, sd=0.002)
+        v = levels.judge(base, other, J)
+        self.assertEqual(v.word, stats.UNDECIDED, v)
+        self.assertLess(v.interval.lo, 1.0)
+        self.assertGreater(v.interval.hi, 1.12)
+        one = fleet(random.Random(13), {"node3": 1.12}, sd=0.002)
+        self.assertEqual(levels.judge(*one, J).word, "faster")
+
+    def test_two_hosts_pool_their_link_pairs_and_say_so(self) -> None:
+        base, other = fleet(random.Random(14), {"node1": 1.0, "node2": 1.0})
+        e = levels.estimate(base, other)
+        self.assertEqual((e.units.level, e.units.base), (levels.LINK, 8))
+        self.assertEqual(e.units.text(), "8 link pairs, paired by round (2 rounds each), pooled "
+                                         "over 2 hosts (node1, node2: too few to rest on, 3 "
+                                         "needed)")
+        self.assertEqual(levels.judge(base, other, J).word, stats.NO_CHANGE)
+        base, other = fleet(random.Random(15), {"node3": 1.0}, links=1, rounds=8)
+        self.assertEqual(levels.estimate(base, other).units.text(),
+                         "8 paired rounds, on 1 host (node3)")
+
+    def test_values_of_two_hosts_are_never_paired(self) -> None:
+        # The base measured on one host and the other on another, in rounds of the same numbers:
+        # no round pairs them (they shared no moment), so no host level and no paired unit.
+        base, _ = fleet(random.Random(16), {"node1": 1.0}, links=1, rounds=8)
+        _, other = fleet(random.Random(17), {"node2": 1.0}, links=1, rounds=8)
+        e = levels.estimate(base, other)
+        self.assertEqual((e.units.level, e.units.paired), (levels.PROCESS, False))
+        self.assertEqual(e.units.text(), "8 processes a side")
+        self.assertIsNone(levels.components(base, other))
+
+    def test_many_hosts_are_named_in_part(self) -> None:
+        hosts = {f"n{i}": 1.0 for i in range(1, 7)}
+        e = levels.estimate(*fleet(random.Random(18), hosts, links=1, rounds=3))
+        self.assertEqual(e.units.text(), "6 hosts (n1, n2, n3, n4 and 2 more) x 3 paired rounds")
+
+
 class FamilyTest(unittest.TestCase):
     def test_benjamini_hochberg_against_hand_values(self) -> None:
         # m = 4: p_(k) * m / k = 0.04, 0.06, 0.0533, 0.8; step-up minima from the top.

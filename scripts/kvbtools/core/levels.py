@@ -1,4 +1,4 @@
-"""The unit of a verdict: links (code placements) > processes > repetitions.
+"""The unit of a verdict: hosts > links (code placements) > processes > repetitions.
 
 A value kvb compares was measured by a repetition, inside a process, running one link of a build
 (one placement of its code: docs/placement.md). Each level is a random effect (Kalibera & Jones,
@@ -9,6 +9,9 @@ highest level that has at least two samples a side, each unit reduced from the l
 (a process to the median of its repetitions, a link to the median of its processes), so that the
 variance of every lower level is carried up inside the units' spread:
 
+- hosts, when the sides were measured in paired rounds on at least MIN_HOSTS hosts (kvb's Slurm
+  executor: every node measures every build in rounds of its own, docs/fleet.md), each host the
+  median of its link pairs (or of its paired rounds), tested with Yuen's trimmed t over the hosts;
 - links, when each side ran at least two links;
 - else processes, when each side ran at least two;
 - else nothing: one process a side gives no estimate of the noise that matters, and the verdict is
@@ -30,6 +33,16 @@ tails, and lz4's compressor showed one in five and one in four; 20% trimming the
 the edge of the slow group and its interval stays wide however many links are added. Without rounds
 (kvb compare of files), the two sides' units are compared with the Mann-Whitney U test and its
 Hodges-Lehmann interval, compare.py's test on the right unit.
+
+Hosts. A round runs on one host, so a round's log ratio never joins two hosts' values; link pairs
+are taken within a host (a link measured on two hosts is two units), and the values of two hosts
+are never compared unpaired. Hosts are a level of their own from MIN_HOSTS = 3: Yuen's t over n
+host units has n - 1 degrees of freedom (no trimming below 5), and over 2 hosts its 95% quantile
+is 12.7, an interval about 18 times the hosts' spread of the ratio, which no comparison narrows
+below a 5% threshold: two hosts would leave every row undecided however long each measured
+(over 3 hosts the quantile is 4.30, about 5 times the spread). With one or two hosts the verdict
+rests on the level below, the link pairs (or paired rounds) of every host pooled, and the unit
+line names the hosts and says that two are too few to rest on (docs/placement.md).
 
 Exact values (instruction counts under callgrind) have no noise: decided at any n. A metric whose
 every value is the same on each side (two values a side at least: a count, a size) is decided too.
@@ -58,7 +71,12 @@ TRIM_BUILDS = 0.3  # ... over link pairs of two builds (the module doc says why)
 # Values that span more than this factor are compared as differences (the module doc says why).
 LOG_SPAN = 10.0
 
-LINK, PROCESS, REPETITION, EXACT, NONE = "link", "process", "repetition", "exact", "none"
+HOST, LINK, PROCESS, REPETITION, EXACT, NONE = ("host", "link", "process", "repetition", "exact",
+                                                "none")
+# Hosts with paired rounds a comparison needs before they are the unit (the module doc says why).
+MIN_HOSTS = 3
+# Hosts a unit line names before it says how many more.
+NAMED_HOSTS = 4
 
 ONE_PROCESS = ("one process a side: its repetitions share one placement and one machine state; "
                "run more processes (kvb matrix/versions interleave them) or pass "
@@ -71,6 +89,7 @@ class Where:
     link: str = ""              # the binary's placement (its build and layout seed); "" unknown
     process: str = ""           # the process (a file, a run)
     block: int | None = None    # the round, when the sides were measured in the same rounds
+    host: str = ""              # the host (a Slurm node) the round ran on; "" unknown or local
 
 
 @dataclass(frozen=True)
@@ -107,16 +126,17 @@ class Sample:
             out.setdefault((w.link, w.process), []).append(v)
         return out
 
-    def block_values(self) -> dict[int, tuple[str, list[float]]]:
-        """round -> (its link, its values); rounds with values on two links are left out."""
-        out: dict[int, tuple[str, list[float]]] = {}
-        mixed: set[int] = set()
+    def block_values(self) -> dict[tuple[str, int], tuple[str, list[float]]]:
+        """(host, round) -> (its link, its values); rounds with values on two links are left
+        out."""
+        out: dict[tuple[str, int], tuple[str, list[float]]] = {}
+        mixed: set[tuple[str, int]] = set()
         for v, w in zip(self.values, self.where):
             if w.block is None:
                 continue
-            link, vals = out.setdefault(w.block, (w.link, []))
+            link, vals = out.setdefault((w.host, w.block), (w.link, []))
             if link != w.link:
-                mixed.add(w.block)
+                mixed.add((w.host, w.block))
             vals.append(v)
         return {b: x for b, x in out.items() if b not in mixed}
 
@@ -129,12 +149,18 @@ class Units:
     other: int
     paired: bool = False
     below: str = ""            # what each unit holds, e.g. "3 processes"
+    hosts: tuple[str, ...] = ()   # the hosts of paired rounds (none: one host, unnamed)
 
     def text(self) -> str:
         if self.level == EXACT:
             return "exact values"
         if self.level == NONE:
             return "one process a side"
+        if self.level == HOST:
+            return f"{self.base} hosts ({host_names(self.hosts)}) x {self.below}"
+        return self._text() + _on_hosts(self.hosts)
+
+    def _text(self) -> str:
         name = {LINK: "link", PROCESS: "process", REPETITION: "repetition"}[self.level]
         if self.paired and self.level == PROCESS:
             out = f"{self.base} paired round{'s' if self.base != 1 else ''}"
@@ -147,6 +173,23 @@ class Units:
         if self.level == REPETITION:
             out += ", counted as independent (--repetitions-independent)"
         return out + (f" ({self.below})" if self.below else "")
+
+
+def host_names(hosts: Sequence[str]) -> str:
+    """'node1, node2, node3', or the first NAMED_HOSTS and how many more."""
+    shown = ", ".join(hosts[:NAMED_HOSTS])
+    return shown + (f" and {len(hosts) - NAMED_HOSTS} more" if len(hosts) > NAMED_HOSTS else "")
+
+
+def _on_hosts(hosts: Sequence[str]) -> str:
+    """What a unit line adds below the host level: the hosts whose units it pooled, and why they
+    are not the unit."""
+    if not hosts:
+        return ""
+    if len(hosts) == 1:
+        return f", on 1 host ({hosts[0]})"
+    return (f", pooled over {len(hosts)} hosts ({host_names(hosts)}: too few to rest on, "
+            f"{MIN_HOSTS} needed)")
 
 
 @dataclass(frozen=True)
@@ -193,14 +236,25 @@ def _link_units(s: Sample, log: bool) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in by_link.items()}
 
 
-def _round_diffs(base: Sample, other: Sample, log: bool) -> list[tuple[tuple[str, str], float]]:
-    """((base link, other link), other - base) per round both sides ran in."""
+# A pair of links within a host: (host, base link, other link).
+PairKey = tuple[str, str, str]
+
+
+def _round_diffs(base: Sample, other: Sample, log: bool) -> list[tuple[PairKey, float]]:
+    """((host, base link, other link), other - base) per round both sides ran in on one host."""
     b, o = base.block_values(), other.block_values()
     out = []
     for r in sorted(set(b) & set(o)):
         (lb, vb), (lo, vo) = b[r], o[r]
-        out.append(((lb, lo), _reduce(vo, log) - _reduce(vb, log)))
+        out.append(((r[0], lb, lo), _reduce(vo, log) - _reduce(vb, log)))
     return out
+
+
+def _link_pairs(paired: list[tuple[PairKey, float]]) -> dict[PairKey, list[float]]:
+    pairs: dict[PairKey, list[float]] = {}
+    for key, d in paired:
+        pairs.setdefault(key, []).append(d)
+    return pairs
 
 
 # ---- tests --------------------------------------------------------------------------------------
@@ -255,10 +309,10 @@ def _paired(diffs: list[float], base_level: float, log: bool, level: float,
                     estimator=stats.TRIMMED_MEAN)
 
 
-def _trim(keys: Iterable[tuple[str, str]]) -> float:
+def _trim(keys: Iterable[PairKey]) -> float:
     """TRIM where every pair is one link on both sides, TRIM_BUILDS where pairs join two builds'
     links (the module doc says why)."""
-    return TRIM if all(a == b for a, b in keys) else TRIM_BUILDS
+    return TRIM if all(a == b for _, a, b in keys) else TRIM_BUILDS
 
 
 def _unpaired(b: list[float], o: list[float], log: bool, level: float, units: Units,
@@ -289,22 +343,22 @@ def estimate(base: Sample, other: Sample, level: float = stats.LEVEL, *,
     log = _log_scale(base, other)
     paired = _round_diffs(base, other, log)
     base_level = statistics.median(base.values)
+    hosts = tuple(sorted({key[0] for key, _ in paired if key[0]}))
+    if len(hosts) >= MIN_HOSTS:
+        return _by_host(paired, hosts, base_level, log, level)
     lb, lo = _link_units(base, log), _link_units(other, log)
     if len(lb) >= 2 and len(lo) >= 2:
-        pairs: dict[tuple[str, str], list[float]] = {}
-        for key, d in paired:
-            pairs.setdefault(key, []).append(d)
+        pairs = _link_pairs(paired)
         if len(pairs) >= 2:
-            rounds = sorted({len(v) for v in pairs.values()})
-            below = (f"{rounds[0]}" + (f"-{rounds[-1]}" if len(rounds) > 1 else "")
-                     + f" round{'s' if rounds[-1] > 1 else ''} each")
+            below = _span([len(v) for v in pairs.values()], "round") + " each"
             return _paired([statistics.median(v) for v in pairs.values()], base_level, log,
-                           level, Units(LINK, len(pairs), len(pairs), True, below), _trim(pairs))
+                           level, Units(LINK, len(pairs), len(pairs), True, below, hosts),
+                           _trim(pairs))
         return _unpaired(list(lb.values()), list(lo.values()), log, level,
                          Units(LINK, len(lb), len(lo), False, _below(base, other)), base_level)
     if len(paired) >= 2:
         return _paired([d for _, d in paired], base_level, log, level,
-                       Units(PROCESS, len(paired), len(paired), True))
+                       Units(PROCESS, len(paired), len(paired), True, hosts=hosts))
     pb, po = _process_units(base, log), _process_units(other, log)
     if len(pb) >= 2 and len(po) >= 2:
         return _unpaired(list(pb.values()), list(po.values()), log, level,
@@ -316,6 +370,30 @@ def estimate(base: Sample, other: Sample, level: float = stats.LEVEL, *,
                          Units(REPETITION, len(base.values), len(other.values)), base_level)
     return Estimate(math.nan, 0.0, math.inf, None, "", Units(NONE, len(pb), len(po)),
                     ONE_PROCESS)
+
+
+def _span(counts: Sequence[int], what: str) -> str:
+    """'2 rounds', '2-3 rounds': the fewest and the most of `counts`."""
+    lo, hi = min(counts), max(counts)
+    return f"{lo}" + (f"-{hi}" if hi != lo else "") + f" {what}{'s' if hi != 1 else ''}"
+
+
+def _by_host(paired: list[tuple[PairKey, float]], hosts: tuple[str, ...], base_level: float,
+             log: bool, level: float) -> Estimate:
+    """Hosts as the unit (the module doc): each host the median of its link pairs (each the
+    median of its rounds) when every host ran two or more, else the median of its paired
+    rounds; Yuen's trimmed t over the hosts."""
+    pairs = _link_pairs(paired)
+    per_host = {h: [statistics.median(v) for k, v in pairs.items() if k[0] == h] for h in hosts}
+    if all(len(v) >= 2 for v in per_host.values()):
+        units = [statistics.median(v) for v in per_host.values()]
+        below = _span([len(v) for v in per_host.values()], "link pair") + ", paired by round"
+    else:
+        rounds = {h: [d for k, d in paired if k[0] == h] for h in hosts}
+        units = [statistics.median(v) for v in rounds.values()]
+        below = _span([len(v) for v in rounds.values()], "paired round")
+    return _paired(units, base_level, log, level,
+                   Units(HOST, len(hosts), len(hosts), True, below, hosts))
 
 
 def _below(base: Sample, other: Sample) -> str:
@@ -478,9 +556,7 @@ def components(base: Sample, other: Sample) -> Components | None:
     or no link pair has two rounds (nothing to split), or the values are not all positive."""
     if not _log_scale(base, other):
         return None
-    pairs: dict[tuple[str, str], list[float]] = {}
-    for key, d in _round_diffs(base, other, True):
-        pairs.setdefault(key, []).append(d)
+    pairs = _link_pairs(_round_diffs(base, other, True))
     groups = list(pairs.values())
     df_within = sum(len(g) - 1 for g in groups)
     if len(groups) < 2 or df_within < 1:

@@ -113,7 +113,7 @@ def side_of(label: str, docs: list[results.Document],
 
 
 def add_document(side: Side, d: results.Document, given: levels.Where | None = None) -> None:
-    """Adds one loaded document (one process) to `side`; `given`: its link and round as the
+    """Adds one loaded document (one process) to `side`; `given`: its link, round and host as the
     caller ran it (else the link its context records, and no round)."""
     if side.kind and d.kind != side.kind:
         raise UsageError(f"{d.path}: a {d.kind} file pooled with {side.kind} files")
@@ -121,7 +121,7 @@ def add_document(side: Side, d: results.Document, given: levels.Where | None = N
     results.warn_incomplete(d)
     side.paths.append(d.path)
     side.at = levels.Where(given.link if given else link_of(d.context), d.path,
-                           given.block if given else None)
+                           given.block if given else None, given.host if given else "")
     (_add_kvbench if d.kind == results.KVBENCH else _add_gbench)(side, d)
     side.contexts.append(d.context)
 

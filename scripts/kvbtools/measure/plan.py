@@ -115,14 +115,14 @@ class Measurement:
     link: int                  # the layout seed of the build's binary that ran
     round: int
     cpus: tuple[int, ...] = ()   # where it was pinned (() not pinned)
-    host: str = ""             # "" this host; issue 45: the node, a level above links
+    host: str = ""             # "" here; the Slurm node that ran it (a level above links)
 
     def link_name(self) -> str:
         return f"{self.build} seed {self.link}"
 
     def where(self) -> levels.Where:
-        """Where core/levels sees it: its link, its process, its round (the block)."""
-        return levels.Where(self.link_name(), self.path, self.round)
+        """Where core/levels sees it: its link, its process, its round (the block), its host."""
+        return levels.Where(self.link_name(), self.path, self.round, self.host)
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.path, "side": self.variant, "link": self.link_name(),

@@ -129,12 +129,12 @@ def _file(directory: str, path: str) -> str:
 
 
 def _rounds(directory: str, doc: dict[str, Any]) -> dict[str, levels.Where]:
-    """Each run's link and round as kvb matrix and versions recorded them ("runs"), by the path
-    its file is found at: the verdicts pair them by round again, as the table did."""
+    """Each run's link, round and host as kvb matrix and versions recorded them ("runs"), by the
+    path its file is found at: the verdicts pair them by round again, as the table did."""
     out = {}
     for x in doc.get("runs", []) if isinstance(doc.get("runs"), list) else []:
         path = _file(directory, x["file"])
-        out[path] = levels.Where(x["link"], path, x["round"])
+        out[path] = levels.Where(x["link"], path, x["round"], x.get("host", ""))
     return out
 
 
