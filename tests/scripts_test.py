@@ -34,7 +34,7 @@ from kvbtools.measure import dbbench_runs  # noqa: E402
 from kvbtools.commands.parsers import bisect as bisect_parser, groups, trend  # noqa: E402
 from kvbtools.core import changes, deps_json  # noqa: E402
 from kvbtools.core import dbbench_args  # noqa: E402
-from kvbtools.measure import plan  # noqa: E402
+from kvbtools.measure import plan, slurm  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.core import metrics, results, schema  # noqa: E402
 from kvbtools.measure import sources  # noqa: E402
@@ -696,6 +696,7 @@ class TopLevelTest(unittest.TestCase):
                          (changes.Params.window, changes.Params.judgement.alpha,
                           changes.Params.min_size))
         self.assertEqual(deps_json.buildable(), manifest.buildable())
+        self.assertEqual(groups.SLURM_CONFIG_ENV, slurm.CONFIG_ENV)
 
     def test_an_unknown_argument_is_said_with_its_commands_usage(self) -> None:
         # argparse said it with kvb's own usage, which names no argument of report.

@@ -80,7 +80,7 @@ class Fake:
     def micro_names(self, binary: str, plan: Workload) -> list[str]:
         return [n for n in self.names if re.search(plan.micro_filter, n)]
 
-    def relink(self, b: Build, micro: bool) -> None:
+    def relink(self, b: Build, micro: bool, wrap: list[str] | None = None) -> None:
         self.now += self.relink_seconds
         self.relinked.append((b.label, b.layouts))
 

@@ -16,6 +16,8 @@ from kvbtools.commands.parsers import groups
 from kvbtools.core import host, output, stats, store
 from kvbtools.core.series import Series, select
 from kvbtools.core.errors import UsageError
+from kvbtools.measure import slurm
+from kvbtools.measure.fleet import Fleet
 from kvbtools.measure.plan import MAX_ROUNDS, Budget
 from kvbtools.core.dbbench_args import BENCHMARKS
 
@@ -66,6 +68,8 @@ class PlanRequest:
     results_dir: str | None
     store: str | None
     no_store: bool
+    slurm: str | None = None         # --slurm PARTITION: on a Slurm cluster
+    slurm_config: str | None = None  # --slurm-config FILE
 
     @staticmethod
     def of(args: argparse.Namespace) -> "PlanRequest":
@@ -78,7 +82,8 @@ class PlanRequest:
             control=not args.no_control, fail_on_regression=args.fail_on_regression,
             dry_run=args.dry_run, layouts=args.layouts, cpu=args.cpu,
             results_dir=args.results_dir,
-            store=args.store, no_store=args.no_store)
+            store=args.store, no_store=args.no_store, slurm=args.slurm,
+            slurm_config=args.slurm_config)
 
     def budget(self) -> Budget:
         """--repeats rounds first, then up to --max-rounds and --max-time."""
@@ -88,6 +93,23 @@ class PlanRequest:
         """The links every build starts with: --layouts, else groups.DEFAULT_LAYOUTS (1 with
         --instructions: counts do not depend on placement)."""
         return self.layouts or (1 if self.instructions else groups.DEFAULT_LAYOUTS)
+
+    def fleet(self) -> Fleet | None:
+        """The Slurm cluster of --slurm and --slurm-config (None: here); fleet_of checks it."""
+        return fleet_of(self.slurm, self.slurm_config)
+
+
+def fleet_of(partition: str | None, config: str | None) -> Fleet | None:
+    """--slurm PARTITION with --slurm-config FILE (or $KVB_SLURM_CONFIG), checked before any
+    work: a config file that cannot be read, or Slurm's commands missing or slurmctld not
+    answering, is bad input (exit 2); --slurm-config alone too. None without --slurm."""
+    if partition is None:
+        if config is not None:
+            raise UsageError("--slurm-config is read with --slurm PARTITION")
+        return None
+    got = Fleet(slurm.load_config(partition, config))
+    slurm.check_installed()
+    return got
 
 
 @dataclass(frozen=True)

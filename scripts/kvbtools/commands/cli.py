@@ -54,6 +54,8 @@ COMMANDS = (
      "where each series in the results store changed, and what to bisect (docs/history.md)"),
     ("export", "kvbtools.commands.parsers.export", "kvbtools.commands.export",
      "the store's series for the tools people already run (docs/history.md)"),
+    ("worker", "kvbtools.commands.parsers.worker", "kvbtools.commands.worker",
+     "one job of kvb's Slurm executor, run by Slurm, not by hand (docs/fleet.md)"),
 )
 
 DESCRIPTION = """kvb: tools around kvbench results.

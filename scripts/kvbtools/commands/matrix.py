@@ -154,6 +154,9 @@ def run(req: MatrixRequest) -> int:
         if req.plan.max_rounds is not None or req.plan.max_time is not None:
             raise UsageError("--max-rounds and --max-time budget a comparison of builds "
                              "(--presets, kvb versions); a study runs --repeats rounds")
+        if req.plan.slurm is not None:
+            raise UsageError("--slurm runs comparisons of builds (--presets, kvb versions, kvb "
+                             "bisect) on a cluster; a study runs here (docs/fleet.md)")
         if req.plan.fail_on_regression:
             raise UsageError("--fail-on-regression judges builds (--presets, kvb versions); a "
                              "study's tables show its configurations side by side, without "

@@ -73,7 +73,9 @@ def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: P
     tables; `kind` (matrix, versions) names the results directory (with `what`) and its JSON;
     `meta` heads that JSON. `prepare` runs after every check and before anything is written
     (matrix: the library sources the builds need, fetched)."""
-    pinning.check_cpu(req.cpu)
+    on = req.fleet()
+    if on is None:   # a node's CPUs are checked there (pinning.choose_pin)
+        pinning.check_cpu(req.cpu)
     if plan.instructions:
         presets = load_presets()
         callgrind.check_presets([(b.preset, presets[b.preset].cache)
@@ -92,7 +94,7 @@ def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: P
     outdir = output.new_results_dir(kind, what, req.results_dir)
     try:
         outcome = series_run.run(kind, builds, variants, plan, judging, req.budget(), req.cpu,
-                                 outdir)
+                                 outdir, on)
         return report(kind, outdir, outcome, builds, plan, req, meta)
     except (RunError, UsageError) as e:
         output.write_summary(outdir, f"kvb {kind} failed: {e}")

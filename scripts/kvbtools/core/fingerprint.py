@@ -234,7 +234,18 @@ def _fields(kind: str, ctx: dict[str, Any]) -> tuple[dict[str, str], dict[str, s
     forced = crc32c_forced(kind, ctx)
     if forced:
         key[KEY_CRC32C] = f"forced {forced}"
+    node = slurm_node(ctx)
+    if node:   # the machine's own name stays an attribute (context.hostname, context.host_name)
+        key["host"] = node
     return key, attrs
+
+
+def slurm_node(ctx: dict[str, Any]) -> str:
+    """The Slurm node a run was measured on (context.slurm.node, which kvb's Slurm executor
+    adds: measure/fleet.mark_node), '' when none: the host a store keys it by, for the node is
+    what a cluster's users name (several nodes may share a machine's hostname)."""
+    where = ctx.get("slurm")
+    return str(where.get("node") or "") if isinstance(where, dict) else ""
 
 
 def _present(d: dict[str, Any]) -> dict[str, str]:

@@ -20,6 +20,22 @@ def host_arch() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
 
 
+def cpu_model() -> str:
+    """The CPU as /proc/cpuinfo names it: its model name (x86), else its implementer and part
+    (ARM: 'CPU implementer 0x41, part 0xd0c'), else the machine's architecture."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            info = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        info = {}
+    info = {k.strip(): v.strip() for k, v in info.items()}
+    if info.get("model name"):
+        return info["model name"]
+    if info.get("CPU implementer") and info.get("CPU part"):
+        return f"CPU implementer {info['CPU implementer']}, part {info['CPU part']}"
+    return host_arch()
+
+
 def native_preset(compiler: str = "gcc") -> str:
     """The native configure preset of this host for a compiler: x86-gcc-native, arm-clang-native."""
     arch = {"x86_64": "x86", "aarch64": "arm"}.get(host_arch())

@@ -1,10 +1,11 @@
 """The engine's seams (docs/kvbtools.md, The engine): the Executor runs a Block of a plan's
 rounds and returns a BlockResult (the Measurements, the rounds set apart and why), the Runner runs
-one round's variants, the Builder adds links. LocalExecutor, the one executor, runs here, every
-round between two readings of the canary on the plan's CPU (pinning.Watch, the one canary of
-every comparison). An executor of jobs on other hosts (issue 45) sends Plan.to_json and the
-Block's rounds, runs the same Runner there, returns Measurements with their host, and sets the
-rounds of a lost job apart ("lost: ...") for the loop to run again on their links.
+one round's variants, the Builder adds links. LocalExecutor runs here, every round between two
+readings of the canary on the plan's CPU (pinning.Watch, the one canary of every comparison).
+measure/fleet.py's SlurmExecutor sends Plan.to_json and each part of the Block to a Slurm job on
+a node of its own, where the worker runs the same Runner with a LocalExecutor, pinned with its
+canary; it returns Measurements with their host, and sets the rounds of a lost job apart ("lost:
+job J on NODE: STATE") for the loop to run again on their links.
 """
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ class BlockResult:
     set_apart: dict[int, str] = field(default_factory=dict)   # round -> why
     seconds: dict[int, float] = field(default_factory=dict)   # round -> seconds, canary included
     canary: float = 0.0                                       # of those seconds: the canaries
+    wall: float = 0.0         # seconds the block took here, when its parts ran side by side
+                              # (0: the sum of its rounds' seconds)
+    lost: set[int] = field(default_factory=set)   # of set_apart: the rounds of lost jobs
 
 
 class Runner(Protocol):
@@ -49,13 +53,20 @@ class Builder(Protocol):
 
 
 class Executor(Protocol):
+    hosts: int      # hosts that measure side by side: each step's rounds go to every one of
+                    # them, a part of the Block each (1: here)
+    batched: bool   # a step's rounds go as one Block (a job costs seconds to start); False: a
+                    # Block a round, the budget looked at before each
+
     def run(self, plan: Plan, block: Block) -> BlockResult:
-        """The block's rounds, in its order."""
+        """The block's rounds, in its order (each part on a host of its own)."""
         ...
 
 
 class LocalExecutor:
     """Runs blocks here (the module doc); `watch` reads the canary of every round."""
+    hosts = 1
+    batched = False
 
     def __init__(self, runner: Runner, watch: pinning.Watch,
                  clock: Callable[[], float] | None = None) -> None:

@@ -2,8 +2,10 @@
 rounds_per_link` on each of its links, then the step measure/allocation.py chooses from the
 judge's unsettled rows and what a step costs here (a round on every link, or more links: every
 build relinked by the Builder, then measured as often as the others) until the judge is settled
-or the budget is spent. Rounds go to the executor as Blocks; a round it sets apart (its canary
-moved; a lost job) is named and run again on its link, unless the plan is fixed. The budget:
+or the budget is spent. Rounds go to the executor as Blocks: here a round a Block; on the Slurm
+executor a step's rounds at once, on each of its hosts in rounds of their own (Executor.hosts).
+A round it sets apart (its canary moved; a lost job) is named and run again on its link (on one
+host), unless the plan is fixed. The budget:
 Budget.max_rounds, and Plan.seconds of measuring and relinking (after the first rounds, no round
 or relink starts that would end past it, by the median round so far). What it cost: a Spent.
 """
@@ -56,6 +58,7 @@ class Loop:
         self.links = plan.links
         self.got: list[Measurement] = []
         self.set_apart: dict[int, str] = {}
+        self.lost: set[int] = set()         # of those: rounds of lost jobs
         self.measuring = self.relinking = self.canary = 0.0
         self.round_times: list[float] = []
         self.relinks = 0
@@ -76,7 +79,7 @@ class Loop:
         return Outcome(self.got, self.set_apart, Spent(
             len(kept) or self.links, self.r, len(self.set_apart), len(self.got), p.builds,
             self.relinks, self.measuring, self.relinking, self.canary, p.building, p.seconds(),
-            p.budget.max_rounds, why))
+            p.budget.max_rounds, why, lost=len(self.lost)))
 
     def ensure_links(self, k: int) -> None:
         """Every build of the plan has links 0..k-1 afterwards."""
@@ -106,23 +109,26 @@ class Loop:
             -(-max(0, need - self.builder.links(k)) // max(1, self.builder.batch))
             for k in self.plan.build_keys())
 
-    def block(self, seeds: Sequence[int]) -> list[int]:
-        """Rounds on `seeds`, one a seed; the seeds of those set apart."""
-        rounds = tuple((self.r + i, s) for i, s in enumerate(seeds, 1))
+    def block(self, seeds: Sequence[int], parts: int = 1) -> list[int]:
+        """Rounds on `seeds`, one a seed, on each of `parts` hosts; the seeds of those set
+        apart."""
+        rounds = tuple((self.r + i, s) for i, s in enumerate(list(seeds) * parts, 1))
         self.r += len(rounds)
-        got = self.executor.run(self.plan, Block(rounds))
+        got = self.executor.run(self.plan, Block(rounds, parts))
         self.got += got.measurements
         self.set_apart.update(got.set_apart)
+        self.lost |= got.lost
         self.judge.add(got.measurements, got.set_apart.keys())
         self.canary += got.canary
+        self.measuring += got.wall or sum(got.seconds.get(r, 0.0) for r, _ in rounds)
         named = f"{self.plan.name}: " if self.plan.name else ""
         for r, seed in rounds:
-            self.measuring += got.seconds.get(r, 0.0)
             self.round_times.append(got.seconds.get(r, 0.0))
-            n = sum(1 for m in got.measurements if m.round == r)
+            runs = [m for m in got.measurements if m.round == r]
+            on = f" on {runs[0].host}" if runs and runs[0].host else ""
             self.say(named + (got.set_apart[r] if r in got.set_apart else
-                              f"round {r} done ({n} run{'s' if n != 1 else ''}, layout seed "
-                              f"{seed})"))
+                              f"round {r} done{on} ({len(runs)} run{'s' if len(runs) != 1 else ''}"
+                              f", layout seed {seed})"))
         return [s for r, s in rounds if r in got.set_apart]
 
     def round_cost(self) -> float:
@@ -133,16 +139,23 @@ class Loop:
 
     def run_queue(self, queue: list[int], first: bool) -> str:
         """Rounds on the seeds of `queue`, one at a time (the budget is looked at before each),
-        one set apart again on its seed; '' or why it stopped (the first rounds stop only at
-        max rounds)."""
+        or all at once on every host (a batched executor: Executor.hosts); one set apart again on
+        its seed (on one host); '' or why it stopped (the first rounds stop only at max
+        rounds)."""
+        parts = self.executor.hosts
         while queue:
-            if self.r >= self.plan.budget.max_rounds:
+            left = self.plan.budget.max_rounds - self.r
+            if left <= 0:
                 return "max rounds"
-            if not first and self.over_budget(self.round_cost()):
+            take = queue[:left] if self.executor.batched else queue[:1]
+            parts = max(1, min(parts, left // len(take)))
+            if not first and self.over_budget(len(take) * self.round_cost()):
                 return "max time"
-            seed = queue.pop(0)
-            if self.block([seed]) and not self.plan.fixed:
-                queue.insert(0, seed)
+            del queue[:len(take)]
+            again = self.block(take, parts)
+            if again and not self.plan.fixed:
+                queue[0:0] = again
+            parts = 1
         return ""
 
     def next_step(self) -> str:
@@ -150,7 +163,8 @@ class Loop:
         else one more round on every link; '' or why not (the budget)."""
         if self.r >= self.plan.budget.max_rounds:
             return "max rounds"
-        rpl = max(1.0, (self.r - len(self.set_apart)) / self.links)
+        # rounds per link on each host (the allocation weighs one host's links: docs/fleet.md)
+        rpl = max(1.0, (self.r - len(self.set_apart)) / (self.links * self.executor.hosts))
         link_cost = self.link_cost() if self.plan.links > 1 else math.inf
         choice = allocation.choose(list(self.judge.rows()), self.links, rpl,
                                    allocation.Costs(self.round_cost(), link_cost))

@@ -134,6 +134,13 @@ class Pin:
                 "canary_reading": "wall clock" if self.by_wall else "best window",
                 "chosen": self.chosen}
 
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Pin":
+        """The pin to_json wrote."""
+        return Pin(tuple(int(c) for c in d["cpus"]), d.get("canary") or "", d["how"],
+                   {int(k): float(v) for k, v in (d.get("start_ns_per_loop") or {}).items()},
+                   d.get("canary_reading") == "wall clock", d.get("chosen", ""))
+
 
 def find_canary(candidates: Sequence[str], cpu: int | None) -> tuple[str, Reading | None]:
     """The first of `candidates` (binaries) whose --canary answers, and its reading on `cpu`."""

@@ -5,8 +5,9 @@ link (layout seed) of their builds, pinned with a canary around it: the ratio of
 within a round cancels the CPU and the moment they shared (core/levels judges rounds as blocks).
 The plan names the variants (kvb matrix's presets and control, kvb versions' trees, a bisect
 series' commits), the links every build starts with, the Pin and the Budget. It is plain data,
-written by to_json (matrix.json keeps it), so another process (issue 45: a job on another host)
-can be handed a Block of its rounds and send back Measurements (executor.py).
+written by to_json (matrix.json keeps it) and read back by from_json, so another process (a
+Slurm job on another host: measure/fleet.py) is handed a Block of its rounds and sends back
+Measurements (executor.py).
 """
 from __future__ import annotations
 
@@ -99,11 +100,28 @@ class Plan:
                 "pin": self.pin.to_json(), "building": self.building, "builds": self.builds,
                 "fixed": self.fixed}
 
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Plan":
+        """The plan to_json wrote."""
+        variants = tuple(Variant(v["label"], v["build"], v.get("engine", ""),
+                                 tuple(v.get("args", ()))) for v in d["variants"])
+        return Plan(d["name"], variants, int(d["links"]), Budget.from_json(d["budget"]),
+                    Pin.from_json(d["pin"]), float(d.get("building", 0.0)),
+                    int(d.get("builds", 0)), bool(d.get("fixed", False)))
+
 
 @dataclass(frozen=True)
 class Block:
-    """Rounds of a plan an executor runs at once: (round, link seed) each."""
+    """Rounds of a plan an executor runs at once: (round, link seed) each, in `parts` equal
+    parts one after the other, each run by a host of its own (a Slurm job, measure/fleet.py);
+    one executor that runs here runs them all in their order."""
     rounds: tuple[tuple[int, int], ...]
+    parts: int = 1
+
+    def split(self) -> list[tuple[tuple[int, int], ...]]:
+        """The rounds of each part."""
+        n = -(-len(self.rounds) // max(1, self.parts))
+        return [self.rounds[i:i + n] for i in range(0, len(self.rounds), n)]
 
 
 @dataclass(frozen=True)

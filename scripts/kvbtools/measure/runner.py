@@ -116,14 +116,14 @@ def do_build(b: Build, micro: bool, step: str = "", wrap: list[str] | None = Non
     return time.monotonic() - t0
 
 
-def relink(b: Build, micro: bool) -> None:
+def relink(b: Build, micro: bool, wrap: list[str] | None = None) -> None:
     """Links `b` to b.layouts seeds: CMake with the longer KVBENCH_LAYOUT_SEEDS, then the
     -layouts target, which links the new seeds from the objects already compiled (the links
-    there are up to date). Raises BuildError."""
+    there are up to date); under `wrap` when given (a build job). Raises BuildError."""
     log = os.path.join(b.dir, "kvb-build.log")
     progress(f"relinking {b.label} to {b.layouts} links in {os.path.relpath(b.dir, ROOT)}")
-    run_logged(b.configure_cmd(), log, cwd=ROOT)
-    run_logged(b.build_cmd(micro), log, cwd=ROOT)
+    run_logged(b.configure_cmd(), log, cwd=ROOT, wrap=wrap)
+    run_logged(b.build_cmd(micro), log, cwd=ROOT, wrap=wrap)
 
 
 # ---- benchmark runs --------------------------------------------------------------------------

@@ -10,15 +10,17 @@ SeriesOutcome, writes the results directory, stores the runs and gates.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
+import os
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
-from kvbtools.core import comparison, host, levels, output, results, stats
+from kvbtools.core import comparison, host, levels, output, presets, results, stats
 from kvbtools.core.errors import RunError
 from kvbtools.core.samples import Side, add_document
-from kvbtools.measure import loop, pinning, runner
-from kvbtools.measure.executor import LocalExecutor
+from kvbtools.measure import fleet, loop, pinning, runner
+from kvbtools.measure.executor import Executor, LocalExecutor
 from kvbtools.measure.plan import Budget, Measurement, Plan, Variant
 from kvbtools.measure.runner import Build, BuildError, Workload
 from kvbtools.core.output import progress
@@ -64,41 +66,75 @@ class SeriesOutcome:
 
 
 def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
-        judging: Judging, budget: Budget, cpu: str, outdir: str) -> SeriesOutcome:
+        judging: Judging, budget: Budget, cpu: str, outdir: str,
+        on: fleet.Fleet | None = None) -> SeriesOutcome:
     """Builds, checks and measures the variants (runs in `outdir`; every build starts with its
-    `layouts` links); `kind` (matrix, versions) names the command in its messages. RunError when
-    the base's build or a run fails."""
-    build_seconds: dict[str, float] = {}
-    failed: list[str] = []
-    for i, b in enumerate(builds, 1):
-        try:
-            build_seconds[b.label] = runner.do_build(b, work.micro, f"[{i}/{len(builds)}] ")
-            progress(f"built {b.label} in {build_seconds[b.label]:.0f} s")
-        except BuildError as e:
-            progress(f"skipping {b.label}: build failed: {e}")
-            failed.append(b.label)
+    `layouts` links), here or on the Slurm cluster `on` (builds and rounds as jobs,
+    measure/fleet.py); `kind` (matrix, versions) names the command in its messages. RunError
+    when the base's build or a run fails."""
+    build_seconds, failed = build_all(builds, work.micro, on)
     variants = [v for v in variants if v.build not in failed]
     if not variants or variants[0].build in failed:
         raise RunError(f"{kind}: the first build failed; nothing to compare against")
     built = {b.label: b for b in builds if b.label not in failed}
     for b in built.values():
         runner.check_plan(b.binary(work.micro), work)
-    pin = choose_pin(built[variants[0].build], work, cpu)
-    progress(f"cpu: {pin.text}")
-    plan = Plan("", tuple(variants), built[variants[0].build].layouts, budget, pin,
-                sum(build_seconds.values()), len(build_seconds))
+    series = SeriesRunner(built, work, outdir)
+    base = built[variants[0].build]
+    if on is None:
+        pin = choose_pin(base, work, cpu)
+        progress(f"cpu: {pin.text}")
+        executor: Executor = LocalExecutor(series, pinning.Watch(pin))
+    else:
+        executor = fleet.SlurmExecutor(on, series, cpu, arch_of(base),
+                                       os.path.join(outdir, "fleet"))
+        pin = pinning.Pin((), "", f"chosen on each node (--cpu {cpu})")
+        progress(f"measuring on {executor.hosts} node(s) of partition {on.config.partition}, "
+                 f"each measuring every build in rounds of its own: {', '.join(executor.nodes)}")
+    plan = Plan("", tuple(variants), base.layouts, budget, pin, sum(build_seconds.values()),
+                len(build_seconds))
     judge = TableJudge(plan, judging, work.micro)
-    work = dataclasses.replace(work, extra=[*work.extra, *pin.flag()])
     try:
-        out = loop.Loop(plan, LocalExecutor(SeriesRunner(built, work, outdir), pinning.Watch(pin)),
-                        Relinks(built, work.micro), judge, progress).run()
+        out = loop.Loop(plan, executor, Relinks(built, work.micro, on), judge, progress).run()
     except BuildError as e:
         raise RunError(f"a run or a relink failed: {e}") from None
+    if isinstance(executor, fleet.SlurmExecutor):
+        pin = pinning.Pin((), "", executor.pin_text(), chosen="on each node")
     got = judge.judge()
     if got is None:
-        raise RunError("every round was set apart by its canary: nothing to judge")
+        raise RunError("every round was set apart (its canary, or its job lost): nothing to "
+                       "judge")
     return SeriesOutcome(*got, out.spent, build_seconds, failed, pin, out.set_apart,
                          out.measurements, plan)
+
+
+def arch_of(b: Build) -> str:
+    """The architecture a build is for: its preset's (KVBENCH_TARGET_ARCH), else this host's."""
+    preset = presets.load_presets().get(b.preset)
+    return (preset.arch if preset else "") or host.host_arch()
+
+
+def build_all(builds: list[Build], micro: bool, on: fleet.Fleet | None
+              ) -> tuple[dict[str, float], list[str]]:
+    """Every build built (here one after the other; on a cluster as build jobs side by side):
+    the seconds each took, and the labels of those that failed (they are skipped)."""
+    def one(i: int, b: Build) -> float:
+        step = f"[{i}/{len(builds)}] "
+        if on is None:
+            return runner.do_build(b, micro, step)
+        return runner.do_build(b, micro, step, wrap=on.build_wrap(arch_of(b), b.dir, b.label))
+    build_seconds: dict[str, float] = {}
+    failed: list[str] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(builds) if on else 1) as pool:
+        done = [pool.submit(one, i, b) for i, b in enumerate(builds, 1)]
+        for b, f in zip(builds, done):
+            try:
+                build_seconds[b.label] = f.result()
+                progress(f"built {b.label} in {build_seconds[b.label]:.0f} s")
+            except BuildError as e:
+                progress(f"skipping {b.label}: build failed: {e}")
+                failed.append(b.label)
+    return build_seconds, failed
 
 
 def choose_pin(base: Build, work: Workload, cpu: str) -> pinning.Pin:
@@ -119,12 +155,14 @@ def choose_pin(base: Build, work: Workload, cpu: str) -> pinning.Pin:
 
 
 class Relinks:
-    """The engine's Builder for kvbench builds (runner.Build, by label)."""
+    """The engine's Builder for kvbench builds (runner.Build, by label); on a cluster `on`, a
+    relink is a build job."""
     batch = RELINK_BATCH
     guess = RELINK_GUESS
 
-    def __init__(self, builds: dict[str, Build], micro: bool) -> None:
-        self.builds, self.micro = builds, micro
+    def __init__(self, builds: dict[str, Build], micro: bool,
+                 on: fleet.Fleet | None = None) -> None:
+        self.builds, self.micro, self.on = builds, micro, on
 
     def links(self, build: str) -> int:
         return self.builds[build].layouts
@@ -132,17 +170,34 @@ class Relinks:
     def relink(self, build: str, links: int) -> int:
         b = self.builds[build]
         b.layouts = max(links, b.layouts + self.batch)
-        runner.relink(b, self.micro)
+        runner.relink(b, self.micro, self.on.build_wrap(arch_of(b), b.dir, b.label)
+                      if self.on else None)
         return 1
 
 
 class SeriesRunner:
-    """The engine's Runner for kvbench and kvbench_micro (the module doc)."""
+    """The engine's Runner for kvbench and kvbench_micro (the module doc), every run pinned as
+    the plan's Pin says; portable (measure/fleet.py): a Slurm job runs it on its node."""
+    kind = "series"
+    errors: tuple[type[Exception], ...] = (BuildError, RunError)
 
     def __init__(self, builds: dict[str, Build], work: Workload, outdir: str) -> None:
         self.builds, self.work, self.outdir = builds, work, outdir
         self._names: dict[str, list[str]] = {}  # build label -> its micro benchmarks
         self._chunks: list[list[str] | None] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"builds": {k: dataclasses.asdict(b) for k, b in self.builds.items()},
+                "work": dataclasses.asdict(self.work), "outdir": self.outdir}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "SeriesRunner":
+        return SeriesRunner({k: Build(**b) for k, b in d["builds"].items()},
+                            Workload(**d["work"]), d["outdir"])
+
+    def pin(self, plan: Plan, cpu: str) -> pinning.Pin:
+        """The CPU and the canary of the runs (choose_pin), chosen where they run."""
+        return choose_pin(self.builds[plan.variants[0].build], self.work, cpu)
 
     def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
         """Each run a status line (output.status: one line rewritten on a terminal; the
@@ -157,10 +212,11 @@ class SeriesRunner:
     def _runs(self, plan: Plan, r: int, seed: int, got: list[Measurement]) -> None:
         chunks = self.chunks(plan)
         order = [(v, e) for v in plan.order(r) for e in runner.engines(v, self.work)]
+        pinned = dataclasses.replace(self.work, extra=[*self.work.extra, *plan.pin.flag()])
         for c, chunk in enumerate(chunks, 1):
             for i, (v, engine) in enumerate(order, 1):
                 links = self.builds[v.build].binaries(self.work.micro)   # one when prebuilt
-                work = self.work
+                work = pinned
                 if chunk is not None:
                     mine = [n for n in chunk if n in self.names(v.build)]
                     if not mine:

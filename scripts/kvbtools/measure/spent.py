@@ -30,6 +30,7 @@ class Spent:
     budget: float = 0.0         # seconds of measuring and relinking allowed
     max_rounds: int = 0
     stopped_by: str = ""        # the loop's: settled, fixed, max rounds, max time
+    lost: int = 0               # of set_apart: rounds of jobs lost with their node (the fleet)
     written: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # before
 
     @property
@@ -42,7 +43,8 @@ class Spent:
                      self.set_apart + other.set_apart, self.runs + other.runs,
                      self.builds + other.builds, self.relinks + other.relinks,
                      self.measuring + other.measuring, self.relinking + other.relinking,
-                     self.canary + other.canary, self.building + other.building)
+                     self.canary + other.canary, self.building + other.building,
+                     lost=self.lost + other.lost)
 
     def text(self, unresolved: int = 0) -> str:
         """The cost line: 'decided after 8 links x 3 rounds (24 rounds, 72 runs), 95 s measuring
@@ -51,7 +53,9 @@ class Spent:
         none); a total over loops (no
         stopped_by): '5 builds (501 s), 8 relinks (178 s), 64 rounds of 208 runs, 143 s measuring
         (3 s of canaries)'."""
-        apart = f", {self.set_apart} set apart by the canary" if self.set_apart else ""
+        canary = self.set_apart - self.lost
+        apart = (f", {canary} set apart by the canary" if canary else "") + \
+            (f", {self.lost} lost with their jobs and run again" if self.lost else "")
         if not self.stopped_by:
             return (f"{self.builds} build(s) ({self.building:.0f} s), {self.relinks} relink(s) "
                     f"adding links ({self.relinking:.0f} s), {self.rounds} round(s){apart} of "
@@ -82,7 +86,8 @@ class Spent:
                 "canary_seconds": round(self.canary, 3),
                 "building_seconds": round(self.building, 3),
                 "budget_seconds": round(self.budget, 3), "max_rounds": self.max_rounds,
-                "stopped_by": self.stopped_by, "text": self.text(unresolved)}
+                "stopped_by": self.stopped_by, "text": self.text(unresolved)} | (
+                    {"lost": self.lost} if self.lost else {})
 
     @staticmethod
     def from_json(d: dict[str, Any] | None) -> "Spent | None":

@@ -139,6 +139,28 @@ def add_cpu_argument(p: argparse.ArgumentParser, threads: str = "",
                         "at the start; N; none: not pinned, no canary" + threads)
 
 
+# ---- the fleet: --slurm, --slurm-config ---------------------------------------------------------
+
+# measure/slurm.CONFIG_ENV, which the help states (tests/scripts_test.py holds the two equal).
+SLURM_CONFIG_ENV = "KVB_SLURM_CONFIG"
+
+
+def add_slurm_arguments(p: argparse.ArgumentParser) -> None:
+    """--slurm PARTITION and --slurm-config FILE (measure/slurm.load_config; docs/fleet.md)."""
+    p.add_argument("--slurm", metavar="PARTITION",
+                   help="run the builds and the measurements as Slurm jobs: every build a job "
+                        "on a node of the build partition with its architecture, every step's "
+                        "rounds a job on each up node of PARTITION with the plan's "
+                        "architecture, which it has to itself (--exclusive); the verdicts rest "
+                        "on hosts from 3 nodes (docs/fleet.md). The checkout and the results "
+                        "directory must be on storage every node shares at the same path")
+    p.add_argument("--slurm-config", metavar="FILE",
+                   help="with --slurm: the [slurm] section of FILE (sbatch options of every "
+                        "job, of build and of measurement jobs, the build partition, how each "
+                        f"architecture is asked for, how many nodes; default "
+                        f"${SLURM_CONFIG_ENV}, else none: docs/fleet.md)")
+
+
 # ---- the results store: --store, --no-store -----------------------------------------------------
 
 def add_store_arguments(p: argparse.ArgumentParser, auto: bool = False) -> None:
@@ -205,6 +227,7 @@ def add_plan_arguments(p: argparse.ArgumentParser, micro_default: str = "/4096$"
     p.add_argument("--results-dir", help="parent of the run's results directory "
                                          "(default results/)")
     add_store_arguments(p, auto=True)
+    add_slurm_arguments(p)
 
 
 # ---- kvb history, trend, export: which series of the store --------------------------------------

@@ -9,17 +9,15 @@ range by range. The bisect's CPU and canary are chosen here, once.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
-from kvbtools.core import host
 from kvbtools.core.errors import EXIT_UNDECIDED
-from kvbtools.core.host import ROOT
 from kvbtools.measure import pinning
 from kvbtools.measure.bisect import confirm, endpoints, judge, steps
 from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
 from kvbtools.measure.bisect.search import Ending, Search
-from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State
+from kvbtools.measure.bisect.series import choose_pin
+from kvbtools.measure.bisect.state import State
 from kvbtools.measure.bisect.trees import Workspace
 from kvbtools.core.output import progress
 
@@ -51,22 +49,13 @@ class Ranges:
 
     def pin(self) -> pinning.Pin:
         """Chooses the CPU every run of the bisect is pinned to, once (a resumed bisect keeps
-        the one it chose), by --cpu as kvb matrix does (pinning.choose_pin), and the canary
-        around every round: the binary the bisect measures (its first built commit's, which
-        has --canary), else this tree's kvbench build (a generic bisect's command is the
-        user's). A bisect of kvbench's KV workloads reads the canary by its wall clock (their
-        rates are wall time); micro and generic bisects by its best window (their lz4 runs
-        were measured so); kvb matrix reads the wall clock for all."""
+        the one it chose), by --cpu as kvb matrix does, and the canary around every round
+        (series.choose_pin)."""
         st = self.state
-        candidates = [self.ws.canary_binary(),
-                      os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")]
-        by_wall = isinstance(st.mode, KvbenchMode) and not st.mode.plan.micro
         cpu, given = st.settings.cpu, "--cpu"
         if st.cpu is not None and st.cpu in pinning.allowed_cpus():
             cpu, given = str(st.cpu), st.cpu_note or "chosen when the bisect started"
-        pin = pinning.choose_pin(cpu, 1, candidates, by_wall=by_wall, given=given,
-                                 measured="the measure command is the user's"
-                                 if isinstance(st.mode, GenericMode) else "")
+        pin = choose_pin(self.ws, cpu, given)
         st.cpu = pin.cpus[0] if pin.cpus else None
         st.cpu_note = pin.chosen
         self.watch = pinning.Watch(pin)

@@ -9,14 +9,31 @@ CommitCannotRun (the step skips it, as git bisect does); of any other commit a R
 from __future__ import annotations
 
 import os
-from typing import Callable, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
-from kvbtools.core import levels
+from kvbtools.core import host, levels
 from kvbtools.core.errors import RunError
+from kvbtools.core.host import ROOT
+from kvbtools.measure import pinning
 from kvbtools.measure.bisect.records import Measured
+from kvbtools.measure.bisect.state import GenericMode, KvbenchMode
 from kvbtools.measure.bisect.trees import RELINK_BATCH, Workspace
 from kvbtools.measure.plan import Measurement, Plan
 from kvbtools.measure.runner import BuildError
+
+
+def choose_pin(ws: Workspace, cpu: str, given: str) -> pinning.Pin:
+    """The bisect's CPU and its canary (pinning.choose_pin; `given` says why `cpu`): the binary
+    it measures (its first built commit's, which has --canary), else this tree's kvbench build
+    (a generic bisect's command is the user's). A bisect of kvbench's KV workloads reads the
+    canary by its wall clock (their rates are wall time); micro and generic bisects by its best
+    window (their lz4 runs were measured so); kvb matrix reads the wall clock for all."""
+    candidates = [ws.canary_binary(),
+                  os.path.join(ROOT, "build", host.native_preset(), "src", "kvbench")]
+    by_wall = isinstance(ws.mode, KvbenchMode) and not ws.mode.plan.micro
+    return pinning.choose_pin(cpu, 1, candidates, by_wall=by_wall, given=given,
+                              measured="the measure command is the user's"
+                              if isinstance(ws.mode, GenericMode) else "")
 
 
 class CommitCannotRun(Exception):
@@ -58,10 +75,25 @@ class Commits:
 
 
 class CommitRunner:
-    """The engine's Runner: every commit of the round, pinned to the plan's CPU."""
+    """The engine's Runner: every commit of the round, pinned to the plan's CPU; portable
+    (measure/fleet.py): a Slurm job runs it on its node, from the workspace's JSON."""
+    kind = "commits"
+    errors: tuple[type[Exception], ...] = (CommitCannotRun, RunError)
 
     def __init__(self, ws: Workspace, runs_dir: str, under_test: str) -> None:
         self.ws, self.runs_dir, self.under_test = ws, runs_dir, under_test
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workspace": self.ws.to_json(), "runs_dir": self.runs_dir,
+                "under_test": self.under_test}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "CommitRunner":
+        return CommitRunner(Workspace.from_json(d["workspace"]), d["runs_dir"], d["under_test"])
+
+    def pin(self, plan: Plan, cpu: str) -> pinning.Pin:
+        """The CPU and the canary where the runs run (choose_pin; --cpu `cpu`)."""
+        return choose_pin(self.ws, cpu, "--cpu")
 
     def round(self, plan: Plan, r: int, seed: int) -> list[Measurement]:
         got = []

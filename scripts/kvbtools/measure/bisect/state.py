@@ -148,7 +148,7 @@ class State:
             "budget": s.budget.to_json(),
             "layouts": s.layouts, "skip_identical": s.skip_identical, "witness": s.witness,
             "all_steps": s.all_steps, "cpu_request": s.cpu,
-            "mode": _mode_json(self.mode), "asked_metric": s.metric,
+            "mode": mode_json(self.mode), "asked_metric": s.metric,
             "metric": self.metric_name, "unit": w.unit if w else None,
             "better": w.better if w else None, "kind": w.kind if w else None,
             "benchmark": w.benchmark if w else None,
@@ -157,12 +157,19 @@ class State:
             "cpu": self.cpu, "cpu_note": self.cpu_note, "instruction_counts": self.counts}
 
 
-def _mode_json(mode: Mode) -> dict[str, Any]:
+def mode_json(mode: Mode) -> dict[str, Any]:
     if isinstance(mode, GenericMode):
         return {"name": "generic", "build_cmd": mode.build_cmd, "measure_cmd": mode.measure_cmd,
                 "bench": mode.bench}
     return {"name": "kvbench", "dep": mode.dep, "preset": mode.preset, "engine": mode.engine,
             "bench": mode.bench_key, "plan": dataclasses.asdict(mode.plan)}
+
+
+def mode_from_json(m: dict[str, Any]) -> Mode:
+    """The mode mode_json wrote."""
+    return (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"]) if m["name"] == "generic"
+            else KvbenchMode(m["dep"], m["preset"], m["engine"], Workload(**m["plan"]),
+                             m["bench"]))
 
 
 def from_json(doc: Any, where: str) -> State:
@@ -198,10 +205,7 @@ def _from_v2(doc: dict[str, Any]) -> State:
                         int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"],
                         str(doc.get("witness", "auto")), bool(doc.get("all_steps", False)),
                         str(doc.get("cpu_request", "auto")))
-    mode: Mode = (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"])
-                  if m["name"] == "generic" else
-                  KvbenchMode(m["dep"], m["preset"], m["engine"], Workload(**m["plan"]),
-                              m["bench"]))
+    mode = mode_from_json(m)
     if settings.witness not in WITNESSES:
         raise ValueError(f"witness {settings.witness!r}")
     return State(settings, mode, _watched(doc, doc.get("benchmark")),

@@ -31,7 +31,8 @@ from typing import Any, Iterator
 
 from kvbtools.measure import runner
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.bisect.state import CompiledSet, GenericMode, Mode
+from kvbtools.measure.bisect.state import CompiledSet, GenericMode, Mode, mode_from_json, \
+    mode_json
 from kvbtools.measure.runner import Build, BuildError
 
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
@@ -159,17 +160,34 @@ class Workspace:
     """The temporary directory of one kvb bisect invocation (see the module doc): `repo`'s
     commits built and measured as `mode` says, `layouts` links each, build.log in `outdir`."""
 
-    def __init__(self, repo: str, outdir: str, mode: Mode, layouts: int) -> None:
+    def __init__(self, repo: str, outdir: str, mode: Mode, layouts: int, tmp: str = "") -> None:
         self.repo = repo
         self.outdir = outdir
         self.mode = mode
         self.layouts = layouts
-        self.tmp = tempfile.mkdtemp(prefix="kvb-bisect.")
+        self.tmp = tmp or tempfile.mkdtemp(prefix="kvb-bisect.")
         self.trees: dict[str, str] = {}
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
         self.cpu: int | None = None                # every run pinned here (series.py)
+
+    def to_json(self) -> dict[str, Any]:
+        """What a run of a built commit needs where it runs (a Slurm job: measure/fleet.py),
+        from_json's input: the directory, the modes and where each commit's builds are."""
+        return {"repo": self.repo, "outdir": self.outdir, "mode": mode_json(self.mode),
+                "layouts": self.layouts, "tmp": self.tmp, "trees": self.trees,
+                "built": self.built, "binaries": self.binaries,
+                "generic_links": self.generic_links}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Workspace":
+        ws = Workspace(d["repo"], d["outdir"], mode_from_json(d["mode"]), int(d["layouts"]),
+                       d["tmp"])
+        ws.trees, ws.built, ws.binaries = dict(d["trees"]), dict(d["built"]), \
+            {k: list(v) for k, v in d["binaries"].items()}
+        ws.generic_links = {k: int(v) for k, v in d["generic_links"].items()}
+        return ws
 
     def tree(self, sha: str) -> str:
         if sha not in self.trees:
