@@ -69,6 +69,8 @@ class BisectRequest:
     cpu: str | None               # None: auto (a resumed bisect: the CPU it chose)
     store: str | None
     no_store: bool
+    slurm: str | None             # --slurm PARTITION (a resumed bisect may take it or not)
+    slurm_config: str | None
     skip_identical: bool          # not --no-skip-identical
     judgement: Judgement          # --threshold, --alpha
     budget: Budget                # --repeats, --max-rounds, --max-time as one budget
@@ -157,7 +159,8 @@ def new_state(req: BisectRequest) -> State:
     witness = req.witness or "auto"
     if witness == "instructions" and bisect_witness.counter(mode)[0] is None:
         raise UsageError(f"--witness instructions: {bisect_witness.counter(mode)[1]}")
-    pinning.check_cpu(req.cpu or "auto")
+    if req.slurm is None:   # a node checks its own (pinning.choose_pin)
+        pinning.check_cpu(req.cpu or "auto")
     return State(Settings(repo, old, new, req.find, req.judgement, req.budget, layouts,
                           req.skip_identical, metric, witness, bool(req.all_steps),
                           req.cpu or "auto"), mode)
@@ -201,6 +204,7 @@ def main(args: argparse.Namespace) -> int:
 def run(req: BisectRequest) -> int:
     output.check_outputs([("--results-dir", req.results_dir, ())],  # exit 2 before any work
                          [("--repo", req.repo, ()), ("--resume", req.resume, ())])
+    on = arguments.fleet_of(req.slurm, req.slurm_config)
     if req.resume:
         state, records = load_resume(req)
     else:
@@ -211,7 +215,7 @@ def run(req: BisectRequest) -> int:
         results.write_json(os.path.join(state.dir, "state.json"), state.to_json())
         output.write_text(os.path.join(state.dir, "steps.jsonl"), "")
     outdir = state.dir
-    ranges = Ranges(state, records)
+    ranges = Ranges(state, records, on)
     try:
         return _search(ranges, req)   # the CPU and the canary: before the first series
     except KeyboardInterrupt:

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from kvbtools.core import host, output, results
+from kvbtools.core import host, output, presets, results
 from kvbtools.core.errors import RunError
 from kvbtools.core.output import progress
 from kvbtools.measure import pinning, runner, slurm
@@ -57,20 +57,36 @@ class Portable(Runner, Protocol):
         ...
 
 
+def arch(preset: str) -> str:
+    """The architecture a build of `preset` is for (KVBENCH_TARGET_ARCH), else this host's
+    (a preset without one; a bisect's build command)."""
+    got = presets.load_presets().get(preset)
+    return (got.arch if got else "") or host.host_arch()
+
+
 @dataclass
 class Fleet:
-    """The cluster kvb's jobs go to (slurm.SlurmConfig) and what they cost."""
+    """The cluster kvb's jobs go to (slurm.SlurmConfig), the jobs submitted, and what each
+    measurement node chose: its pin and its canary's readings so far (the jobs of one command
+    share them, as its rounds share one pin and one canary when they run here)."""
     config: slurm.SlurmConfig
     jobs: list[str] = field(default_factory=list)     # every job submitted, in order
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> pin, readings
+
+    def pin_text(self) -> str:
+        """How each node pinned its runs, as the CPU line says it."""
+        return "chosen on each node: " + "; ".join(
+            f"{n}: {(x.get('pin') or {}).get('how', '')}" for n, x in sorted(self.nodes.items()))
 
     def build_wrap(self, arch: str, where: str, name: str) -> list[str]:
         """The command prefix that runs a build command as a job (kvb worker exec); its job
         output is kept in `where` until copied to the log."""
         c = self.config
-        opts = [f"--partition={c.build_partition or c.partition}",
+        opts = [*([f"--partition={c.build_partition}"] if c.build_partition else []),
                 f"--cpus-per-task={runner.jobs()}", *c.options, *c.arch_options(arch),
                 *c.build_options]
-        return [sys.executable, host.KVB, "worker", "exec", "--dir", where, "--name", name,
+        return [sys.executable, host.KVB, "worker", "exec", "--dir", where, "--name",
+                f"build-{name}",
                 "--poll", f"{c.poll:g}", "--sbatch", shlex.join(opts), "--"]
 
     def measure_options(self, arch: str) -> list[str]:
@@ -108,8 +124,6 @@ class SlurmExecutor:
             jobs_dir
         self.nodes = fleet.hosts(arch)
         self.hosts = len(self.nodes)
-        self.pins: dict[str, str] = {}      # node -> how its runs were pinned
-        self.node_state: dict[str, dict[str, Any]] = {}   # node -> its pin and canary so far
         output.make_dirs(jobs_dir)
 
     def run(self, plan: Plan, block: Block) -> BlockResult:
@@ -125,6 +139,11 @@ class SlurmExecutor:
         out = BlockResult(wall=time.monotonic() - t0)
         for j in jobs:
             self.collect(out, j, states[j.job])
+        try:   # the next step goes to the nodes up now
+            self.nodes = self.fleet.hosts(self.arch)
+        except RunError:   # none: its jobs wait for one
+            pass
+        self.hosts = len(self.nodes)
         return out
 
     def submit(self, plan: Plan, rounds: tuple[tuple[int, int], ...]) -> Job:
@@ -132,7 +151,7 @@ class SlurmExecutor:
                                       f".r{rounds[0][0]}-{rounds[-1][0]}")
         spec = {"plan": plan.to_json(), "rounds": [list(x) for x in rounds],
                 "kind": self.runner.kind, "runner": self.runner.to_json(), "cpu": self.cpu,
-                "nodes": self.node_state, "result": stem + ".result.json"}
+                "nodes": self.fleet.nodes, "result": stem + ".result.json"}
         results.write_json(stem + ".json", spec)
         job = slurm.submit(self.fleet.measure_options(self.arch),
                            [sys.executable, host.KVB, "worker", "block", stem + ".json"],
@@ -158,9 +177,8 @@ class SlurmExecutor:
                     out.set_apart[r] = x["set_apart"]
                 out.seconds[r] = float(x.get("seconds", 0.0))
                 out.canary += float(x.get("canary", 0.0))
-            self.pins[got["node"]] = got.get("pin", {}).get("how", "")
-            self.node_state[got["node"]] = {"pin": got.get("pin"),
-                                            "canary_readings": got.get("canary_readings", {})}
+            self.fleet.nodes[got["node"]] = {"pin": got.get("pin"),
+                                             "canary_readings": got.get("canary_readings", {})}
         elif st.lost or st.state == slurm.COMPLETED:
             for r, _ in job.rounds:
                 out.set_apart[r] = (f"round {r}: lost: {st.text()} (its {len(job.rounds)} "
@@ -170,10 +188,6 @@ class SlurmExecutor:
             raise RunError(f"{st.text()}, exit {st.exit_code}, without a result: its output "
                            f"{output.shown(job.output)}:\n{_tail(job.output)}")
 
-    def pin_text(self) -> str:
-        """How each node pinned its runs, as the CPU line says it."""
-        return "chosen on each node: " + "; ".join(f"{n}: {t}" for n, t in
-                                                     sorted(self.pins.items()))
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -269,7 +283,7 @@ def exec_job(command: Sequence[str], options: Sequence[str], where: str, name: s
     for attempt in range(RESUBMITS + 1):
         out = os.path.join(where, f"kvb-{name}.{os.getpid()}.{attempt}.out")
         job = slurm.submit(options, command, f"kvb-{name}", out, os.getcwd())
-        say(f"kvb: build job {job} ({name}) submitted")
+        say(f"kvb: job {job} (kvb-{name}) submitted")
         try:
             st = slurm.wait([job], poll, lambda line: say("kvb: " + line))[job]
         except BaseException:

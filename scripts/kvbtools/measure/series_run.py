@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
-from kvbtools.core import comparison, host, levels, output, presets, results, stats
+from kvbtools.core import comparison, host, levels, output, results, stats
 from kvbtools.core.errors import RunError
 from kvbtools.core.samples import Side, add_document
 from kvbtools.measure import fleet, loop, pinning, runner
@@ -86,7 +86,7 @@ def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
         progress(f"cpu: {pin.text}")
         executor: Executor = LocalExecutor(series, pinning.Watch(pin))
     else:
-        executor = fleet.SlurmExecutor(on, series, cpu, arch_of(base),
+        executor = fleet.SlurmExecutor(on, series, cpu, fleet.arch(base.preset),
                                        os.path.join(outdir, "fleet"))
         pin = pinning.Pin((), "", f"chosen on each node (--cpu {cpu})")
         progress(f"measuring on {executor.hosts} node(s) of partition {on.config.partition}, "
@@ -98,20 +98,14 @@ def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
         out = loop.Loop(plan, executor, Relinks(built, work.micro, on), judge, progress).run()
     except BuildError as e:
         raise RunError(f"a run or a relink failed: {e}") from None
-    if isinstance(executor, fleet.SlurmExecutor):
-        pin = pinning.Pin((), "", executor.pin_text(), chosen="on each node")
+    if on is not None:
+        pin = pinning.Pin((), "", on.pin_text(), chosen="on each node")
     got = judge.judge()
     if got is None:
         raise RunError("every round was set apart (its canary, or its job lost): nothing to "
                        "judge")
     return SeriesOutcome(*got, out.spent, build_seconds, failed, pin, out.set_apart,
                          out.measurements, plan)
-
-
-def arch_of(b: Build) -> str:
-    """The architecture a build is for: its preset's (KVBENCH_TARGET_ARCH), else this host's."""
-    preset = presets.load_presets().get(b.preset)
-    return (preset.arch if preset else "") or host.host_arch()
 
 
 def build_all(builds: list[Build], micro: bool, on: fleet.Fleet | None
@@ -122,7 +116,7 @@ def build_all(builds: list[Build], micro: bool, on: fleet.Fleet | None
         step = f"[{i}/{len(builds)}] "
         if on is None:
             return runner.do_build(b, micro, step)
-        return runner.do_build(b, micro, step, wrap=on.build_wrap(arch_of(b), b.dir, b.label))
+        return runner.do_build(b, micro, step, wrap=on.build_wrap(fleet.arch(b.preset), b.dir, b.label))
     build_seconds: dict[str, float] = {}
     failed: list[str] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(builds) if on else 1) as pool:
@@ -170,7 +164,7 @@ class Relinks:
     def relink(self, build: str, links: int) -> int:
         b = self.builds[build]
         b.layouts = max(links, b.layouts + self.batch)
-        runner.relink(b, self.micro, self.on.build_wrap(arch_of(b), b.dir, b.label)
+        runner.relink(b, self.micro, self.on.build_wrap(fleet.arch(b.preset), b.dir, b.label)
                       if self.on else None)
         return 1
 

@@ -37,7 +37,7 @@ UP = re.compile(r"^(idle|mix|mixed|alloc|allocated|comp|completing)$")
 class SlurmConfig:
     """Where kvb's jobs go and what sbatch is told (the [slurm] section of the config file)."""
     partition: str                          # --slurm: the measurement jobs' partition
-    build_partition: str = ""               # build jobs ("": the measurement partition)
+    build_partition: str = ""               # build jobs ("": Slurm's default partition)
     options: tuple[str, ...] = ()           # every job: --account, --qos, --time, ...
     build_options: tuple[str, ...] = ()     # build jobs (e.g. --cpus-per-task=16)
     measure_options: tuple[str, ...] = ()   # measurement jobs

@@ -117,5 +117,7 @@ def register(sub: Any) -> None:
     p.add_argument("--results-dir", help="parent of the results directory (default results/)")
     p.add_argument("--resume", metavar="DIR",
                    help="continue the interrupted bisect whose results directory is DIR "
-                        "(no other options but --store/--no-store)")
+                        "(no other options but --store/--no-store and --slurm/--slurm-config: "
+                        "it may go on here or on a cluster)")
     groups.add_store_arguments(p, auto=True)
+    groups.add_slurm_arguments(p)

@@ -9,6 +9,7 @@ range by range. The bisect's CPU and canary are chosen here, once.
 """
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 
 from kvbtools.core.errors import EXIT_UNDECIDED
@@ -19,6 +20,7 @@ from kvbtools.measure.bisect.search import Ending, Search
 from kvbtools.measure.bisect.series import choose_pin
 from kvbtools.measure.bisect.state import State
 from kvbtools.measure.bisect.trees import Workspace
+from kvbtools.measure.fleet import Fleet, arch
 from kvbtools.core.output import progress
 
 
@@ -36,12 +38,18 @@ class Ranges:
     """Every range searched in this bisect; the first is old -> new."""
     state: State
     records: list[Record]
+    on: Fleet | None = None      # --slurm: builds and rounds as jobs (measure/fleet.py)
     ws: Workspace = field(init=False)
     done: list[Found] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         s = self.state.settings
-        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts)
+        # On a cluster the workspace is in the results directory, which every node shares.
+        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts, tempfile.mkdtemp(
+            prefix="workspace.", dir=self.state.dir) if self.on else "")
+        if self.on:
+            self.ws.launcher = self.on.build_wrap(arch(getattr(self.state.mode, "preset", "")),
+                                                  self.ws.tmp, "build")
         self._segments = _segments(self.records)
         self.watch = pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.current: Search | None = None
@@ -63,8 +71,14 @@ class Ranges:
 
     def pin_once(self, search: Search) -> None:
         """Before `search`'s first series (its commits are built, so the binary it measures
-        is there): the CPU and the canary, chosen once for the whole bisect."""
-        if not self.pinned:
+        is there): the CPU and the canary, chosen once for the whole bisect; on a cluster, by
+        each node, once (measure/fleet.py)."""
+        search.fleet = self.on
+        if self.on is not None:
+            self.pinned = True
+            self.watch = pinning.Watch(pinning.Pin((), "", f"chosen on each node (--cpu "
+                                                           f"{self.state.settings.cpu})"))
+        elif not self.pinned:
             self.pinned = True
             progress(self.pin().text)
         search.canary, search.pin = self.watch, self.watch.pin
@@ -73,6 +87,8 @@ class Ranges:
         """The CPU and the canary as the report says them: as pinned in this invocation, else
         as the state recorded them (no series ran in it)."""
         st = self.state
+        if self.on is not None and self.on.nodes:
+            return self.on.pin_text()
         return self.watch.pin.text if self.pinned else (
             f"every run on CPU {st.cpu} ({st.cpu_note}); no round measured in this invocation"
             if st.cpu is not None else "no round measured in this invocation: nothing pinned")

@@ -26,7 +26,8 @@ from kvbtools.measure.bisect.records import INSTRUCTIONS, Confirm, Endpoints, Me
 from kvbtools.measure.bisect.series import CommitRunner, Commits, Values
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State, Watched
 from kvbtools.measure.bisect.trees import Workspace, fingerprint
-from kvbtools.measure.executor import LocalExecutor
+from kvbtools.measure.executor import Executor, LocalExecutor
+from kvbtools.measure.fleet import Fleet, SlurmExecutor, arch
 from kvbtools.measure.loop import Loop, Outcome
 from kvbtools.measure.plan import Budget, Plan, Variant
 from kvbtools.measure.runner import BuildError
@@ -79,6 +80,7 @@ class Search:
         self.canary = canary or pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.pin = self.canary.pin
         self.before_series: Callable[[], None] | None = None
+        self.fleet: Fleet | None = None   # ranges.py: the Slurm cluster of --slurm
 
     def elapsed(self) -> str:
         s = int(time.monotonic() - self.t0)
@@ -149,8 +151,13 @@ class Search:
         os.makedirs(runs, exist_ok=True)
         values = Values(roles, self.pick, settled, rows)
         generic = isinstance(self.state.mode, GenericMode)
-        out = Loop(plan, LocalExecutor(CommitRunner(self.ws, runs, under_test), self.canary),
-                   Commits(self.ws, generic, under_test), values, self.say).run()
+        made = CommitRunner(self.ws, runs, under_test)
+        executor: Executor = LocalExecutor(made, self.canary) if self.fleet is None else \
+            SlurmExecutor(self.fleet, made, self.s.cpu, arch(getattr(self.state.mode, "preset",
+                                                                     "")),
+                          os.path.join(self.dir, "fleet"))
+        out = Loop(plan, executor, Commits(self.ws, generic, under_test), values,
+                   self.say).run()
         self.state.totals += dataclasses.replace(out.spent, builds=0, building=0.0)
         self.save_state()
         return values.measured(), out

@@ -171,6 +171,7 @@ class Workspace:
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
         self.cpu: int | None = None                # every run pinned here (series.py)
+        self.launcher: list[str] = []              # the builds' prefix: a Slurm build job
 
     def to_json(self) -> dict[str, Any]:
         """What a run of a built commit needs where it runs (a Slurm job: measure/fleet.py),
@@ -217,18 +218,22 @@ class Workspace:
                 with open(log, "a", encoding="utf-8") as f:
                     f.write(f"\n==== {sha} (KVB_LAYOUT_SEED={seed}) ====\n")
                 self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
-                            wrap=wrap if seed == 0 else None,
+                            wrap=self._wrap(wrap if seed == 0 else None),
                             env=dict(env, KVB_LAYOUT_SEED=str(seed)))
             self.built[sha] = tree
             self.generic_links[sha] = self.layouts
         else:
             b = self._build_of(sha, self.layouts, ("KVBENCH_DEPS_BUILD_IN_TREE", "ON"))
-            self._check(runner.do_build, b, mode.plan.micro, "", wrap=wrap, env=env)
+            self._check(runner.do_build, b, mode.plan.micro, "", wrap=self._wrap(wrap), env=env)
             dest = os.path.join(self.tmp, "bin", sha[:12])
             os.makedirs(dest, exist_ok=True)
             self.binaries[sha] = [shutil.copy2(p, dest) for p in b.binaries(mode.plan.micro)]
             self.built[sha] = self.binaries[sha][0]
         return files_read(log_trace, tree) if trace else (set(), set())
+
+    def _wrap(self, wrap: list[str] | None) -> list[str] | None:
+        """A build command's prefix: the launcher (a Slurm build job), then `wrap` (strace)."""
+        return [*self.launcher, *(wrap or [])] or None
 
     def _build_of(self, sha: str, layouts: int, *more: tuple[str, str]) -> Build:
         """kvbench mode: the shared build directory, pointed at the commit's worktree."""
@@ -274,7 +279,7 @@ class Workspace:
             f.write(f"\n==== {sha} (relink, layout seed {seed}) ====\n")
         if isinstance(mode, GenericMode):
             self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
-                        env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
+                        wrap=self._wrap(None), env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
             self.generic_links[sha] = seed + 1
             return
         micro = mode.plan.micro
@@ -282,10 +287,11 @@ class Workspace:
         b = self._build_of(sha, seeds[-1] + 1)
         name = "kvbench_micro" if micro else "kvbench"
         blog = os.path.join(b.dir, "kvb-build.log")
-        self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT)
+        self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT,
+                    wrap=self._wrap(None))
         self._check(runner.run_logged, ["cmake", "--build", b.dir, "-j", str(runner.jobs()),
                                         "--target", *(f"{name}-layout{x}" for x in seeds)],
-                    blog, cwd=runner.ROOT)
+                    blog, cwd=runner.ROOT, wrap=self._wrap(None))
         dest = os.path.join(self.tmp, "bin", sha[:12])
         self.binaries[sha] += [shutil.copy2(b.binaries(micro)[x], dest) for x in seeds]
 
