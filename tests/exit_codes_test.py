@@ -334,6 +334,24 @@ def matrix_cases(f: Fixtures) -> list[Case]:
                         "--build-cmd", "true", "--measure-cmd", "true", "--results-dir",
                         f.text], "usage", "not a directory"),
         Case("bisect", ["bisect", "--resume", f.tmp], "usage", "not the results directory"),
+        # The fleet (docs/fleet.md): its configuration is read, and Slurm asked, before any work.
+        Case("matrix", ["matrix", "--presets", f"{host.native_preset()}", "--micro", "--slurm",
+                        "measure", "--slurm-config", f.path("none.ini"), "--results-dir",
+                        refused], "usage", "none.ini: [Errno 2]", (refused,)),
+        Case("matrix", ["matrix", "--presets", f"{host.native_preset()}", "--micro",
+                        "--slurm-config", f.text, "--results-dir", refused], "usage",
+             "--slurm-config is read with --slurm PARTITION", (refused,)),
+        Case("matrix", ["matrix", "--presets", f"{host.native_preset()}", "--micro", "--slurm",
+                        "measure", "--slurm-config", f.text, "--results-dir", refused], "usage",
+             "File contains no section headers", (refused,)),
+        Case("matrix", [*base, refused, "--engines", "memory", "--slurm", "measure"], "usage",
+             "a study runs here", (refused,)),
+        Case("bisect", ["bisect", "--resume", f.tmp, "--slurm", "measure", "--slurm-config",
+                        f.path("none.ini")], "usage", "none.ini: [Errno 2]"),
+        Case("worker", ["worker", "block", f.text], "usage", "not JSON"),
+        Case("worker", ["worker", "block", f.a], "usage", "not a block of kvb's Slurm executor"),
+        Case("worker", ["worker", "exec", "--dir", f.tmp, "--name", "x"], "usage",
+             "no command after --"),
     ]
 
 

@@ -49,7 +49,7 @@ class Ranges:
             prefix="workspace.", dir=self.state.dir) if self.on else "")
         if self.on:
             self.ws.launcher = self.on.build_wrap(arch(getattr(self.state.mode, "preset", "")),
-                                                  self.ws.tmp, "build")
+                                                  self.ws.tmp, "bisect")
         self._segments = _segments(self.records)
         self.watch = pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.current: Search | None = None
