@@ -124,6 +124,36 @@ class FleetMatrixTest(FleetCase):
               f"{len(measure)} measurement jobs", file=sys.stderr)
 
 
+class ArchitectureTest(FleetCase):
+    def test_each_preset_goes_to_its_architectures_nodes(self) -> None:
+        # node3 stands in for an aarch64 node and runs this machine's x86 code: an ARM preset's
+        # build goes there and fails there (its compiler is this machine's, which CMake
+        # refuses for an aarch64 preset), so this checks only where each job went and how the
+        # architectures are labelled, not an ARM measurement.
+        results = os.path.join(self.tmp, "results")
+        args = [a if a != "x86-gcc-native,x86-clang-native" else "x86-gcc-native,arm-gcc-native"
+                for a in MATRIX]
+        p = self.finish(self.kvb(*args[:-1], "15", "--results-dir", results, "--no-store"))
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("kvb: error: aarch64: matrix: the first build failed", p.stderr)
+        where = {(j["JobName"], j["NodeList"]) for j in self.jobs()}
+        self.assertIn(("kvb-build-arm-gcc-native", sc.STANDIN), where)
+        self.assertEqual({n for j, n in where if j == "kvb-build-x86-gcc-native"} - sc.NATIVE_NODES,
+                         set())
+        self.assertEqual({n for j, n in where if j == "kvb-measure"} - sc.NATIVE_NODES, set())
+        with open(os.path.join(ROOT, "build", "kvb", "arm-gcc-native", "kvb-build.log"),
+                  encoding="utf-8") as f:
+            self.assertIn("targets aarch64 and this machine is x86_64", f.read())
+        (name,) = os.listdir(results)
+        with open(os.path.join(results, name, "architectures.txt"), encoding="utf-8") as f:
+            table = f.read()
+        self.assertRegex(table, r"\n  x86_64: node1, node2 \(.+\)\n  aarch64: not measured: "
+                                r"matrix: the first build failed")
+        self.assertRegex(table, r"\nbytes_per_second \[GB/s\], medians +x86_64: x86-gcc-native\n"
+                                r"xxh3_64/inline/4096 +\d")
+        self.assertTrue(os.path.exists(os.path.join(results, name, "x86_64", "matrix.json")))
+
+
 class NodeFailureTest(FleetCase):
     def test_a_node_dies_mid_measurement(self) -> None:
         t0 = time.monotonic()

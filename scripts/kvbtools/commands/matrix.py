@@ -7,15 +7,16 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from kvbtools.commands import series_report
 from kvbtools.commands.arguments import PlanRequest
-from kvbtools.core import host, manifest, output, results, store
-from kvbtools.measure import runner, sources, study
+from kvbtools.core import architectures, host, manifest, output, results, store
+from kvbtools.measure import fleet, runner, sources, study
 from kvbtools.core.presets import select_presets
 from kvbtools.pages import result_pages
-from kvbtools.core.errors import UsageError
+from kvbtools.core.errors import EXIT_CHANGED, EXIT_FAILURE, EXIT_UNDECIDED, RunError, \
+    UsageError
 from kvbtools.measure.runner import Build, Workload
 from kvbtools.core.output import progress
 
@@ -91,7 +92,7 @@ def preset_builds(req: MatrixRequest) -> tuple[list[Any], list[tuple[str, str]],
     names = [n for n in (req.presets or "").split(",") if n]
     if not names:
         raise UsageError("--presets is empty")
-    presets, skipped = select_presets(names)
+    presets, skipped = select_presets(names, elsewhere=req.plan.slurm is not None)
     for name, why in skipped:
         print(f"kvb matrix: skipping preset {name}: {why}", file=sys.stderr)
     if not presets:
@@ -174,8 +175,50 @@ def run(req: MatrixRequest) -> int:
             "repeats": req.plan.repeats, "expect": {b.label: versions for b in builds}}
     meta["expect"]["control"] = versions
     deps = default_sources(req)
+    groups: dict[str, list[Build]] = {}
+    for b in builds:   # several only on a cluster: select_presets skips the others here
+        groups.setdefault(fleet.arch(b.preset), []).append(b)
+    if len(groups) > 1:
+        return run_architectures(req, groups, plan, meta, lambda: fetch_sources(deps))
     return series_report.run_series("matrix", "+".join(p.name for p in presets) + suffix,
                                      builds, plan, req.plan, meta, lambda: fetch_sources(deps))
+
+
+def run_architectures(req: MatrixRequest, groups: dict[str, list[Build]], plan: Workload,
+                      meta: dict[str, Any], prepare: Callable[[], None]) -> int:
+    """--slurm with presets of several architectures: a comparison per architecture (its first
+    preset the base, its own control), built and measured on its nodes, one after the other,
+    each in a directory of its own under one results directory; then the architectures side by
+    side (core/architectures.py), printed and in architectures.txt. An architecture whose
+    comparison fails is named, and the others go on; the worst exit status of them all."""
+    parent = None if req.plan.dry_run else output.new_results_dir(
+        "matrix", "+".join(groups), req.plan.results_dir)
+    measured, codes = [], []
+    for i, (arch, builds) in enumerate(groups.items()):
+        print(f"== {arch}: {', '.join(b.label for b in builds)}", flush=True)
+        sub = None if parent is None else os.path.join(parent, arch)
+        if sub is not None:
+            output.make_dirs(sub)
+        try:
+            codes.append(series_report.run_series(
+                "matrix", arch, builds, plan, req.plan, dict(
+                    meta, presets=[b.label for b in builds], architecture=arch),
+                prepare if i == 0 else None, sub))
+            if sub is not None:
+                measured.append(architectures.Measured(
+                    arch, results.read_json(os.path.join(sub, "matrix.json"))))
+        except RunError as e:
+            print(f"kvb: error: {arch}: {e}", file=sys.stderr)
+            measured.append(architectures.Measured(arch, None, str(e)))
+            codes.append(EXIT_FAILURE)
+    if parent is not None:
+        text = architectures.side_by_side(measured)
+        print(text)
+        output.write_text(os.path.join(parent, "architectures.txt"), text + "\n")
+        result_pages.write_architectures(parent, measured)
+        print(f"results: {output.shown(parent)}/ (architectures.txt, report.html, a directory "
+              "per architecture)")
+    return next((c for c in (EXIT_FAILURE, EXIT_CHANGED, EXIT_UNDECIDED) if c in codes), 0)
 
 
 def run_study(req: MatrixRequest, builds: list[tuple[str, Build]], plan: Workload) -> int:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from typing import Any, Callable
 
 from kvbtools.commands.arguments import PlanRequest
 from kvbtools.core import (comparability, comparison, compiled, manifest, output, profiles,
                            placement, results, store)
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure import callgrind, pinning, runner, series_run
+from kvbtools.measure import callgrind, fleet, pinning, runner, series_run
 from kvbtools.measure.plan import FLOOR, Variant
 from kvbtools.core.presets import load_presets
 from kvbtools.measure.runner import Build, Workload
@@ -68,11 +69,13 @@ def metric_keys(req: PlanRequest, plan: Workload) -> tuple[str, ...]:
 
 
 def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: PlanRequest,
-               meta: dict[str, Any], prepare: Callable[[], None] | None = None) -> int:
+               meta: dict[str, Any], prepare: Callable[[], None] | None = None,
+               outdir: str | None = None) -> int:
     """Builds every build, measures them (and the control) in rounds, prints and saves the
     tables; `kind` (matrix, versions) names the results directory (with `what`) and its JSON;
     `meta` heads that JSON. `prepare` runs after every check and before anything is written
-    (matrix: the library sources the builds need, fetched)."""
+    (matrix: the library sources the builds need, fetched). `outdir`: the results directory,
+    made by the caller (one architecture's of several: commands/matrix.py)."""
     on = req.fleet()
     if on is None:   # a node's CPUs are checked there (pinning.choose_pin)
         pinning.check_cpu(req.cpu)
@@ -87,11 +90,13 @@ def run_series(kind: str, what: str, builds: list[Build], plan: Workload, req: P
         variants.append(Variant(series_run.CONTROL, variants[0].build))
     if req.dry_run:
         dry_run(builds, variants, plan, req)
+        if on is not None:
+            print(fleet_text(on, builds))
         return 0
     if prepare is not None:
         prepare()
     judging = Judging(req.judgement, metric_keys(req, plan), req.filter)
-    outdir = output.new_results_dir(kind, what, req.results_dir)
+    outdir = outdir or output.new_results_dir(kind, what, req.results_dir)
     try:
         outcome = series_run.run(kind, builds, variants, plan, judging, req.budget(), req.cpu,
                                  outdir, on)
@@ -132,6 +137,17 @@ def dry_run(builds: list[Build], variants: list[Variant], plan: Workload,
     else:
         print(f"cpu: --cpu {req.cpu}" + (", chosen after the builds (kvbench's canary)"
                                          if req.cpu == "auto" else ""))
+
+
+def fleet_text(on: fleet.Fleet, builds: list[Build]) -> str:
+    """--dry-run --slurm: where the jobs would go."""
+    archs = list(dict.fromkeys(fleet.arch(b.preset) for b in builds))
+    lines = []
+    for a in archs:
+        lines.append(f"slurm: {a}: each build's configure and build a job (sbatch "
+                     f"{shlex.join(on.build_options(a))}); each step's rounds a job on each "
+                     f"node up of: sbatch {shlex.join(on.measure_options(a))}")
+    return "\n".join(lines)
 
 
 def row_texts(outcome: SeriesOutcome, threshold: float) -> dict[Key, str]:
@@ -202,6 +218,8 @@ def report_json(outcome: SeriesOutcome, builds: list[Build], meta: dict[str, Any
     doc["compiled"] = compiled.origins(c, (series_run.CONTROL,))
     doc["cost"] = outcome.spent.to_json(outcome.unresolved())
     doc["cpu"] = outcome.pin.to_json()
+    if outcome.hosts:   # --slurm: the nodes that measured, and their CPUs
+        doc["hosts"] = outcome.hosts
     doc["plan"] = outcome.plan.to_json()
     doc["set_apart"] = {str(r): note for r, note in outcome.set_apart.items()}
     doc["runs"] = [dict(x.to_json(), set_apart=x.round in outcome.set_apart)

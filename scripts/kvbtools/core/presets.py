@@ -80,9 +80,11 @@ def why_not_buildable(p: Preset) -> str:
     return ""
 
 
-def select_presets(names: list[str]) -> tuple[list[Preset], list[tuple[str, str]]]:
+def select_presets(names: list[str], elsewhere: bool = False
+                   ) -> tuple[list[Preset], list[tuple[str, str]]]:
     """The buildable presets among `names`, and (name, reason) for those skipped. Unknown names
-    raise UsageError listing the valid ones."""
+    raise UsageError listing the valid ones. `elsewhere`: built on a cluster's nodes of each
+    preset's architecture, with their compilers (docs/fleet.md): none is skipped here."""
     presets = load_presets()
     unknown = [n for n in names if n not in presets]
     if unknown:
@@ -90,7 +92,7 @@ def select_presets(names: list[str]) -> tuple[list[Preset], list[tuple[str, str]
                           f"{', '.join(presets)}")
     ok, skipped = [], []
     for n in names:
-        why = why_not_buildable(presets[n])
+        why = "" if elsewhere else why_not_buildable(presets[n])
         if why:
             skipped.append((n, why))
         else:

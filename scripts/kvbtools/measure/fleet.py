@@ -81,13 +81,17 @@ class Fleet:
     def build_wrap(self, arch: str, where: str, name: str) -> list[str]:
         """The command prefix that runs a build command as a job (kvb worker exec); its job
         output is kept in `where` until copied to the log."""
+        return [sys.executable, host.KVB, "worker", "exec", "--dir", where, "--name",
+                f"build-{name}", "--poll", f"{self.config.poll:g}", "--sbatch",
+                shlex.join(self.build_options(arch)), "--"]
+
+    def build_options(self, arch: str) -> list[str]:
+        """A build job's sbatch options: the build partition (else Slurm's default), the
+        CPUs of a build, the architecture's node."""
         c = self.config
-        opts = [*([f"--partition={c.build_partition}"] if c.build_partition else []),
+        return [*([f"--partition={c.build_partition}"] if c.build_partition else []),
                 f"--cpus-per-task={runner.jobs()}", *c.options, *c.arch_options(arch),
                 *c.build_options]
-        return [sys.executable, host.KVB, "worker", "exec", "--dir", where, "--name",
-                f"build-{name}",
-                "--poll", f"{c.poll:g}", "--sbatch", shlex.join(opts), "--"]
 
     def measure_options(self, arch: str) -> list[str]:
         c = self.config
@@ -178,7 +182,8 @@ class SlurmExecutor:
                 out.seconds[r] = float(x.get("seconds", 0.0))
                 out.canary += float(x.get("canary", 0.0))
             self.fleet.nodes[got["node"]] = {"pin": got.get("pin"),
-                                             "canary_readings": got.get("canary_readings", {})}
+                                             "canary_readings": got.get("canary_readings", {}),
+                                             "cpu_model": got.get("cpu_model", "")}
         elif st.lost or st.state == slurm.COMPLETED:
             for r, _ in job.rounds:
                 out.set_apart[r] = (f"round {r}: lost: {st.text()} (its {len(job.rounds)} "

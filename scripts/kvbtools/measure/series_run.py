@@ -60,6 +60,7 @@ class SeriesOutcome:
     set_apart: dict[int, str]         # round -> why (its canary)
     runs: list[Measurement]           # every run, set apart or not
     plan: Plan                        # what the loop measured
+    hosts: dict[str, str] = dataclasses.field(default_factory=dict)  # node -> its CPU model
 
     def unresolved(self) -> int:
         return sum(1 for v in self.resolved.values() if not v)
@@ -105,7 +106,8 @@ def run(kind: str, builds: list[Build], variants: list[Variant], work: Workload,
         raise RunError("every round was set apart (its canary, or its job lost): nothing to "
                        "judge")
     return SeriesOutcome(*got, out.spent, build_seconds, failed, pin, out.set_apart,
-                         out.measurements, plan)
+                         out.measurements, plan, {n: x.get("cpu_model", "") for n, x in
+                                                  (on.nodes if on else {}).items()})
 
 
 def build_all(builds: list[Build], micro: bool, on: fleet.Fleet | None

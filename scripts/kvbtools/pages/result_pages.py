@@ -12,7 +12,7 @@ import sys
 from typing import Any, Callable
 
 from kvbtools.core import comparison, compiled, levels, metrics, profiles, results, samples
-from kvbtools.core import stats
+from kvbtools.core import architectures, stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
 from kvbtools.core.comparison import Comparison
@@ -291,6 +291,25 @@ def _jsonl(path: str) -> list[Any]:
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror}") from None
     return out
+
+
+def write_architectures(directory: str, measured: list[architectures.Measured]) -> str:
+    """DIR/report.html of a matrix of several architectures (commands/matrix.py): the
+    architectures side by side, each labelled by its nodes and CPUs, and a link to each one's
+    own report."""
+    page = htmlpage.Page("kvb matrix: " + ", ".join(m.arch for m in measured))
+    page.para(architectures.HEADING)
+    page.html("<ul>" + "".join(
+        f'<li><a href="{htmlpage.esc(m.arch)}/report.html">{htmlpage.esc(m.arch)}</a>: '
+        f"{htmlpage.esc(m.hosts())}</li>" if m.doc is not None else
+        f"<li>{htmlpage.esc(m.arch)}: {htmlpage.esc(m.hosts())}</li>" for m in measured)
+        + "</ul>")
+    for head, rows in architectures.blocks(measured):
+        page.html(htmlpage.table(rows, head, numeric=range(1, len(head))))
+    path = os.path.join(directory, "report.html")
+    page.write(path, figures.Output())
+    print(f"report: {path}")
+    return path
 
 
 def write_report(directory: str) -> str | None:
