@@ -205,11 +205,11 @@ def run_architectures(req: MatrixRequest, groups: dict[str, list[Build]], plan: 
                     meta, presets=[b.label for b in builds], architecture=arch),
                 prepare if i == 0 else None, sub))
             if sub is not None:
-                measured.append(architectures.Measured(
+                measured.append(architectures.ArchComparison(
                     arch, results.read_json(os.path.join(sub, "matrix.json"))))
         except RunError as e:
             print(f"kvb: error: {arch}: {e}", file=sys.stderr)
-            measured.append(architectures.Measured(arch, None, str(e)))
+            measured.append(architectures.ArchComparison(arch, None, str(e)))
             codes.append(EXIT_FAILURE)
     if parent is not None:
         text = architectures.side_by_side(measured)

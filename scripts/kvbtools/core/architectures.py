@@ -17,7 +17,7 @@ CONTROL = "control"     # a comparison's A/A column, which this table leaves out
 
 
 @dataclass(frozen=True)
-class Measured:
+class ArchComparison:
     """One architecture's comparison: its matrix.json document, or why there is none."""
     arch: str
     doc: dict[str, Any] | None
@@ -53,7 +53,7 @@ HEADING = ("architectures side by side: each built and measured on its own nodes
            "of its own; values of two architectures are never divided (docs/fleet.md)")
 
 
-def blocks(measured: list[Measured]) -> list[tuple[list[str], list[list[str]]]]:
+def blocks(measured: list[ArchComparison]) -> list[tuple[list[str], list[list[str]]]]:
     """The table (the module doc) as blocks, one per metric: its header (the metric and its
     shown unit, then each architecture's columns) and a row per benchmark."""
     medians = [m.medians() for m in measured]
@@ -73,7 +73,7 @@ def blocks(measured: list[Measured]) -> list[tuple[list[str], list[list[str]]]]:
     return out
 
 
-def side_by_side(measured: list[Measured]) -> str:
+def side_by_side(measured: list[ArchComparison]) -> str:
     """The table as text: the heading, each architecture's nodes and CPUs, the blocks."""
     lines = [HEADING, *(f"  {m.arch}: {m.hosts()}" for m in measured)]
     for head, rows in blocks(measured):

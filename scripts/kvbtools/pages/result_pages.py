@@ -293,7 +293,7 @@ def _jsonl(path: str) -> list[Any]:
     return out
 
 
-def write_architectures(directory: str, measured: list[architectures.Measured]) -> str:
+def write_architectures(directory: str, measured: list[architectures.ArchComparison]) -> str:
     """DIR/report.html of a matrix of several architectures (commands/matrix.py): the
     architectures side by side, each labelled by its nodes and CPUs, and a link to each one's
     own report."""
