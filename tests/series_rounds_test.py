@@ -7,6 +7,7 @@ moved set apart and repeated, links added where the variance is between links, t
 stop, and the cost line."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import io
 import json
@@ -16,6 +17,7 @@ import random
 import re
 import stat
 import sys
+import tempfile
 import types
 import unittest
 from typing import Callable, Iterator
@@ -25,7 +27,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import kvbtest  # noqa: E402
 from kvbtools.commands import series_report  # noqa: E402
 from kvbtools.core import compiled, levels, results, stats  # noqa: E402
+from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.measure import executor, loop, pinning, plan, runner, series_run  # noqa: E402
+from kvbtools.measure import slurm  # noqa: E402
 from kvbtools.measure.plan import Budget, Variant  # noqa: E402
 from kvbtools.measure.runner import Build, Workload  # noqa: E402
 from kvbtools.pages import result_pages  # noqa: E402
@@ -450,6 +454,96 @@ class WatchTest(unittest.TestCase):
     def test_no_canary_no_reading(self) -> None:
         w = pinning.Watch(pinning.Pin((0,), "", ""), read=lambda b, c: None)
         self.assertEqual((w.before(1), w.after(1), w.readings), ("", "", 0))
+
+
+class FleetLoopTest(unittest.TestCase):
+    """The loop on an executor of several hosts (measure/fleet.py's shape, without Slurm): a
+    step on every host in rounds of its own, a lost part set apart and run again on one host;
+    the plan read back as the worker reads it; the Slurm configuration file."""
+
+    class Hosts:
+        """An Executor of `hosts` hosts, batched; part `lose` of the first block is lost."""
+        batched = True
+
+        def __init__(self, hosts: int, lose: int | None) -> None:
+            self.hosts, self.lose, self.blocks = hosts, lose, []
+
+        def run(self, p: plan.Plan, block: plan.Block) -> executor.BlockResult:
+            self.blocks.append(block)
+            out = executor.BlockResult(wall=1.0)
+            for i, part in enumerate(block.split()):
+                lost = len(self.blocks) == 1 and i == self.lose
+                for r, seed in part:
+                    out.seconds[r] = 0.5
+                    out.measurements += [plan.Measurement(f"{v.label}.r{r}", v.label, v.build,
+                                                          seed, r, (0,), f"node{i + 1}")
+                                         for v in p.order(r)]
+                    if lost:
+                        out.set_apart[r] = f"round {r}: lost: job 7 on node{i + 1}: NODE_FAIL"
+                        out.lost.add(r)
+            return out
+
+    class Counter:
+        def __init__(self) -> None:
+            self.kept: list[plan.Measurement] = []
+
+        def add(self, got: list[plan.Measurement], set_apart: set[int]) -> None:
+            self.kept += [m for m in got if m.round not in set_apart]
+
+        def settled(self) -> bool:
+            return True
+
+        def rows(self) -> list[levels.Components]:
+            return []
+
+    def plan(self) -> plan.Plan:
+        return plan.Plan("", (Variant("a", "a"), Variant("b", "b")), 2, Budget(4, 400, None),
+                         pinning.Pin((0,), "", "CPU 0 (test)"))
+
+    def test_every_host_measures_every_link_in_rounds_of_its_own(self) -> None:
+        ex, judge = self.Hosts(2, lose=1), self.Counter()
+        builder = types.SimpleNamespace(batch=1, guess=1.0, links=lambda b: 2,
+                                        relink=lambda b, k: 0)
+        out = loop.Loop(self.plan(), ex, builder, judge, lambda line: None).run()
+        first, again = ex.blocks
+        self.assertEqual((first.parts, first.rounds),
+                         (2, ((1, 0), (2, 1), (3, 0), (4, 1), (5, 0), (6, 1), (7, 0), (8, 1))))
+        self.assertEqual(first.split(), [first.rounds[:4], first.rounds[4:]])
+        # node2's part was lost: its 4 rounds set apart, their seeds run again on one host.
+        self.assertEqual(sorted(out.set_apart), [5, 6, 7, 8])
+        self.assertEqual((again.parts, again.rounds), (1, ((9, 0), (10, 1), (11, 0), (12, 1))))
+        self.assertEqual((out.spent.rounds, out.spent.set_apart, out.spent.lost), (12, 4, 4))
+        self.assertIn("4 lost with their jobs and run again", out.spent.text())
+        self.assertNotIn("set apart by the canary", out.spent.text())
+        self.assertEqual(out.spent.measuring, 2.0)   # the blocks' wall clock, not their rounds'
+        self.assertEqual({m.round for m in judge.kept}, {1, 2, 3, 4, 9, 10, 11, 12})
+        self.assertEqual(judge.kept[0].where(), levels.Where("a seed 0", "a.r1", 1, "node1"))
+
+    def test_the_plan_reads_back_as_it_was_written(self) -> None:
+        p = dataclasses.replace(self.plan(), pin=pinning.Pin(
+            (1, 3), "/b/kvbench", "CPUs 1,3 (test)", {1: 5.5, 3: 6.0}, True, "--cpu"),
+            building=12.5, builds=2, fixed=True)
+        self.assertEqual(plan.Plan.from_json(json.loads(json.dumps(p.to_json()))), p)
+
+    def test_the_slurm_configuration_file(self) -> None:
+        with tempfile.NamedTemporaryFile("w", suffix=".ini") as f:
+            f.write("[slurm]\noptions = --account=perf --time=1:00:00  # every job\n"
+                    "build_partition = build\narch.aarch64 = --partition=arm -C neoverse\n"
+                    "hosts = 3\n")
+            f.flush()
+            c = slurm.load_config("measure", f.name)
+            self.assertEqual((c.partition, c.build_partition, c.options, c.hosts),
+                             ("measure", "build", ("--account=perf", "--time=1:00:00"), 3))
+            self.assertEqual(c.arch_options("aarch64"), ("--partition=arm", "-C", "neoverse"))
+            self.assertEqual(c.arch_options("x86_64"), ("--constraint=x86_64",))
+            self.assertEqual(slurm.option(c.arch_options("aarch64"), "-C", "--constraint"),
+                             "neoverse")
+            f.write("colour = blue\n")
+            f.flush()
+            with self.assertRaisesRegex(UsageError, "unknown key colour"):
+                slurm.load_config("measure", f.name)
+        with self.assertRaisesRegex(UsageError, "a partition name"):
+            slurm.load_config("--exclusive", None)
 
 
 class PinTest(kvbtest.TempDirTest):

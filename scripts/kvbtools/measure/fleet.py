@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from kvbtools.core import host, output, presets, results
-from kvbtools.core.errors import RunError
+from kvbtools.core.errors import RunError, UsageError
 from kvbtools.core.output import progress
 from kvbtools.measure import pinning, runner, slurm
 from kvbtools.measure.executor import BlockResult, LocalExecutor, Runner
@@ -198,7 +198,7 @@ class SlurmExecutor:
 def _read(path: str) -> dict[str, Any]:
     try:
         got = results.read_json(path)
-    except Exception:   # noqa: BLE001 - a job that died before writing it: no result
+    except UsageError:   # a job that died before writing it: no result
         return {}
     return got if isinstance(got, dict) else {}
 
@@ -271,7 +271,7 @@ def mark_node(path: str, where: dict[str, str]) -> None:
     A file that is not a JSON object is left as it is."""
     try:
         doc = results.read_json(path)
-    except Exception:   # noqa: BLE001 - not a document kvb reads (a generic command's output)
+    except UsageError:   # not JSON (a generic command's output may be anything)
         return
     if isinstance(doc, dict):
         ctx = doc.setdefault("context", {})

@@ -184,9 +184,11 @@ def wait(jobs: Sequence[str], poll: float, say: Callable[[str], None]) -> dict[s
             if job in done:
                 continue
             s = state(job)
-            seen = f"{s.state} {s.node}"
-            if s.state and said.get(job) != seen and s.state != "PENDING":
-                say(f"{s.text()}" if s.ended else f"job {job} {s.state.lower()} on {s.node}")
+            pending = s.state == "PENDING"
+            seen = f"{s.state} {s.node} {s.reason if pending else ''}"
+            if s.state and said.get(job) != seen and not (pending and s.reason in ("", "None")):
+                say(s.text() if s.ended else f"job {job} pending ({s.reason})" if pending
+                    else f"job {job} {s.state.lower()} on {s.node}")
             said[job] = seen
             if s.ended:
                 done[job] = s
