@@ -768,9 +768,9 @@ class CanaryTest(kvbtest.TempDirTest):
         return path
 
     def test_the_canary_is_the_binary_measured_not_this_trees_build(self) -> None:
-        saved = bisect_ranges.ROOT
-        bisect_ranges.ROOT = self.tmp   # no build/<native preset>/src/kvbench there
-        self.addCleanup(setattr, bisect_ranges, "ROOT", saved)
+        saved = bisect_series.ROOT      # series.choose_pin: the bisect's candidates
+        bisect_series.ROOT = self.tmp   # no build/<native preset>/src/kvbench there
+        self.addCleanup(setattr, bisect_series, "ROOT", saved)
         r = self.ranges()
         # Nothing built yet and no build of this tree: pinned, without a canary, saying why.
         text = r.pin().text
