@@ -157,9 +157,10 @@ class SlurmExecutor:
                 "kind": self.runner.kind, "runner": self.runner.to_json(), "cpu": self.cpu,
                 "nodes": self.fleet.nodes, "result": stem + ".result.json"}
         results.write_json(stem + ".json", spec)
+        # In kvb's working directory, where the plan's relative paths (--results-dir) start.
         job = slurm.submit(self.fleet.measure_options(self.arch),
                            [sys.executable, host.KVB, "worker", "block", stem + ".json"],
-                           "kvb-measure", stem + ".out", self.dir)
+                           "kvb-measure", stem + ".out", os.getcwd())
         self.fleet.jobs.append(job)
         progress(f"job {job}: rounds {rounds[0][0]}-{rounds[-1][0]} on a {self.arch} node of "
                  f"{self.fleet.config.partition} to itself")

@@ -123,7 +123,8 @@ class Loop:
         self.measuring += got.wall or sum(got.seconds.get(r, 0.0) for r, _ in rounds)
         named = f"{self.plan.name}: " if self.plan.name else ""
         for r, seed in rounds:
-            self.round_times.append(got.seconds.get(r, 0.0))
+            if r not in got.lost:   # a lost job's rounds say nothing of what a round costs
+                self.round_times.append(got.seconds.get(r, 0.0))
             runs = [m for m in got.measurements if m.round == r]
             on = f" on {runs[0].host}" if runs and runs[0].host else ""
             self.say(named + (got.set_apart[r] if r in got.set_apart else
