@@ -181,11 +181,13 @@ class BisectCase(kvbtest.TempDirTest):
                     KVB_TEST_RUNS=runs or self.runs, **extra)
 
     def args(self, repo: Repo, *extra: str) -> list[str]:
-        # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has).
+        # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has);
+        # one candidate a step, git bisect's (MultisectionTest measures several).
         layouts = [] if "--layouts" in extra or "--resume" in extra else ["--layouts", "1"]
+        k = [] if "--candidates" in extra or "--resume" in extra else ["--candidates", "1"]
         return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
                 "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
-                "--no-store", *layouts, *extra]
+                "--no-store", *layouts, *k, *extra]
 
     def bisect(self, repo: Repo, noise: str, *extra: str, seed: int = 1
                ) -> subprocess.CompletedProcess[str]:
@@ -457,7 +459,7 @@ class BisectTest(BisectCase):
                 self.assertEqual(self.measured() - runs_before, added)
                 self.assertEqual(doc["totals"]["runs"], old_totals["runs"] + added)
                 state = kvbtest.load_json(os.path.join(d, "state.json"))
-                self.assertEqual(state["schema_version"], 3)
+                self.assertEqual(state["schema_version"], 4)
                 # It ends as the same bisect run without a break under this kvb does.
                 whole = self.bisect(repo, CLEAN, "--old", c[0], "--new", c[LAST], *extra)
                 self.assertEqual(whole.returncode, 0, whole.stdout + whole.stderr)
@@ -481,14 +483,14 @@ class BisectTest(BisectCase):
         d = os.path.join(self.tmp, "newer")
         os.makedirs(d)
         kvbtest.write_json(os.path.join(d, "state.json"),
-                           {"schema": "kvb-bisect-state", "schema_version": 4})
+                           {"schema": "kvb-bisect-state", "schema_version": 5})
         with open(os.path.join(d, "steps.jsonl"), "w"):
             pass
         p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d], capture_output=True,
                            text=True)
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("is a kvb bisect state of schema_version 4; this kvb reads versions 1, "
-                      "2 and 3", p.stderr)
+        self.assertIn("is a kvb bisect state of schema_version 5; this kvb reads versions 1, "
+                      "2, 3 and 4", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
 
     def test_bad_input_exits_2_with_a_message(self) -> None:
@@ -732,7 +734,7 @@ class StateTest(unittest.TestCase):
         self.assertFalse(doc["judgement"]["higher_is_better"])
         self.assertEqual(doc["metric"], "latency_ns.p99")
         for bad, message in (({"schema": "kvb-bisect-state", "schema_version": 7},
-                              "schema_version 7; this kvb reads versions 1, 2 and 3"),
+                              "schema_version 7; this kvb reads versions 1, 2, 3 and 4"),
                              ({"schema": "kvb-bisect"}, "is not a kvb bisect state"),
                              (dict(doc, judgement={}), "cannot read the bisect's state")):
             with self.assertRaises(UsageError) as e:

@@ -17,7 +17,7 @@ from kvbtools.core.errors import EXIT_UNDECIDED
 from kvbtools.core.host import ROOT
 from kvbtools.measure import pinning
 from kvbtools.measure.bisect import confirm, endpoints, judge, steps
-from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
+from kvbtools.measure.bisect.records import Confirm, Endpoints, Record
 from kvbtools.measure.bisect.search import Ending, Search
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State
 from kvbtools.measure.bisect.trees import Workspace
@@ -100,7 +100,7 @@ class Ranges:
         searches = [f.search for f in self.done]
         if self.current is not None and self.current not in searches:
             searches.append(self.current)
-        return sum(len(x.recorded(Step)) for x in searches)
+        return sum(x.step_count() for x in searches)
 
     def run(self) -> Found:
         """Searches old -> new, then (--all-steps) the ranges around each culprit."""
