@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -182,11 +183,13 @@ class BisectCase(kvbtest.TempDirTest):
         return dict(repo.env, KVB_TEST_NOISE=noise, KVB_TEST_SEED=str(seed),
                     KVB_TEST_RUNS=runs or self.runs, **extra)
 
-    def args(self, repo: Repo, *extra: str) -> list[str]:
+    def args(self, repo: Repo, *extra: str, defaults: bool = False) -> list[str]:
         # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has);
-        # one candidate a step, git bisect's (MultisectionTest measures several).
-        layouts = [] if "--layouts" in extra or "--resume" in extra else ["--layouts", "1"]
-        k = [] if "--candidates" in extra or "--resume" in extra else ["--candidates", "1"]
+        # one candidate a step, git bisect's (MultisectionTest measures several); `defaults`:
+        # neither, kvb bisect's own.
+        own = defaults or "--resume" in extra
+        layouts = [] if "--layouts" in extra or own else ["--layouts", "1"]
+        k = [] if "--candidates" in extra or own else ["--candidates", "1"]
         return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
                 "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
                 "--no-store", *layouts, *k, *extra]
@@ -590,8 +593,8 @@ class SpreadTest(BisectCase):
     def spread(self, *extra: str) -> tuple[subprocess.CompletedProcess[str], Repo, dict]:
         repo = Repo(self.tmp, spread_history())
         c = repo.commits
-        argv = [a for a in self.args(repo, "--old", c[0], "--new", c[-1], "--find", "faster",
-                                     *extra) if a not in ("--layouts", "1")]
+        argv = self.args(repo, "--old", c[0], "--new", c[-1], "--find", "faster", *extra,
+                         defaults=True)
         p = subprocess.run(argv, env=self.kvb_env(repo, ROUND_NOISE), capture_output=True,
                            text=True, timeout=1500)
         self.assertNotIn("Traceback", p.stderr)
@@ -613,7 +616,7 @@ class SpreadTest(BisectCase):
         self.assertTrue(30 <= int(m.group(2)) <= 50, p.stdout)
         self.assertNotIn("could not decide", p.stdout)
         # Every judged commit says where it sits, and what decided it.
-        steps = [x for x in p.stdout.splitlines() if re.match(r"step \d+: \S+ like", x)
+        steps = [x for x in p.stdout.splitlines() if re.match(r"\s*step \d+: \S+ like", x)
                  and "no build" not in x]
         self.assertTrue(steps)
         for x in steps:
@@ -853,6 +856,17 @@ class WitnessTest(BisectCase):
                 self.assertNotIn("decided by instructions", p.stdout)
                 self.assertNotIn("code-placement effect", p.stdout)
                 self.assertRegex(p.stdout, r"\nconfirmed\n")
+                # The other witness's culprit: the bisect the report prints names #11.
+                m = re.search(r"the bisect that names it: (.*)\n", p.stdout)
+                assert m is not None, p.stdout
+                if k == 1:
+                    argv = shlex.split(m.group(1)) + [
+                        "--layouts", "1", "--results-dir", os.path.join(self.tmp, "by-counts"),
+                        "--no-store"]
+                    argv[0] = KVB
+                    q = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                                       env=self.kvb_env(self.repo, "0.03,0,1,1"), timeout=300)
+                    self.assertIn(f"first new commit: {c[11]}", q.stdout, q.stdout + q.stderr)
 
     def test_instructions_that_witness_it_decide_what_time_could_not(self) -> None:
         for k, p in self.run_both(True, "0.05,0,1,1"):

@@ -267,7 +267,7 @@ def _search(ranges: Ranges, req: BisectRequest) -> int:
     st, s = search.state, search.s
     records = ranges.all_records()
     results.write_json(os.path.join(outdir, "bisect.json"), {
-        "schema": "kvb-bisect", "schema_version": 3, "repo": s.repo, "old": s.old,
+        "schema": "kvb-bisect", "schema_version": 4, "repo": s.repo, "old": s.old,
         "new": s.new, "find": s.find, "metric": st.metric_name,
         "benchmark": st.bench_key, "threshold": s.judgement.threshold,
         "alpha": s.judgement.alpha, "first_new": blamed or None,
@@ -422,6 +422,9 @@ def report(ranges: Ranges) -> str:
     hint = instructions_hint(st) if main.ending.code != 0 else ""
     if hint:
         lines.append(hint)
+    elif search.refuted and instructions_command(st):
+        lines.append("the instructions changed by another commit (they are not a witness of "
+                     f"this change); the bisect that names it: {instructions_command(st)}")
     found = [f for f in ranges.done if f.blamed]
     if st.settings.all_steps:
         lines.append(f"--all-steps: {len(found)} step(s) found:")
@@ -454,8 +457,15 @@ def candidates_text(ranges: Ranges) -> str:
 
 
 def instructions_command(state: State) -> str:
-    """The kvb bisect command that decides by instruction counts (deterministic)."""
+    """The kvb bisect command that decides by instruction counts (deterministic): kvbench mode
+    counts them itself (--instructions, --micro only); generic mode by --count-cmd."""
     mode, s = state.mode, state.settings
+    if isinstance(mode, GenericMode) and mode.count_cmd:
+        return " ".join(shlex.quote(a) for a in [
+            "scripts/kvb", "bisect", "--repo", s.repo, "--old", s.old[:12], "--new",
+            s.new[:12], "--build-cmd", mode.build_cmd, "--measure-cmd", mode.measure_cmd,
+            "--count-cmd", mode.count_cmd, *(["--bench", mode.bench] if mode.bench else []),
+            "--find", s.find, "--witness", "instructions"])
     if not isinstance(mode, KvbenchMode) or not mode.plan.micro:
         return ""
     preset = bisect_witness.witness_preset(mode.preset) or "x86-gcc-portable"

@@ -44,6 +44,7 @@ def by_counts(search: Search, n: int, uncertain: list[Step], also: Sequence[Step
         search.refuted = why
         search.say(why + "; the search goes on by time")
         return [dataclasses.replace(s, note=why) for s in uncertain]
+    count_all(search, [s.commit for s in uncertain])
     out = [counted_step(search, n, s.commit, s.fingerprint, s.series) for s in uncertain]
     if any(c.witness == INSTRUCTIONS for c in out):
         # Time could not place a commit between these ends within a budget; the next commit
@@ -53,6 +54,15 @@ def by_counts(search: Search, n: int, uncertain: list[Step], also: Sequence[Step
         search.say(f"step {n}: time could not decide within its budget; the steps left are "
                    "decided by instruction counts")
     return out
+
+
+def count_all(search: Search, shas: list[str]) -> None:
+    """Old, new and `shas` counted at once (Search.counts may count them side by side); a
+    failure is each commit's own, said by counted_step when it counts it again."""
+    try:
+        search.counts([search.old, search.new, *shas])
+    except (BuildError, RunError, UsageError):
+        pass
 
 
 def counted_step(search: Search, n: int, sha: str, fp: str, timed: StepSeries | None) -> Step:
@@ -131,7 +141,7 @@ def measure_on(search: Search, n: int, timed: Step) -> Step:
     assert ser is not None
     left = search.s.budget.max_rounds - ser.rounds
     if left < 1:
-        return Step(timed.step, timed.commit, timed.fingerprint, timed.verdict, timed.how,
+        return Step(n, timed.commit, timed.fingerprint, timed.verdict, timed.how,
                     series=ser, note=search.refuted, why="--max-rounds reached")
     old, new, sha = search.old, search.new, timed.commit
     roles = {"old": old, "new": new, "this": sha}

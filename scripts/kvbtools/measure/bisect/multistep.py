@@ -41,6 +41,7 @@ def step(search: Search, n: int, shas: list[str]) -> MultiStep:
             todo.append(sha)
     series, roles = None, {}
     if search.by_counts:
+        agreement.count_all(search, todo)
         done |= {sha: agreement.counted_step(search, n, sha, fps[sha], None) for sha in todo}
     else:
         for sha, e in search.build_many(todo).items():
