@@ -30,6 +30,7 @@ from kvbtools.measure.plan import Budget  # noqa: E402
 from kvbtools.measure.bisect import confirm, steps  # noqa: E402
 from kvbtools.measure.bisect import witness as bisect_witness  # noqa: E402
 from kvbtools.measure.bisect.records import MEASURED, Confirm, Step  # noqa: E402
+from kvbtools.measure.bisect.search import Search  # noqa: E402
 from kvbtools.measure.bisect.state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
                                            State)
 from kvbtools.measure.runner import Workload  # noqa: E402
@@ -250,6 +251,22 @@ class WitnessTest(unittest.TestCase):
         self.assertTrue(rec.confirmed)
         self.assertTrue(rec.witness_decided)
         self.assertEqual(rec.to_json()["decided_by"], "instructions")
+
+    def test_a_verdict_by_compiled_sources_is_taken_from_the_same_witness_only(self) -> None:
+        # A commit time judged like new lends its verdict to a commit that compiles the same
+        # sources while time decides, never once the counts do; old's and new's lend to both.
+        fake = types.SimpleNamespace(known={}, s=types.SimpleNamespace(skip_identical=True),
+                                     by_counts=False)
+        fake.witness = lambda: Search.witness(fake)  # type: ignore[arg-type]
+        Search.know(fake, "fp-t", "new", "t" * 40, "time")  # type: ignore[arg-type]
+        fake.known["fp-old"] = ("old", "o" * 40, "")
+        same = lambda fp: Search.same_sources_as(fake, fp)  # type: ignore[arg-type]  # noqa
+        self.assertEqual(same("fp-t"), ("new", "t" * 40, "time"))
+        fake.by_counts = True
+        self.assertIsNone(same("fp-t"))
+        self.assertEqual(same("fp-old"), ("old", "o" * 40, ""))
+        Search.know(fake, "fp-i", "old", "i" * 40, "instructions")  # type: ignore[arg-type]
+        self.assertEqual(same("fp-i"), ("old", "i" * 40, "instructions"))
 
     def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
         cmd = bisect_command.instructions_command(lz4_state())
