@@ -662,10 +662,19 @@ class MultisectionTest(BisectCase):
         c = repo.commits
         n = MULTI_COMMITS - 1            # the commits that may be the first new one
         ks = (1, 2, 3)
+        # A count command that says which commits it counted: time decides every step here,
+        # so only the confirmation counts (its commits, and old and new to see whether the
+        # counts witness the change).
+        logs = {k: os.path.join(self.tmp, f"counted-{k}.txt") for k in ks}
         done = self.bisects([(repo, CLEAN, ["--old", c[0], "--new", c[-1], "--repeats", "4",
-                                            "--candidates", str(k)], k) for k in ks])
+                                            "--candidates", str(k), "--count-cmd",
+                                            f"git rev-parse HEAD >> {logs[k]}; echo 1"], k)
+                             for k in ks])
         for k, p in zip(ks, done):
             with self.subTest(k=k):
+                self.assertLessEqual(set(self.read(logs[k]).split()),
+                                     {c[0], c[-1], c[MULTI_CHANGE - 1], c[MULTI_CHANGE]})
+                self.assertNotIn("the search goes on by time", p.stderr)  # no step asked
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 self.assertIn(f"first new commit: {c[MULTI_CHANGE]}", p.stdout)
                 d = [x for x in self.results_dirs()

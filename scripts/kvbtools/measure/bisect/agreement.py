@@ -37,7 +37,7 @@ def by_counts(search: Search, n: int, uncertain: list[Step], also: Sequence[Step
     """The steps time could not decide (`uncertain`, measured), decided by the counts where
     they witness this change (`also`: commits of this step decided by time, not recorded yet);
     else as they were, with the note that says why not."""
-    if not search.can_count() or search.refuted:
+    if not uncertain or not search.can_count() or search.refuted:
         return [dataclasses.replace(s, note=search.refuted) for s in uncertain]
     why = disagreement(search, uncertain, also)
     if why:
@@ -97,17 +97,17 @@ def disagreement(search: Search, uncertain: list[Step], also: Sequence[Step] = (
     says where they do not. Counting fails: that sentence too."""
     decided = [s for s in [*search.judged(), *also] if s.how == MEASURED and
                s.witness == TIME and s.verdict in (judge.OLD, judge.NEW)]
-    shas = [search.old, search.new] + [s.commit for s in decided + uncertain]
-    try:
-        counts = dict(zip(shas, search.counts(list(dict.fromkeys(shas)))))
-    except (BuildError, RunError, UsageError) as e:
-        return f"instructions are not a witness of this change: counting them failed: {e}"
-    co, cn = counts[search.old], counts[search.new]
     head = "instructions are not a witness of this change: "
-    moved = search.count_sign() * math.log(cn / co) if co > 0 and cn > 0 else 0.0
-    if moved <= math.log1p(witness.SAME_INSTRUCTIONS):
-        return head + (f"old -> new changes them by {cn / co:.3f}x (new/old), not in the "
-                       "direction looked for" if co > 0 else "old has no count")
+    try:   # old and new first: where they do not differ so, nothing else need be counted
+        co, cn = search.counts([search.old, search.new])
+        moved = search.count_sign() * math.log(cn / co) if co > 0 and cn > 0 else 0.0
+        if moved <= math.log1p(witness.SAME_INSTRUCTIONS):
+            return head + (f"old -> new changes them by {cn / co:.3f}x (new/old), not in the "
+                           "direction looked for" if co > 0 else "old has no count")
+        shas = list(dict.fromkeys(s.commit for s in decided + uncertain))
+        counts = dict(zip(shas, search.counts(shas)))
+    except (BuildError, RunError, UsageError) as e:
+        return f"{head}counting them failed: {e}"
     for s in decided:
         p = _place(counts[s.commit], co, cn)
         if (p >= 0.5) != (s.verdict == judge.NEW):
