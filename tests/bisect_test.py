@@ -12,8 +12,10 @@ KVB_TEST_RUNS, one line per run, which counts the measurements.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -33,6 +35,7 @@ from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
 from kvbtools.measure.bisect import ranges as bisect_ranges  # noqa: E402
+from kvbtools.measure.bisect import sections  # noqa: E402
 from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
 from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
@@ -180,12 +183,16 @@ class BisectCase(kvbtest.TempDirTest):
         return dict(repo.env, KVB_TEST_NOISE=noise, KVB_TEST_SEED=str(seed),
                     KVB_TEST_RUNS=runs or self.runs, **extra)
 
-    def args(self, repo: Repo, *extra: str) -> list[str]:
-        # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has).
-        layouts = [] if "--layouts" in extra or "--resume" in extra else ["--layouts", "1"]
+    def args(self, repo: Repo, *extra: str, defaults: bool = False) -> list[str]:
+        # One link a commit: this toy benchmark has no placement (bisect_layouts_test.py has);
+        # one candidate a step, git bisect's (MultisectionTest measures several); `defaults`:
+        # neither, kvb bisect's own.
+        own = defaults or "--resume" in extra
+        layouts = [] if "--layouts" in extra or own else ["--layouts", "1"]
+        k = [] if "--candidates" in extra or own else ["--candidates", "1"]
         return [sys.executable, KVB, "bisect", "--repo", repo.path, "--build-cmd", BUILD,
                 "--measure-cmd", "./bench", "--results-dir", os.path.join(self.tmp, "results"),
-                "--no-store", *layouts, *extra]
+                "--no-store", *layouts, *k, *extra]
 
     def bisect(self, repo: Repo, noise: str, *extra: str, seed: int = 1
                ) -> subprocess.CompletedProcess[str]:
@@ -457,7 +464,7 @@ class BisectTest(BisectCase):
                 self.assertEqual(self.measured() - runs_before, added)
                 self.assertEqual(doc["totals"]["runs"], old_totals["runs"] + added)
                 state = kvbtest.load_json(os.path.join(d, "state.json"))
-                self.assertEqual(state["schema_version"], 3)
+                self.assertEqual(state["schema_version"], 4)
                 # It ends as the same bisect run without a break under this kvb does.
                 whole = self.bisect(repo, CLEAN, "--old", c[0], "--new", c[LAST], *extra)
                 self.assertEqual(whole.returncode, 0, whole.stdout + whole.stderr)
@@ -481,14 +488,14 @@ class BisectTest(BisectCase):
         d = os.path.join(self.tmp, "newer")
         os.makedirs(d)
         kvbtest.write_json(os.path.join(d, "state.json"),
-                           {"schema": "kvb-bisect-state", "schema_version": 4})
+                           {"schema": "kvb-bisect-state", "schema_version": 5})
         with open(os.path.join(d, "steps.jsonl"), "w"):
             pass
         p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d], capture_output=True,
                            text=True)
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("is a kvb bisect state of schema_version 4; this kvb reads versions 1, "
-                      "2 and 3", p.stderr)
+        self.assertIn("is a kvb bisect state of schema_version 5; this kvb reads versions 1, "
+                      "2, 3 and 4", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
 
     def test_bad_input_exits_2_with_a_message(self) -> None:
@@ -586,8 +593,8 @@ class SpreadTest(BisectCase):
     def spread(self, *extra: str) -> tuple[subprocess.CompletedProcess[str], Repo, dict]:
         repo = Repo(self.tmp, spread_history())
         c = repo.commits
-        argv = [a for a in self.args(repo, "--old", c[0], "--new", c[-1], "--find", "faster",
-                                     *extra) if a not in ("--layouts", "1")]
+        argv = self.args(repo, "--old", c[0], "--new", c[-1], "--find", "faster", *extra,
+                         defaults=True)
         p = subprocess.run(argv, env=self.kvb_env(repo, ROUND_NOISE), capture_output=True,
                            text=True, timeout=1500)
         self.assertNotIn("Traceback", p.stderr)
@@ -609,7 +616,7 @@ class SpreadTest(BisectCase):
         self.assertTrue(30 <= int(m.group(2)) <= 50, p.stdout)
         self.assertNotIn("could not decide", p.stdout)
         # Every judged commit says where it sits, and what decided it.
-        steps = [x for x in p.stdout.splitlines() if re.match(r"step \d+: \S+ like", x)
+        steps = [x for x in p.stdout.splitlines() if re.match(r"\s*step \d+: \S+ like", x)
                  and "no build" not in x]
         self.assertTrue(steps)
         for x in steps:
@@ -624,6 +631,263 @@ class SpreadTest(BisectCase):
         named = {x["commit"] for x in doc["culprits"] if x["confirmed"]}
         self.assertEqual(named, {c[SPREAD_FIRST], c[SPREAD_SECOND]}, p.stdout)
         self.assertIn("--all-steps: 2 step(s) found:", p.stdout)
+
+
+# ---- several candidates a step (multisection, issue 44 item 2) ---------------------------------
+
+MULTI_COMMITS, MULTI_CHANGE = 32, 21
+
+
+def multi_history() -> list[tuple[str, dict[str, str]]]:
+    """32 commits, each compiling sum.c anew (no verdict by compiled sources); #21 makes 30%
+    more passes."""
+    out = []
+    for i in range(MULTI_COMMITS):
+        files = {"sum.c": SPREAD_LIB % (i, i + 1, 10 if i < MULTI_CHANGE else 13)}
+        if i == 0:
+            files["bench.c"] = SPREAD_BENCH
+        out.append((f"commit {i}", files))
+    return out
+
+
+def step_records(doc: dict) -> list[dict]:
+    return [r for r in doc["records"] if r["kind"] in ("step", "multistep")]
+
+
+class MultisectionTest(BisectCase):
+    """k candidates a step cut the range into k + 1 parts: fewer steps, the same commit."""
+
+    def test_k_candidates_a_step_name_the_same_commit_in_fewer_steps(self) -> None:
+        repo = Repo(self.tmp, multi_history())
+        c = repo.commits
+        n = MULTI_COMMITS - 1            # the commits that may be the first new one
+        ks = (1, 2, 3)
+        # A count command that says which commits it counted: time decides every step here,
+        # so only the confirmation counts (its commits, and old and new to see whether the
+        # counts witness the change).
+        logs = {k: os.path.join(self.tmp, f"counted-{k}.txt") for k in ks}
+        done = self.bisects([(repo, CLEAN, ["--old", c[0], "--new", c[-1], "--repeats", "4",
+                                            "--candidates", str(k), "--count-cmd",
+                                            f"git rev-parse HEAD >> {logs[k]}; echo 1"], k)
+                             for k in ks])
+        for k, p in zip(ks, done):
+            with self.subTest(k=k):
+                self.assertLessEqual(set(self.read(logs[k]).split()),
+                                     {c[0], c[-1], c[MULTI_CHANGE - 1], c[MULTI_CHANGE]})
+                self.assertNotIn("the search goes on by time", p.stderr)  # no step asked
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn(f"first new commit: {c[MULTI_CHANGE]}", p.stdout)
+                d = [x for x in self.results_dirs()
+                     if kvbtest.load_json(os.path.join(x, "state.json"))["candidates"] == k]
+                doc = kvbtest.load_json(os.path.join(d[0], "bisect.json"))
+                steps = step_records(doc)
+                self.assertLessEqual(len(steps), math.ceil(math.log(n) / math.log(k + 1)),
+                                     p.stdout)
+                if k > 1:
+                    self.assertLess(len(steps), math.ceil(math.log2(n)), p.stdout)
+                    first = steps[0]
+                    self.assertEqual((first["kind"], first["k"]), ("multistep", k))
+                    self.assertEqual(sorted(first["values"]),
+                                     [f"c{i}" for i in range(1, k + 1)] + ["new", "old"])
+                    self.assertRegex(p.stdout, rf"step 1: {k} candidates, {k} measured with "
+                                               r"old and new in the same rounds")
+                    self.assertIn(f"{k} candidate(s) a step", p.stdout)   # the plan line
+                self.assertRegex(p.stdout, rf"cost: .*; k={k}(, \d)*")
+        self.assert_clean(repo)
+
+    def test_a_step_of_several_is_replayed_by_resume(self) -> None:
+        repo = Repo(self.tmp, multi_history())
+        c = repo.commits
+        p = self.bisect(repo, CLEAN, "--old", c[0], "--new", c[-1], "--repeats", "4",
+                        "--candidates", "3")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        d = self.results_dirs()[0]
+        lines = self.read(os.path.join(d, "steps.jsonl")).splitlines(keepends=True)
+        kinds = [json.loads(x)["kind"] for x in lines]
+        self.assertEqual(kinds[:2], ["endpoints", "multistep"])
+        # As if interrupted after the first step: the rest runs again, that step does not.
+        kept = lines[:2]
+        output = os.path.join(d, "steps.jsonl")
+        with open(output, "w") as f:
+            f.writelines(kept)
+        runs_before = self.measured()
+        p = subprocess.run([sys.executable, KVB, "bisect", "--resume", d, "--no-store"],
+                           capture_output=True, text=True, env=self.kvb_env(repo, CLEAN),
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"first new commit: {c[MULTI_CHANGE]}", p.stdout)
+        after = self.read(output).splitlines(keepends=True)
+        self.assertEqual(after[:2], kept)
+        added = sum(len(v) for x in after[2:] for v in json.loads(x).get("values", {}).values())
+        self.assertEqual(self.measured() - runs_before, added)
+        # The replayed step's verdicts narrowed the range: the next step tests what they left.
+        first = json.loads(kept[1])
+        news = [x["commit"] for x in first["candidates"] if x["verdict"] == "new"]
+        olds = [x["commit"] for x in first["candidates"] if x["verdict"] == "old"]
+        nxt = json.loads(after[2])
+        tested = [x["commit"] for x in nxt.get("candidates", [nxt])]
+        for sha in tested:
+            self.assertLess(c.index(sha), min(c.index(x) for x in news))
+            self.assertGreater(c.index(sha), max(c.index(x) for x in olds))
+
+
+class CostModelTest(unittest.TestCase):
+    """How many candidates a step measures (sections.py's cost model)."""
+
+    def test_k_follows_what_builds_and_rounds_cost(self) -> None:
+        one, cores = (lambda k: 1), (lambda k: min(k, 8))
+        # Builds one at a time and dearer than the measuring: git bisect's one.
+        self.assertEqual(sections.choose(1000, 300.0, 30.0, one), 1)
+        # Builds side by side on 8 cores and dear: as many as fit.
+        self.assertEqual(sections.choose(1000, 300.0, 30.0, cores), 8)
+        # Measuring only: old and new are shared by the candidates of a round.
+        self.assertIn(sections.choose(1000, 0.0, 60.0, one), (2, 3))
+        # Never more candidates than commits left to test.
+        self.assertEqual(sections.choose(3, 0.0, 60.0, cores), 2)
+        self.assertEqual(sections.choose(2, 0.0, 60.0, cores), 1)
+        # The formula: S(k) = ln n / ln(k + 1) steps of ceil(k / s) builds and (k + 2) / 3 of a
+        # step's measuring.
+        self.assertAlmostEqual(sections.steps_needed(3, 64), 3.0)
+        self.assertAlmostEqual(sections.step_cost(3, 10.0, 30.0, 2), 2 * 10.0 + 5 / 3 * 30.0)
+
+    def test_a_step_of_several_reads_back_as_written(self) -> None:
+        r = bisect_records
+        m = r.Measured({"old": [1.0, 1.1], "new": [2.0, 2.1], "c1": [1.0, 1.0],
+                        "c2": [2.0, 2.0]}, {k: [0, 0] for k in ("old", "new", "c1", "c2")},
+                       {k: [1, 2] for k in ("old", "new", "c1", "c2")})
+        view = m.view({"old": "old", "new": "new", "this": "c2"})
+        one = r.Step(4, "a" * 40, "f1", "old", r.MEASURED, series=r.StepSeries(
+            2, "settled", False, 1.0, m.view({"old": "old", "new": "new", "this": "c1"}),
+            [1.0, 0.9, 1.1], [0.5, 0.4, 0.6], [2.0, 1.9, 2.1], 0.0, "2 paired rounds",
+            "intervals"))
+        two = r.Step(4, "b" * 40, "f2", "new", r.MEASURED, series=r.StepSeries(
+            2, "settled", False, 1.0, view, [2.0, 1.9, 2.1], [1.0, 0.9, 1.1], [2.0, 1.9, 2.1],
+            1.0, "2 paired rounds", "intervals"), note="why not counted")
+        same = r.Step(4, "c" * 40, "f1", "old", r.SAME_SOURCES, same_as="a" * 40)
+        rec = r.MultiStep(4, [one, two, same], ["c1", "c2", ""], r.StepSeries(
+            2, "settled", False, 1.0, m, None, None, [2.0, 1.9, 2.1], math.nan,
+            "2 paired rounds"))
+        back = r.from_json(json.loads(json.dumps(rec.to_json())), "steps.jsonl")
+        self.assertEqual(back.to_json(), rec.to_json())
+        assert isinstance(back, r.MultiStep)
+        self.assertEqual(back.steps[1].series.measured.values["this"], [2.0, 2.0])
+        self.assertEqual(back.steps[1].note, "why not counted")
+        self.assertEqual(back.roles("o", "n"), {"old": "o", "new": "n", "c1": "a" * 40,
+                                                "c2": "b" * 40})
+        self.assertEqual(back.variants, 4)
+
+
+# ---- when time and instructions disagree (issue 44 item 5) ------------------------------------
+
+# lib_cost is the time one byte pass costs in the benchmark's cost model: data, not code, so a
+# commit that changes it changes the time and not one instruction; PASSES is code.
+WITNESS_LIB = """#include <stddef.h>
+#include <stdint.h>
+/* commit %d */
+const double lib_cost = %.6f;
+uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops) {
+  uint64_t s = 0;
+  for (int r = 0; r < %d; r++) {
+    for (size_t i = 0; i < n; i++) s += (uint64_t)p[i] * (i | 1);
+    *ops += n;
+  }
+  return s;
+}
+"""
+WITNESS_BENCH = BENCH.replace(
+    "uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops);",
+    "uint64_t lib_sum(const unsigned char *p, size_t n, uint64_t *ops);\n"
+    "extern const double lib_cost;").replace("double ns = ops * 0.25;",
+                                             "double ns = ops * 0.25 * lib_cost;")
+# The count: callgrind's total over the benchmark built in the worktree, without the test's
+# noise and run log (which change what the benchmark executes from run to run).
+COUNT = ("cc -O0 -o bench-count bench.c sum.c -lm && env -u KVB_TEST_RUNS -u KVB_TEST_NOISE "
+         "valgrind --tool=callgrind --callgrind-out-file=/dev/null ./bench-count 2>&1 "
+         ">/dev/null | sed -n 's/.*Collected : //p'")
+WITNESS_COMMITS = 16
+
+
+def witness_history(agree: bool) -> list[tuple[str, dict[str, str]]]:
+    """16 commits. agree=False: #3 and #5 each make a byte pass 14% quicker (time only, 43%
+    of old -> new in time each), #11 makes 25% fewer passes and costs 5% less time (100% of
+    the change in instructions, 15% in time). agree=True: #5 and #11 cut the passes (200, 170,
+    150), time and instructions alike (56% and 44% of the change)."""
+    out = []
+    for i in range(WITNESS_COMMITS):
+        if agree:
+            cost, passes = 1.0, 150 if i >= 11 else 170 if i >= 5 else 200
+        else:
+            cost = (0.86 if i >= 3 else 1) * (0.86 if i >= 5 else 1) * \
+                (0.95 / 0.75 if i >= 11 else 1)
+            passes = 150 if i >= 11 else 200
+        files = {"sum.c": WITNESS_LIB % (i, cost, passes)}
+        if i == 0:
+            files["bench.c"] = WITNESS_BENCH
+        out.append((f"commit {i}", files))
+    return out
+
+
+class WitnessTest(BisectCase):
+    """--witness auto with a real instruction count (--count-cmd, callgrind): the counts decide
+    a step time could not only where they witness the change time measured."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        if shutil.which("valgrind") is None:
+            self.skipTest("valgrind is not installed")
+
+    def run_both(self, agree: bool, noise: str
+                 ) -> list[tuple[int, subprocess.CompletedProcess[str]]]:
+        """k = 1 and 3, with `noise` and no budget beyond the first rounds, so that time
+        cannot place a commit near halfway by itself."""
+        repo = Repo(os.path.join(self.tmp, f"agree-{agree}"), witness_history(agree))
+        c = repo.commits
+        common = ["--old", c[0], "--new", c[-1], "--find", "faster", "--count-cmd", COUNT,
+                  "--max-time", "0.01s"]
+        ks = (1, 3)
+        done = self.bisects([(repo, noise, [*common, "--candidates", str(k)], 1) for k in ks])
+        self.repo = repo
+        return list(zip(ks, done))
+
+    def test_instructions_that_do_not_witness_the_change_in_time_decide_nothing(self) -> None:
+        for k, p in self.run_both(False, "0.03,0,1,1"):
+            with self.subTest(k=k):
+                c = self.repo.commits
+                # The time culprit, by time, confirmed: never a commit between it and the
+                # instruction culprit (#11), whose counts equal their parents' from #6 to #10.
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn(f"first new commit: {c[5]}", p.stdout)
+                self.assertRegex(p.stdout, r"instructions are not a witness of this change: "
+                                           r"[0-9a-f]{12} is at \d+% by time \(?.*and 0% by "
+                                           r"instructions")
+                self.assertIn("in instructions it explains 0% of old -> new; 0% lies before "
+                              "it, 100% after it", p.stdout)
+                self.assertNotIn("decided by instructions", p.stdout)
+                self.assertNotIn("code-placement effect", p.stdout)
+                self.assertRegex(p.stdout, r"\nconfirmed\n")
+                # The other witness's culprit: the bisect the report prints names #11.
+                m = re.search(r"the bisect that names it: (.*)\n", p.stdout)
+                assert m is not None, p.stdout
+                if k == 1:
+                    argv = shlex.split(m.group(1)) + [
+                        "--layouts", "1", "--results-dir", os.path.join(self.tmp, "by-counts"),
+                        "--no-store"]
+                    argv[0] = KVB
+                    q = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
+                                       env=self.kvb_env(self.repo, "0.03,0,1,1"), timeout=300)
+                    self.assertIn(f"first new commit: {c[11]}", q.stdout, q.stdout + q.stderr)
+
+    def test_instructions_that_witness_it_decide_what_time_could_not(self) -> None:
+        for k, p in self.run_both(True, "0.05,0,1,1"):
+            with self.subTest(k=k):
+                c = self.repo.commits
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn(f"first new commit: {c[5]}", p.stdout)
+                # A commit measured by time, undecided, then counted: the counts decided it.
+                self.assertRegex(p.stdout, r"step \d+: [0-9a-f]{12} like \w+, at \d+% of old "
+                                           r"-> new; time: .*; instructions: .*; decided by "
+                                           r"instructions")
+                self.assertNotIn("not a witness", p.stdout)
 
 
 class SeriesTest(unittest.TestCase):
@@ -732,7 +996,7 @@ class StateTest(unittest.TestCase):
         self.assertFalse(doc["judgement"]["higher_is_better"])
         self.assertEqual(doc["metric"], "latency_ns.p99")
         for bad, message in (({"schema": "kvb-bisect-state", "schema_version": 7},
-                              "schema_version 7; this kvb reads versions 1, 2 and 3"),
+                              "schema_version 7; this kvb reads versions 1, 2, 3 and 4"),
                              ({"schema": "kvb-bisect"}, "is not a kvb bisect state"),
                              (dict(doc, judgement={}), "cannot read the bisect's state")):
             with self.assertRaises(UsageError) as e:

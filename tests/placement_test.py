@@ -14,6 +14,7 @@ import random
 import sys
 import types
 import unittest
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
@@ -29,6 +30,7 @@ from kvbtools.measure.plan import Budget  # noqa: E402
 from kvbtools.measure.bisect import confirm, steps  # noqa: E402
 from kvbtools.measure.bisect import witness as bisect_witness  # noqa: E402
 from kvbtools.measure.bisect.records import MEASURED, Confirm, Step  # noqa: E402
+from kvbtools.measure.bisect.search import Search  # noqa: E402
 from kvbtools.measure.bisect.state import (GenericMode, KvbenchMode, Settings,  # noqa: E402
                                            State)
 from kvbtools.measure.runner import Workload  # noqa: E402
@@ -166,7 +168,8 @@ class HonestRangeTest(unittest.TestCase):
         fake = types.SimpleNamespace(layouts=lambda: layouts,
                                      s=types.SimpleNamespace(old="0" * 40, new="f" * 40),
                                      recorded=lambda kind: [r for r in done
-                                                            if isinstance(r, kind)])
+                                                            if isinstance(r, kind)],
+                                     judged=lambda: done)
         return steps.placement_caveat(fake, "a" * 40, "b" * 40)  # type: ignore[arg-type]
 
     def test_one_link_verdicts_widen_the_range_they_bound(self) -> None:
@@ -192,42 +195,78 @@ class WitnessTest(unittest.TestCase):
         self.assertTrue(moved.same)
         self.assertIn(": the same", moved.text())
 
-    def test_a_timed_change_with_the_same_instructions_is_a_placement_effect(self) -> None:
-        real = bisect_witness.counter
-        try:
-            for counts, effect in (((14.71, 14.70), True), ((16.37, 12.85), False)):
-                fake = types.SimpleNamespace(state=lz4_state(), say=lambda m: None,
-                                             s=lz4_state().settings,
-                                             counts=lambda shas, c=counts: list(c),
-                                             count_sign=lambda: -1)
-                bisect_witness.counter = lambda mode: (  # type: ignore[assignment]
-                    lambda *a: 0.0, "instructions per byte")
-                rec = Confirm("b" * 40, "p" * 40, False)
-                confirm.check_counts(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
-                self.assertEqual(rec.placement_effect, effect)
-                self.assertEqual(bool(rec.reasons), effect)
-                self.assertIn("parent", rec.to_json()["instructions"]["text"])
-        finally:
-            bisect_witness.counter = real  # type: ignore[assignment]
+    @staticmethod
+    def search(counts: dict[str, float], judged: list[Step] | None = None) -> Any:
+        """A search of lz4's compressor whose commits count as `counts` (old o*40, new n*40,
+        parent p*40, blamed b*40: 16.37 and 12.85 instructions per byte at the ends), with the
+        steps `judged` in its range."""
+        table = {"o" * 40: 16.37, "n" * 40: 12.85, **counts}
+        return types.SimpleNamespace(state=lz4_state(), say=lambda m: None,
+                                     s=lz4_state().settings, old="o" * 40, new="n" * 40,
+                                     refuted="", judged=lambda: judged or [],
+                                     counts=lambda shas: [table[x] for x in shas],
+                                     count_sign=lambda: -1)
 
-    def test_counts_confirm_what_time_could_not_tell(self) -> None:
-        # Time: not significant; the counts: 1.27x fewer instructions, looking for faster.
-        fake = types.SimpleNamespace(state=lz4_state(), say=lambda m: None,
-                                     s=lz4_state().settings,
-                                     counts=lambda shas: [16.37, 12.85], count_sign=lambda: -1)
+    def check(self, fake: Any, reasons: list[str] | None = None) -> Confirm:
         real = bisect_witness.counter
         try:
             bisect_witness.counter = lambda mode: (  # type: ignore[assignment]
                 lambda *a: 0.0, "instructions per byte")
-            rec = Confirm("b" * 40, "p" * 40, False,
-                          ["it does not differ significantly from its parent in that direction "
-                           "(p=0.3, alpha 0.05)"])
-            confirm.check_counts(fake, rec, "p" * 40, "b" * 40)  # type: ignore[arg-type]
-            self.assertTrue(rec.confirmed)
-            self.assertTrue(rec.witness_decided)
-            self.assertEqual(rec.to_json()["decided_by"], "instructions")
+            rec = Confirm("b" * 40, "p" * 40, False, list(reasons or []))
+            confirm.check_counts(fake, rec, "p" * 40, "b" * 40)
+            return rec
         finally:
             bisect_witness.counter = real  # type: ignore[assignment]
+
+    def test_a_timed_change_with_the_same_instructions_is_a_placement_effect(self) -> None:
+        for counts, effect in (((14.71, 14.70), True), ((16.37, 12.85), False)):
+            rec = self.check(self.search({"p" * 40: counts[0], "b" * 40: counts[1]}))
+            self.assertEqual(rec.placement_effect, effect)
+            self.assertEqual(bool(rec.reasons), effect)
+            self.assertIn("parent", rec.to_json()["instructions"]["text"])
+
+    def test_same_counts_are_no_placement_effect_where_they_do_not_witness_the_change(
+            self) -> None:
+        # A commit time judged like new at 86% of old -> new counts as old does: the counts
+        # are not a witness of this change (agreement.py), so the same counts of the culprit
+        # and its parent decide nothing, and time's confirmation stands.
+        timed = Step(1, "t" * 40, "", "new", MEASURED, series=types.SimpleNamespace(
+            position=0.86, to_old=[1.35, 1.3, 1.4], change=[1.42, 1.38, 1.46]))
+        fake = self.search({"p" * 40: 14.71, "b" * 40: 14.70, "t" * 40: 16.37}, [timed])
+        rec = self.check(fake)
+        self.assertFalse(rec.placement_effect)
+        self.assertTrue(rec.confirmed)
+        self.assertEqual(rec.witness_note, "instructions are not a witness of this change: "
+                                           "tttttttttttt is at 86% by time and 0% by "
+                                           "instructions")
+        # Where the counts place it where time did, they do.
+        fake = self.search({"p" * 40: 14.71, "b" * 40: 14.70, "t" * 40: 12.85}, [timed])
+        self.assertTrue(self.check(fake).placement_effect)
+
+    def test_counts_confirm_what_time_could_not_tell(self) -> None:
+        # Time: not significant; the counts: 1.27x fewer instructions, looking for faster.
+        rec = self.check(self.search({"p" * 40: 16.37, "b" * 40: 12.85}),
+                         ["it does not differ significantly from its parent in that direction "
+                          "(p=0.3, alpha 0.05)"])
+        self.assertTrue(rec.confirmed)
+        self.assertTrue(rec.witness_decided)
+        self.assertEqual(rec.to_json()["decided_by"], "instructions")
+
+    def test_a_verdict_by_compiled_sources_is_taken_from_the_same_witness_only(self) -> None:
+        # A commit time judged like new lends its verdict to a commit that compiles the same
+        # sources while time decides, never once the counts do; old's and new's lend to both.
+        fake = types.SimpleNamespace(known={}, s=types.SimpleNamespace(skip_identical=True),
+                                     by_counts=False)
+        fake.witness = lambda: Search.witness(fake)  # type: ignore[arg-type]
+        Search.know(fake, "fp-t", "new", "t" * 40, "time")  # type: ignore[arg-type]
+        fake.known["fp-old"] = ("old", "o" * 40, "")
+        same = lambda fp: Search.same_sources_as(fake, fp)  # type: ignore[arg-type]  # noqa
+        self.assertEqual(same("fp-t"), ("new", "t" * 40, "time"))
+        fake.by_counts = True
+        self.assertIsNone(same("fp-t"))
+        self.assertEqual(same("fp-old"), ("old", "o" * 40, ""))
+        Search.know(fake, "fp-i", "old", "i" * 40, "instructions")  # type: ignore[arg-type]
+        self.assertEqual(same("fp-i"), ("old", "i" * 40, "instructions"))
 
     def test_the_instructions_command_is_offered_for_micro_only(self) -> None:
         cmd = bisect_command.instructions_command(lz4_state())

@@ -975,10 +975,24 @@ class ComparisonPagesTest(unittest.TestCase):
         # History order, not the order tested.
         self.assertEqual(ticks, [c[:8] for c in (commits[0], commits[3], commits[4],
                                                  commits[5], commits[6], commits[7])])
-        self.assertIn(f"first new: {commits[5][:10]} (confirmed)", texts)
+        self.assertIn(f"first new: {commits[5][:10]} (confirmed), its parent "
+                      f"{commits[4][:10]}", texts)
         for label in ("like old", "like new", "did not build or run",
-                      "not run: compiles the same sources as a judged commit"):
+                      "same sources as a judged commit"):
             self.assertIn(label, texts)
+        # No instruction was counted: one panel, time's; every judged commit in the table,
+        # with its place by time (#6 none: it took #5's verdict without a run).
+        self.assertIn("time: place", texts)
+        self.assertNotIn("instructions: place", texts)
+        rows = re.findall(r"<tr><td[^>]*>([^<]*)</td><td>([0-9a-f]{12})</td><td>([^<]*)</td>"
+                          r"<td>([^<]*)</td><td[^>]*>([^<]*)</td>", page)
+        self.assertEqual([(r[1], r[2], r[3], r[4]) for r in rows], [
+            (commits[0][:12], "like old", "old and new", "0%"),
+            (commits[3][:12], "skip", "does not build", ""),
+            (commits[4][:12], "like old", "time", "0%"),
+            (commits[5][:12], "like new", "time", "100%"),
+            (commits[6][:12], "like new", f"same sources as {commits[5][:12]}", ""),
+            (commits[7][:12], "like new", "old and new", "100%")])
         # Still running, the repository gone: drawn as far as it got, and said so.
         os.remove(os.path.join(d, "bisect.json"))
         shutil.rmtree(repo)

@@ -24,9 +24,10 @@ from kvbtools.measure.bisect import witness as bisect_witness
 from kvbtools.measure.bisect.ranges import Found, Ranges, share_text
 from kvbtools.core.presets import load_presets, select_presets
 from kvbtools.pages import result_pages
-from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step, iv_text
+from kvbtools.measure.bisect.records import (Confirm, Endpoints, MultiStep, Record, Step,
+                                             iv_text)
 from kvbtools.measure.bisect.search import Refused, Search
-from kvbtools.measure.bisect.steps import step_line
+from kvbtools.measure.bisect.steps import multi_lines, step_line
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, Mode, Settings, State
 from kvbtools.measure.bisect.trees import git
 from kvbtools.core.errors import RunError, UsageError
@@ -38,8 +39,8 @@ from kvbtools.core.table import fmt_value
 
 # The options --resume takes from state.json instead.
 SEARCH_OPTIONS = ("repo", "old", "new", "metric", "bench", "dep", "micro", "build_cmd",
-                  "measure_cmd", "max_rounds", "max_time", "preset", "engine", "instructions",
-                  "layouts", "witness", "all_steps", "cpu")
+                  "measure_cmd", "count_cmd", "max_rounds", "max_time", "preset", "engine",
+                  "instructions", "layouts", "witness", "candidates", "all_steps", "cpu")
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,11 @@ class BisectRequest:
     min_time: float
     build_cmd: str | None
     measure_cmd: str | None
+    count_cmd: str | None
     results_dir: str | None
     resume: str | None
     witness: str | None           # None: auto
+    candidates: int | None        # None or 0: auto (by cost)
     all_steps: bool | None
     cpu: str | None               # None: auto (a resumed bisect: the CPU it chose)
     store: str | None
@@ -105,8 +108,12 @@ def _mode(req: BisectRequest) -> tuple[Mode, str | None]:
                          "exclude each other")
     if not generic and not req.dep:
         raise UsageError("give --dep DEP (kvbench mode) or --build-cmd and --measure-cmd")
+    if req.count_cmd and not generic:
+        raise UsageError("--count-cmd is generic mode's (kvbench mode counts under callgrind "
+                         "itself)")
     if req.build_cmd and req.measure_cmd:
-        return GenericMode(req.build_cmd, req.measure_cmd, req.bench), req.metric
+        return GenericMode(req.build_cmd, req.measure_cmd, req.bench,
+                           req.count_cmd or ""), req.metric
     assert req.dep is not None
     lib = manifest.check_buildable(req.dep)
     preset = req.preset or callgrind.default_preset(bool(req.instructions))
@@ -163,7 +170,7 @@ def new_state(req: BisectRequest) -> State:
         pinning.check_cpu(req.cpu or "auto")
     return State(Settings(repo, old, new, req.find, req.judgement, req.budget, layouts,
                           req.skip_identical, metric, witness, bool(req.all_steps),
-                          req.cpu or "auto"), mode)
+                          req.cpu or "auto", req.candidates or 0), mode)
 
 
 def load_resume(req: BisectRequest) -> tuple[State, list[Record]]:
@@ -264,7 +271,7 @@ def _search(ranges: Ranges, req: BisectRequest) -> int:
     st, s = search.state, search.s
     records = ranges.all_records()
     results.write_json(os.path.join(outdir, "bisect.json"), {
-        "schema": "kvb-bisect", "schema_version": 3, "repo": s.repo, "old": s.old,
+        "schema": "kvb-bisect", "schema_version": 4, "repo": s.repo, "old": s.old,
         "new": s.new, "find": s.find, "metric": st.metric_name,
         "benchmark": st.bench_key, "threshold": s.judgement.threshold,
         "alpha": s.judgement.alpha, "first_new": blamed or None,
@@ -343,6 +350,8 @@ def _confirmation_lines(search: Search, conf: Confirm) -> list[str]:
     if conf.witness is not None:
         lines.append(f"  {conf.witness.text()}")
         lines += _count_shares(search, conf)
+        if conf.witness_note:
+            lines.append(f"  {conf.witness_note}: the counts decide nothing here")
     elif conf.witness_note:
         lines.append(f"  instructions not counted: {conf.witness_note}")
     if conf.witness_decided:
@@ -362,8 +371,8 @@ def _count_shares(search: Search, conf: Confirm) -> list[str]:
     total = math.log(c[search.new] / c[search.old])
     this = math.log(c[conf.blamed] / c[conf.parent]) / total
     before = math.log(c[conf.parent] / c[search.old]) / total
-    return [f"  in instructions it explains {this * 100:.0f}% of old -> new; "
-            f"{before * 100 + 0.0:.0f}% lies before it, {(1 - this - before) * 100 + 0.0:.0f}% "
+    return [f"  in instructions it explains {round(this * 100) + 0}% of old -> new; "
+            f"{round(before * 100) + 0}% lies before it, {round((1 - this - before) * 100) + 0}% "
             "after it"]
 
 
@@ -378,7 +387,9 @@ def _head_lines(search: Search) -> list[str]:
             f"better; threshold {s.judgement.threshold * 100:g}%; 95% intervals on paired "
             f"rounds" + (f" (Yuen's trimmed t over link pairs; series start with {k} links, "
                          "more added where the variance is: docs/placement.md)" if k > 1 else
-                         " (one link a commit)") + f"; witness {s.witness}"]
+                         " (one link a commit)") + f"; witness {s.witness}; "
+            + (f"{s.candidates} candidate(s) a step" if s.candidates else
+               "candidates a step by cost (--candidates auto)")]
 
 
 def _range_lines(f: Found, scale: float) -> list[str]:
@@ -395,7 +406,11 @@ def _range_lines(f: Found, scale: float) -> list[str]:
         if r.counts:
             lines.append(f"{what}: instructions new/old {r.counts['new'] / r.counts['old']:.3f}"
                          + ("; decided by instructions" if r.witness == "instructions" else ""))
-    lines += [step_line(step) for step in search.recorded(Step)]
+    for r in search.records:
+        if isinstance(r, MultiStep):
+            lines += multi_lines(r)
+        elif isinstance(r, Step):
+            lines.append(step_line(r))
     if search.sub:
         lines.append(f"  -> {f.ending.summary}")
     return lines
@@ -411,6 +426,9 @@ def report(ranges: Ranges) -> str:
     hint = instructions_hint(st) if main.ending.code != 0 else ""
     if hint:
         lines.append(hint)
+    elif search.refuted and instructions_command(st):
+        lines.append("the instructions changed by another commit (they are not a witness of "
+                     f"this change); the bisect that names it: {instructions_command(st)}")
     found = [f for f in ranges.done if f.blamed]
     if st.settings.all_steps:
         lines.append(f"--all-steps: {len(found)} step(s) found:")
@@ -429,13 +447,29 @@ def report(ranges: Ranges) -> str:
     how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
            "the build command once per KVB_LAYOUT_SEED")
     lines.append(f"cost: {st.totals.text()}; relinks: {how}; {len(st.counts)} commit(s) "
-                 f"counted; this invocation {search.elapsed()}")
+                 f"counted; {candidates_text(ranges)}; this invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
 
 
+def candidates_text(ranges: Ranges) -> str:
+    """'k=1 a step' or 'k=3, 2, 1 in its 3 steps' (the candidates each step measured)."""
+    ks = [len(r.steps) if isinstance(r, MultiStep) else 1 for r in ranges.all_records()
+          if isinstance(r, (Step, MultiStep))]
+    if not ks or len(set(ks)) == 1:
+        return f"k={ks[0] if ks else 1} candidate(s) a step"
+    return f"k={', '.join(map(str, ks))} candidates in its {len(ks)} steps"
+
+
 def instructions_command(state: State) -> str:
-    """The kvb bisect command that decides by instruction counts (deterministic)."""
+    """The kvb bisect command that decides by instruction counts (deterministic): kvbench mode
+    counts them itself (--instructions, --micro only); generic mode by --count-cmd."""
     mode, s = state.mode, state.settings
+    if isinstance(mode, GenericMode) and mode.count_cmd:
+        return " ".join(shlex.quote(a) for a in [
+            "scripts/kvb", "bisect", "--repo", s.repo, "--old", s.old[:12], "--new",
+            s.new[:12], "--build-cmd", mode.build_cmd, "--measure-cmd", mode.measure_cmd,
+            "--count-cmd", mode.count_cmd, *(["--bench", mode.bench] if mode.bench else []),
+            "--find", s.find, "--witness", "instructions"])
     if not isinstance(mode, KvbenchMode) or not mode.plan.micro:
         return ""
     preset = bisect_witness.witness_preset(mode.preset) or "x86-gcc-portable"
@@ -458,8 +492,8 @@ def placement_line(ranges: Ranges) -> str:
     for r in ranges.all_records():
         got = r.measured.levels(True) if r.measured and r.measured.values else {}
         samples += got.values()
-        if "old" in got and isinstance(r, (Endpoints, Step)) and \
-                not (isinstance(r, Step) and r.ends):
+        if "old" in got and isinstance(r, (Endpoints, Step, MultiStep)) and \
+                not (isinstance(r, (Step, MultiStep)) and r.ends):
             olds.append(statistics.median(got["old"].values))
     drift = (f"; drift of old between series: {(max(olds) / min(olds) - 1) * 100:.1f}%"
              if len(olds) > 1 and min(olds) > 0 else "")

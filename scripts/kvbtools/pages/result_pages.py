@@ -11,10 +11,11 @@ import subprocess
 import sys
 from typing import Any, Callable
 
-from kvbtools.core import comparison, compiled, levels, metrics, profiles, results, samples
+from kvbtools.core import comparison, compiled, levels, profiles, results, samples
 from kvbtools.core import architectures, stats
 from kvbtools.core.comparison import Cell
-from kvbtools.pages import compare_figures, figures, flame_figures, htmlpage, noise
+from kvbtools.pages import bisect_figures, compare_figures, figures, flame_figures, htmlpage
+from kvbtools.pages import noise
 from kvbtools.core.comparison import Comparison
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.pages.htmlpage import Page, esc
@@ -184,7 +185,7 @@ def page_for_dir(directory: str) -> Page:
     return page
 
 
-def _history(repo: Any, old: str, new: str, tested: list[compare_figures.Tested]
+def _history(repo: Any, old: str, new: str, tested: list[bisect_figures.Judged]
              ) -> tuple[list[str], str]:
     """The commits from old to new in history order, from the repository when it is still
     there; else the judged commits in the order they were judged, and why.
@@ -223,15 +224,15 @@ def bisect_page(directory: str) -> Page:
     if not isinstance(records, list):
         records = _jsonl(os.path.join(directory, "steps.jsonl"))
     records = [r for r in records if isinstance(r, dict)]
-    tested = compare_figures.tested_commits(doc, records)
+    tested = bisect_figures.judged_commits(doc, records)
     old = str(doc.get("old") or doc.get("good") or "")
     new = str(doc.get("new") or doc.get("bad") or "")
     order, why = _history(doc.get("repo"), old, new, tested)
     mkey = str(doc.get("metric") or "")
-    m = metrics.GBENCH.get(mkey) or metrics.Metric(mkey, str(doc.get("unit") or ""),
-                                                   str(doc.get("better") or "higher"))
     first = str(doc.get("first_new") or doc.get("first_bad") or "")
     confirmed = bool(doc.get("confirmed", bool(doc.get("first_bad"))))
+    parent = next((str(r.get("parent") or "") for r in records
+                   if r.get("kind") == "confirm" and r.get("blamed") == first), "")
     page = Page(f"kvb bisect: {doc.get('benchmark', '')} {mkey}")
     page.para(f"results directory {directory}; repository {doc.get('repo', '?')}, old "
               f"{old[:12]}, new {new[:12]}" + (f", find {doc['find']}" if doc.get("find")
@@ -251,10 +252,10 @@ def bisect_page(directory: str) -> Page:
     if noisy:
         page.html(htmlpage.noise_box([_noisy_runs(runs, noisy)]))
     if tested and order:
-        fig = compare_figures.bisect_figure(tested, order, first, confirmed, mkey, m.scale,
-                                            m.shown_unit)
+        fig = bisect_figures.bisect_figure(tested, order, first, parent, confirmed)
         fig.noisy = noisy
         page.figure(fig)
+        page.html(bisect_figures.judged_table(tested, order))
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
         page.html(f"<pre>{esc(text)}</pre>")

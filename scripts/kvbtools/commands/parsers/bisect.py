@@ -16,13 +16,17 @@ pairs (docs/placement.md).
 1. old and new are built (traced, to learn which files of the repository the build compiles)
    and measured until old -> new is established as a change of at least --threshold in the
    --find direction (the metric's better direction honoured), or refused.
-2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks commits. A commit
-   whose compiled sources hash like an already judged commit's takes that verdict without a
-   build or a run; one that does not build (or run) is skipped.
-   Any other is measured together with old and new, in the same rounds, and judged like old or
-   like new by the halfway point of the change; a commit between them (a spread change) by the
-   halfway rule once its intervals are narrow against the change. When time cannot decide
-   within the budget, instruction counts do (--witness auto; kvbench_micro benchmarks).
+2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks a commit, or a
+   step measures k commits that cut the range into k + 1 parts (--candidates: by default k is
+   chosen by what a step costs here: builds side by side while they fit the cores, a longer
+   round per candidate), so n commits take about log_(k+1)(n) steps. A commit whose compiled
+   sources hash like an already judged commit's takes that verdict without a build or a run;
+   one that does not build (or run) is skipped. Any other is measured together with old and
+   new, in the same rounds, and judged like old or like new by the halfway point of the
+   change; a commit between them (a spread change) by the halfway rule once its intervals are
+   narrow against the change. When time cannot decide within the budget, instruction counts
+   do (--witness auto; kvbench_micro benchmarks, or --count-cmd), where they place the commits
+   time placed where time did; else the search goes on by time.
 3. The commit where the change crosses halfway is measured against its parent, with old and
    new: confirmed when it differs significantly, by the threshold, in the direction looked for
    and changes something the build compiles; the report gives its share of old -> new and how
@@ -44,6 +48,7 @@ build); 2 bad input; 130 interrupted. See docs/compare.md.
 """
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from kvbtools.commands import command
@@ -53,6 +58,19 @@ from kvbtools.core import deps_json
 # measure/bisect/state.WITNESSES, --witness' choices: that module loads the statistics, too
 # much for `kvb bisect --help`. tests/scripts_test.py holds the two equal.
 WITNESSES = ("auto", "time", "instructions")
+
+
+def candidates(text: str) -> int:
+    """--candidates: auto (0: by cost) or a count of at least 1."""
+    if text == "auto":
+        return 0
+    try:
+        k = int(text)
+    except ValueError:
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"not 'auto' or a count of at least 1: {text!r}")
+    return k
 
 
 def register(sub: Any) -> None:
@@ -85,6 +103,11 @@ def register(sub: Any) -> None:
                    help="what decides a series: time; instructions (callgrind counts of a "
                         "portable build, kvbench_micro benchmarks); auto (default): time, and "
                         "the counts when time cannot decide within the budget")
+    p.add_argument("--candidates", type=candidates, metavar="K|auto", default=None,
+                   help="commits a step measures with old and new in the same rounds, cutting "
+                        "the range into K+1 parts (1: git bisect's one); auto (default): the "
+                        "K whose search costs least here, by the builds' and steps' seconds "
+                        "measured so far and the cores (docs/compare.md)")
     p.add_argument("--all-steps", action="store_true", default=None,
                    help="after the culprit, search the ranges before and after it whose ends "
                         "differ by --threshold or more, and so on: every step of the change")
@@ -94,6 +117,18 @@ def register(sub: Any) -> None:
                         "does not)")
     p.add_argument("--bench", help="kvbench mode: the workload (e.g. readrandom); generic mode: "
                                    "the benchmark name in the JSON (optional when there is one)")
+    _mode_arguments(p)
+    p.add_argument("--results-dir", help="parent of the results directory (default results/)")
+    p.add_argument("--resume", metavar="DIR",
+                   help="continue the interrupted bisect whose results directory is DIR "
+                        "(no other options but --store/--no-store and --slurm/--slurm-config: "
+                        "it may go on here or on a cluster)")
+    groups.add_store_arguments(p, auto=True)
+    groups.add_slurm_arguments(p)
+
+
+def _mode_arguments(p: Any) -> None:
+    """The arguments of kvbench mode and of generic mode."""
     g = p.add_argument_group("kvbench mode")
     g.add_argument("--dep", help=f"the library: {', '.join(deps_json.buildable())}")
     g.add_argument("--preset", help="configure preset (default: this host's gcc native; its "
@@ -114,10 +149,7 @@ def register(sub: Any) -> None:
     g = p.add_argument_group("generic mode")
     g.add_argument("--build-cmd", help="shell command that builds the commit (cwd: worktree)")
     g.add_argument("--measure-cmd", help="shell command printing benchmark JSON on stdout")
-    p.add_argument("--results-dir", help="parent of the results directory (default results/)")
-    p.add_argument("--resume", metavar="DIR",
-                   help="continue the interrupted bisect whose results directory is DIR "
-                        "(no other options but --store/--no-store and --slurm/--slurm-config: "
-                        "it may go on here or on a cluster)")
-    groups.add_store_arguments(p, auto=True)
-    groups.add_slurm_arguments(p)
+    g.add_argument("--count-cmd",
+                   help="shell command (cwd: the commit's worktree, which it builds as it "
+                        "needs) whose last number on stdout is the commit's instruction count, "
+                        "e.g. callgrind's total: the second witness (--witness)")

@@ -29,7 +29,7 @@ def endpoints(search: Search) -> Ending | None:
     for sha, label in ((old, "old"), (new, "new")):
         fp = rec.fingerprints.get(sha)
         if fp:
-            search.known[fp] = (label, sha)
+            search.known[fp] = (label, sha, "")   # old and new: either witness's
     return endpoint_ending(search, rec)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kvbtools.core.errors import EXIT_UNDECIDED
 from kvbtools.measure import pinning
 from kvbtools.measure.bisect import confirm, endpoints, judge, steps
-from kvbtools.measure.bisect.records import Confirm, Endpoints, Record, Step
+from kvbtools.measure.bisect.records import Confirm, Endpoints, Record
 from kvbtools.measure.bisect.search import Ending, Search
 from kvbtools.measure.bisect.series import choose_pin
 from kvbtools.measure.bisect.state import State
@@ -105,7 +105,7 @@ class Ranges:
         searches = [f.search for f in self.done]
         if self.current is not None and self.current not in searches:
             searches.append(self.current)
-        return sum(len(x.recorded(Step)) for x in searches)
+        return sum(x.step_count() for x in searches)
 
     def run(self) -> Found:
         """Searches old -> new, then (--all-steps) the ranges around each culprit."""

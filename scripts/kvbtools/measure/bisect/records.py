@@ -3,7 +3,9 @@ is a line of steps.jsonl, written when its series ends, and an entry of bisect.j
 --resume replays them, and kvb report reads them as dicts (pages/compare_figures). Schema 3 added
 keys beside those of 1 and 2 (`round_of`, `disturbed`, `unit`, `witness`, `instructions`,
 `spent`: spent.py's one shape, the keys of before read back); a record without them reads back
-as before: value i measured in round i + 1, decided by time.
+as before: value i measured in round i + 1, decided by time. Schema 4 added the step of several
+candidates (MultiStep, kind "multistep": one series, a Step per candidate) and a step's `note`
+(why instructions were not its witness).
 """
 from __future__ import annotations
 
@@ -62,6 +64,25 @@ class Measured:
             out[k] = levels.Sample.rounds([v[i] for i in keep], [rounds[i] for i in keep],
                                           [f"{k} seed {seeds[i]}" for i in keep])
         return out
+
+    def view(self, roles: dict[str, str]) -> "Measured":
+        """The values of some roles under other names (new name -> role here): one
+        candidate's series out of a step of several, as role `this`."""
+        def pick(d: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+            return None if d is None else {k: list(d[r]) for k, r in roles.items() if r in d}
+        return Measured(pick(self.values) or {}, pick(self.seeds), pick(self.rounds),
+                        list(self.disturbed))
+
+    def joined(self, more: "Measured") -> "Measured":
+        """These values and `more`'s, measured after them: its rounds renumbered after the
+        last of these (a series measured on, with the same roles)."""
+        last = max((r for k in self.values for r in self.round_of(k)), default=0)
+        roles = [k for k in self.values if k in more.values]
+        return Measured({k: self.values[k] + more.values[k] for k in roles},
+                        {k: self.seed_of(k) + more.seed_of(k) for k in roles},
+                        {k: self.round_of(k) + [r + last for r in more.round_of(k)]
+                         for k in roles},
+                        self.disturbed + [r + last for r in more.disturbed])
 
     @property
     def n(self) -> int:
@@ -201,6 +222,7 @@ class Step(_WithSeries):
     witness: str = TIME         # what decided: TIME, or INSTRUCTIONS (when time could not)
     counts: dict[str, float] | None = None   # instructions by role (old, new, this)
     ends: tuple[str, str] | None = None      # --all-steps: the old and new of its range
+    note: str = ""              # why the instruction counts were not its witness
 
     @property
     def position(self) -> float:
@@ -230,6 +252,8 @@ class Step(_WithSeries):
             d["witness"] = self.witness
         if self.counts:
             d["instructions"] = self.counts
+        if self.note:
+            d["note"] = self.note
         return d
 
     @staticmethod
@@ -238,7 +262,76 @@ class Step(_WithSeries):
         return Step(d["step"], d["commit"], d.get("fingerprint", ""), d["verdict"], d["how"],
                     d.get("same_as", ""), d.get("why", ""),
                     StepSeries.from_json(d) if "to_old" in d else None,
-                    d.get("witness", TIME), d.get("instructions"), ends)
+                    d.get("witness", TIME), d.get("instructions"), ends, d.get("note", ""))
+
+
+# The keys of a multistep record that are its one series', not a candidate's.
+_SHARED = ("rounds", "stopped_by", "seconds", "values", "seeds", "round_of", "disturbed",
+           "change", "unit", "spent", "kind", "old", "new")
+
+
+@dataclass
+class MultiStep:
+    """A step of several candidates (multisection, docs/compare.md): one series measures old,
+    new and each candidate measured (role c1, c2, ...) in the same rounds, and each candidate is
+    a Step of its own (its verdict, how, witness), its series the view of the shared one with its
+    role as `this`. A candidate that took a verdict without a run has no role ("")."""
+    step: int
+    steps: list[Step]
+    roles_of: list[str]                 # each candidate's role in the series, "" when none
+    series: StepSeries | None = None    # the shared series (its to_old ... of no candidate)
+    ends: tuple[str, str] | None = None
+
+    @property
+    def measured(self) -> Measured | None:
+        return self.series.measured if self.series else None
+
+    @property
+    def rounds_taken(self) -> int:
+        return self.series.rounds if self.series else 0
+
+    @property
+    def variants(self) -> int:
+        """Commits a round of its series runs: old, new and the candidates measured."""
+        return 2 + sum(1 for r in self.roles_of if r)
+
+    def roles(self, old: str, new: str) -> dict[str, str]:
+        return {"old": old, "new": new} | {r: s.commit for r, s in zip(self.roles_of, self.steps)
+                                           if r}
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": "multistep", "step": self.step, "k": len(self.steps)}
+        if self.ends is not None:
+            d["old"], d["new"] = self.ends
+        if self.series is not None:
+            whole = self.series.to_json()
+            d.update({k: v for k, v in whole.items() if k in _SHARED})
+        d["candidates"] = [{"role": r} | {k: v for k, v in s.to_json().items()
+                                          if k not in _SHARED}
+                           for r, s in zip(self.roles_of, self.steps)]
+        return d
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "MultiStep":
+        shared = {k: v for k, v in d.items() if k in _SHARED and k != "kind"}
+        series = None
+        if "values" in d:
+            series = StepSeries.from_json(dict(shared, narrow=False, to_old=None, to_new=None,
+                                               position=math.nan))
+        steps, roles = [], []
+        for c in d["candidates"]:
+            role = c.get("role", "")
+            one = dict(c)
+            if role and series is not None and "to_old" in c:
+                view = series.measured.view({"old": "old", "new": "new", "this": role})
+                one.update({k: v for k, v in shared.items()
+                            if k not in ("values", "seeds", "round_of", "disturbed")}
+                           | view.to_json())
+            one.setdefault("step", d["step"])
+            steps.append(Step.from_json(one))
+            roles.append(role)
+        return MultiStep(d["step"], steps, roles, series,
+                         (d["old"], d["new"]) if "old" in d else None)
 
 
 @dataclass
@@ -323,9 +416,9 @@ class Confirm(_WithSeries):
                        d.get("decided_by") == INSTRUCTIONS)
 
 
-Record = Union[Endpoints, Step, Confirm]
+Record = Union[Endpoints, Step, MultiStep, Confirm]
 _KINDS = {"endpoints": Endpoints.from_json, "step": Step.from_json,
-          "confirm": Confirm.from_json}
+          "multistep": MultiStep.from_json, "confirm": Confirm.from_json}
 
 
 def from_json(d: Any, where: str) -> Record:

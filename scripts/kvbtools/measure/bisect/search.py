@@ -6,7 +6,10 @@ commits like old, the oldest like new, the verdicts by compiled sources) and the
 build a commit, measure a plan of commits on the engine (series.py) until its judgement
 (judge.py) is made or its budget is spent (as long as building its commits took, plan.FLOOR at
 least; --max-time), count a commit's instructions (witness.py: they decide when time cannot,
---witness auto; then every later step of the range is counted).
+--witness auto, where they agree with time: agreement.py; then every later step of the range is
+counted). A verdict taken by compiled sources is the same witness's: a commit decided by time
+lends its verdict to a step decided by time, one decided by counts to a counted step; old and new
+lend theirs to both.
 """
 from __future__ import annotations
 
@@ -22,10 +25,11 @@ from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
 from kvbtools.core.samples import Side, load_side
 from kvbtools.measure import pinning
 from kvbtools.measure.bisect import judge, witness
-from kvbtools.measure.bisect.records import INSTRUCTIONS, Confirm, Endpoints, Measured, Record, Step
+from kvbtools.measure.bisect.records import (INSTRUCTIONS, TIME, Confirm, Endpoints, Measured,
+                                             MultiStep, Record, Step)
 from kvbtools.measure.bisect.series import CommitRunner, Commits, Values
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State, Watched
-from kvbtools.measure.bisect.trees import Workspace, fingerprint
+from kvbtools.measure.bisect.trees import Workspace, fingerprint, git
 from kvbtools.measure.executor import Executor, LocalExecutor
 from kvbtools.measure.fleet import Fleet, SlurmExecutor, arch
 from kvbtools.measure.loop import Loop, Outcome
@@ -47,7 +51,7 @@ class Refused(RunError):
     exit_status = EXIT_UNDECIDED
 
 
-R = TypeVar("R", Endpoints, Step, Confirm)
+R = TypeVar("R", Endpoints, Step, MultiStep, Confirm)
 
 
 class Search:
@@ -66,12 +70,16 @@ class Search:
         self.sub = ends is not None and ends != (self.s.old, self.s.new)
         self.first_step = first_step   # step numbers go on across ranges
         self.t0 = time.monotonic()
-        self.known: dict[str, tuple[str, str]] = {}   # fingerprint -> (verdict, commit)
+        # fingerprint -> (verdict, commit, witness: TIME, INSTRUCTIONS, or "" for old, new and
+        # the commits that do not build, whose verdicts hold for either witness)
+        self.known: dict[str, tuple[str, str, str]] = {}
         self.new_ref = self.new         # the oldest commit known to be like new
         self.olds = [self.old]          # commits known to be like old
         self.skipped: set[str] = set()
         self.build_seconds: dict[str, float] = {}
         self.by_counts = self.s.witness == INSTRUCTIONS
+        self.refuted = ""               # why the counts are not a witness of this range's change
+        self.forced: Step | None = None  # a candidate time could not place: measured on next
         mode = state.mode
         # --instructions: the watched metric is itself a count, exact (core/levels)
         self.exact = isinstance(mode, KvbenchMode) and mode.plan.instructions
@@ -104,6 +112,27 @@ class Search:
 
     def layouts(self) -> int:
         return self.s.layouts
+
+    def judged(self) -> list[Step]:
+        """Every commit judged in this range, in order: the steps' and each candidate of a
+        step of several."""
+        return [s for r in self.records if isinstance(r, (Step, MultiStep))
+                for s in (r.steps if isinstance(r, MultiStep) else [r])]
+
+    def step_count(self) -> int:
+        """Steps finished in this range (a step of several candidates is one)."""
+        return sum(1 for r in self.records if isinstance(r, (Step, MultiStep)))
+
+    def build_many(self, shas: list[str]) -> dict[str, BuildError]:
+        """Builds `shas` side by side while they fit the cores (Workspace.build_many), timing
+        each; what failed, by commit. The totals count the wall time of the whole."""
+        t = time.monotonic()
+        took, failed = self.ws.build_many(shas, self.ws.build_slots(len(shas)))
+        for sha, dt in took.items():
+            self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
+        self.state.totals.builds += len(took)
+        self.state.totals.building += time.monotonic() - t
+        return failed
 
     def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
         """Builds `sha` (BuildError when it does not build), timing it."""
@@ -143,21 +172,24 @@ class Search:
                     len(paid), bool(fixed))
 
     def series(self, plan: Plan, roles: dict[str, str], settled: Callable[[Measured], bool],
-               rows: Callable[[Measured], Sequence[levels.Components]], under_test: str = ""
+               rows: Callable[[Measured], Sequence[levels.Components]],
+               under_test: str | Sequence[str] = "", prior: Measured | None = None
                ) -> tuple[Measured, Outcome]:
         """The plan measured on the engine (series.py), by role (role -> commit); what it
-        spent joins the totals (its builds are counted where they are built)."""
+        spent joins the totals (its builds are counted where they are built). `under_test`:
+        the commits whose failure skips them (CommitCannotRun); `prior`: the values of the
+        series this one measures on (agreement.py), judged with the new ones."""
         runs = os.path.join(self.dir, "runs")
         os.makedirs(runs, exist_ok=True)
-        values = Values(roles, self.pick, settled, rows)
+        values = Values(roles, self.pick, settled, rows, prior)
         generic = isinstance(self.state.mode, GenericMode)
-        made = CommitRunner(self.ws, runs, under_test)
+        tested = [under_test] if isinstance(under_test, str) else list(under_test)
+        made = CommitRunner(self.ws, runs, tested)
         executor: Executor = LocalExecutor(made, self.canary) if self.fleet is None else \
             SlurmExecutor(self.fleet, made, self.s.cpu, arch(getattr(self.state.mode, "preset",
                                                                      "")),
                           os.path.join(self.dir, "fleet"))
-        out = Loop(plan, executor, Commits(self.ws, generic, under_test), values,
-                   self.say).run()
+        out = Loop(plan, executor, Commits(self.ws, generic, tested), values, self.say).run()
         self.state.totals += dataclasses.replace(out.spent, builds=0, building=0.0)
         self.save_state()
         return values.measured(), out
@@ -219,10 +251,44 @@ class Search:
         cset = self.state.compiled
         return fingerprint(self.s.repo, sha, cset) if cset is not None else ""
 
-    def same_sources_as(self, fp: str) -> tuple[str, str] | None:
-        """(verdict, commit) of a judged commit that compiles the same sources, when skipping
-        such commits is on."""
-        return self.known.get(fp) if fp and self.s.skip_identical else None
+    def witness(self) -> str:
+        """The witness that decides this range's next step: TIME or INSTRUCTIONS."""
+        return INSTRUCTIONS if self.by_counts else TIME
+
+    def same_sources_as(self, fp: str) -> tuple[str, str, str] | None:
+        """(verdict, commit, witness) of a judged commit that compiles the same sources, when
+        skipping such commits is on and its verdict is the witness's of the next step (never
+        inherited from the other witness: the module doc)."""
+        got = self.known.get(fp) if fp and self.s.skip_identical else None
+        return got if got and got[2] in ("", self.witness()) else None
+
+    def know(self, fp: str, verdict: str, sha: str, witness: str) -> None:
+        """A judged commit's verdict, for the commits that compile the same sources."""
+        if fp and verdict != judge.UNCERTAIN:
+            self.known[fp] = (verdict, sha, "" if verdict == "skip" else witness)
+
+    def mark(self, verdict: str, sha: str) -> None:
+        """A commit's verdict narrows the range: like new, the oldest like new; like old, one
+        more commit the search leaves out with its history; else skipped."""
+        if verdict == judge.NEW:
+            self.new_ref = sha
+        elif verdict == judge.OLD:
+            self.olds.append(sha)
+        else:
+            self.skipped.add(sha)
+
+    def candidates(self) -> list[str]:
+        """The commits that may be the first new one (new_ref included), best to test first:
+        `git rev-list --bisect-all`, git bisect's own choice, without its state."""
+        out = git(self.s.repo, "rev-list", "--bisect-all", self.new_ref, "--not",
+                  *self.olds).stdout
+        return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+    def newest_old(self) -> str:
+        """Of the commits known to be like old, the one with the most history."""
+        depth = {s: int(git(self.s.repo, "rev-list", "--count", s).stdout.strip() or 0)
+                 for s in self.olds}
+        return max(self.olds, key=lambda s: depth[s])
 
 
 

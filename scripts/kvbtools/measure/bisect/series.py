@@ -3,8 +3,9 @@ and the commit under test, or the culprit and its parent) are the variants of on
 the one loop as kvb matrix's builds are. Its parts: Commits (the Builder: relinks in the
 workspace), CommitRunner (the Runner: `runs/<series>.<commit>.r<round>.json`) and Values (the
 Judge: the watched metric's values by commit, with each value's link and round; the rounds set
-apart stay in the record, out of the verdicts). A failure of the commit under test is
-CommitCannotRun (the step skips it, as git bisect does); of any other commit a RunError.
+apart stay in the record, out of the verdicts). A failure of a commit under test (a step's
+candidates) is CommitCannotRun naming it (the step skips it, as git bisect does); of any other
+commit a RunError.
 """
 from __future__ import annotations
 
@@ -37,15 +38,20 @@ def choose_pin(ws: Workspace, cpu: str, given: str) -> pinning.Pin:
 
 
 class CommitCannotRun(Exception):
-    """The commit under test built but its measurement (or a relink) failed: skip it, as git
+    """A commit under test built but its measurement (or a relink) failed: skip it, as git
     bisect does."""
 
+    def __init__(self, sha: str, why: str) -> None:
+        super().__init__(why)
+        self.sha = sha
 
-def _failed(sha: str, under_test: str, e: BuildError, seed: int | None = None) -> Exception:
-    """A failed run (or relink of `seed`): the commit under test cannot run; any other commit
+
+def _failed(sha: str, under_test: Sequence[str], e: BuildError,
+            seed: int | None = None) -> Exception:
+    """A failed run (or relink of `seed`): a commit under test cannot run; any other commit
     ran before, so the bisect cannot go on."""
-    if sha == under_test:
-        return CommitCannotRun(str(e) if seed is None else f"relinking seed {seed}: {e}")
+    if sha in under_test:
+        return CommitCannotRun(sha, str(e) if seed is None else f"relinking seed {seed}: {e}")
     return RunError(f"{sha[:12]} ran before but fails now: {e}" if seed is None else
                     f"{sha[:12]} built before but its link {seed} fails: {e}")
 
@@ -54,7 +60,7 @@ class Commits:
     """The engine's Builder: the workspace's commits (generic mode: a build command a link;
     kvbench mode: RELINK_BATCH links a relink)."""
 
-    def __init__(self, ws: Workspace, generic: bool, under_test: str) -> None:
+    def __init__(self, ws: Workspace, generic: bool, under_test: Sequence[str]) -> None:
         self.ws, self.under_test = ws, under_test
         self.batch = 1 if generic else RELINK_BATCH
         self.guess = 2.0 if generic else 40.0
@@ -80,7 +86,7 @@ class CommitRunner:
     kind = "commits"
     errors: tuple[type[Exception], ...] = (CommitCannotRun, RunError)
 
-    def __init__(self, ws: Workspace, runs_dir: str, under_test: str) -> None:
+    def __init__(self, ws: Workspace, runs_dir: str, under_test: Sequence[str]) -> None:
         self.ws, self.runs_dir, self.under_test = ws, runs_dir, under_test
 
     def to_json(self) -> dict[str, Any]:
@@ -111,12 +117,15 @@ class CommitRunner:
 
 class Values:
     """The engine's Judge: the watched values by commit (`pick` reads a run's), judged by the
-    role -> commit map `roles` with `settled` and `rows` (components of the comparisons)."""
+    role -> commit map `roles` with `settled` and `rows` (components of the comparisons), after
+    the values of `prior` (a series measured on: its rounds first)."""
 
     def __init__(self, roles: dict[str, str], pick: Callable[[str, str], list[float]],
                  settled: Callable[[Measured], bool],
-                 rows: Callable[[Measured], Sequence[levels.Components]]) -> None:
+                 rows: Callable[[Measured], Sequence[levels.Components]],
+                 prior: Measured | None = None) -> None:
         self.roles, self.pick, self._settled, self._rows = roles, pick, settled, rows
+        self.prior = prior
         shas = list(dict.fromkeys(roles.values()))
         self.values: dict[str, list[float]] = {s: [] for s in shas}
         self.seeds: dict[str, list[int]] = {s: [] for s in shas}
@@ -132,11 +141,12 @@ class Values:
             self.rounds[m.build] += [m.round] * len(vals)
 
     def measured(self) -> Measured:
-        """The values so far, by role."""
-        return Measured({k: list(self.values[s]) for k, s in self.roles.items()},
-                        {k: list(self.seeds[s]) for k, s in self.roles.items()},
-                        {k: list(self.rounds[s]) for k, s in self.roles.items()},
-                        list(self.disturbed))
+        """The values so far, by role (after the prior series')."""
+        got = Measured({k: list(self.values[s]) for k, s in self.roles.items()},
+                       {k: list(self.seeds[s]) for k, s in self.roles.items()},
+                       {k: list(self.rounds[s]) for k, s in self.roles.items()},
+                       list(self.disturbed))
+        return self.prior.joined(got) if self.prior is not None else got
 
     def settled(self) -> bool:
         return self._settled(self.measured())

@@ -1,7 +1,8 @@
 """kvb bisect's state: what it searches, how it builds and measures a commit, the metric it
 watches, what its builds compile and what it has spent; state.json (SCHEMA, VERSION), rewritten
-as it changes and read back by --resume. A state of schema_version 2 (no witness, --all-steps,
-CPU or counts) or 1 (a flat dict) is converted; any other version is refused (exit 2). The
+as it changes and read back by --resume. A state of schema_version 3 (no --candidates: a step of
+one), 2 (no witness, --all-steps, CPU or counts either) or 1 (a flat dict) is converted; any
+other version is refused (exit 2). The
 finished series are in steps.jsonl (records.py); docs/compare.md describes both files.
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ from kvbtools.measure.runner import Workload
 from kvbtools.measure.spent import Spent
 
 SCHEMA = "kvb-bisect-state"
-VERSION = 3
-READS = (1, 2, 3)    # the schema versions --resume reads
+VERSION = 4
+READS = (1, 2, 3, 4)    # the schema versions --resume reads
 WITNESSES = ("auto", "time", "instructions")
 
 # Files whose content is compiled when they sit in a directory the build listed (a glob).
@@ -44,6 +45,7 @@ class Settings:
     witness: str = "auto"     # --witness: what decides a step (WITNESSES)
     all_steps: bool = False   # --all-steps: every step of at least the threshold
     cpu: str = "auto"         # --cpu: auto, none or a CPU (State.cpu: the one chosen)
+    candidates: int = 1       # --candidates: commits a step measures; 0: by cost (sections.py)
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,11 @@ class KvbenchMode:
 @dataclass(frozen=True)
 class GenericMode:
     """Shell commands run in the commit's worktree; the measure command prints benchmark
-    JSON."""
+    JSON; the count command (optional) prints the commit's instruction count (witness.py)."""
     build_cmd: str
     measure_cmd: str
     bench: str | None         # --bench; None: the JSON's only benchmark
+    count_cmd: str = ""       # --count-cmd; "": none (the counts cannot witness)
 
 
 Mode = Union[KvbenchMode, GenericMode]
@@ -138,7 +141,7 @@ class State:
         return j.for_metric(self.watched.as_metric()) if self.watched else j
 
     def to_json(self) -> dict[str, Any]:
-        """state.json (schema_version 2). metric, unit and better keep their schema-1 places
+        """state.json (schema_version 4). metric, unit and better keep their schema-1 places
         and meaning at the top, where kvb report reads them while a bisect runs: metric is the
         watched one, or until the first run names it, the one asked for (asked_metric)."""
         s, w = self.settings, self.watched
@@ -147,7 +150,7 @@ class State:
             "new": s.new, "find": s.find, "judgement": dataclasses.asdict(self.judgement),
             "budget": s.budget.to_json(),
             "layouts": s.layouts, "skip_identical": s.skip_identical, "witness": s.witness,
-            "all_steps": s.all_steps, "cpu_request": s.cpu,
+            "all_steps": s.all_steps, "cpu_request": s.cpu, "candidates": s.candidates,
             "mode": mode_json(self.mode), "asked_metric": s.metric,
             "metric": self.metric_name, "unit": w.unit if w else None,
             "better": w.better if w else None, "kind": w.kind if w else None,
@@ -160,21 +163,22 @@ class State:
 def mode_json(mode: Mode) -> dict[str, Any]:
     if isinstance(mode, GenericMode):
         return {"name": "generic", "build_cmd": mode.build_cmd, "measure_cmd": mode.measure_cmd,
-                "bench": mode.bench}
+                "bench": mode.bench} | ({"count_cmd": mode.count_cmd} if mode.count_cmd else {})
     return {"name": "kvbench", "dep": mode.dep, "preset": mode.preset, "engine": mode.engine,
             "bench": mode.bench_key, "plan": dataclasses.asdict(mode.plan)}
 
 
 def mode_from_json(m: dict[str, Any]) -> Mode:
     """The mode mode_json wrote."""
-    return (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"]) if m["name"] == "generic"
+    return (GenericMode(m["build_cmd"], m["measure_cmd"], m["bench"],
+                        str(m.get("count_cmd") or "")) if m["name"] == "generic"
             else KvbenchMode(m["dep"], m["preset"], m["engine"], Workload(**m["plan"]),
                              m["bench"]))
 
 
 def from_json(doc: Any, where: str) -> State:
-    """The record of a state.json (`where` names it in messages): schema_version 2 as written,
-    1 converted; any other version, or not a bisect's state, is a UsageError."""
+    """The record of a state.json (`where` names it in messages): schema_version 4 as written,
+    1 to 3 converted; any other version, or not a bisect's state, is a UsageError."""
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise UsageError(f"{where} is not a kvb bisect state")
     version = doc.get("schema_version")
@@ -183,7 +187,7 @@ def from_json(doc: Any, where: str) -> State:
         raise UsageError(f"{where} is a kvb bisect state of schema_version {version}; this kvb "
                          f"reads versions {known}: resume it with the kvb that started it")
     try:
-        return _from_v2(doc) if version in (2, 3) else _from_v1(doc)
+        return _from_v2(doc) if version in (2, 3, 4) else _from_v1(doc)
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"{where}: cannot read the bisect's state (schema_version {version}): "
                          f"{type(e).__name__} {e}") from None
@@ -196,15 +200,16 @@ def _watched(doc: dict[str, Any], benchmark: str | None) -> Watched | None:
 
 
 def _from_v2(doc: dict[str, Any]) -> State:
-    """schema_version 3 as written; 2 without witness, all_steps, cpu and counts: a bisect
-    started before them goes on with --witness auto, one culprit, a CPU chosen now."""
+    """schema_version 4 as written; 3 without candidates (a bisect started before them goes on
+    with a commit a step), 2 without witness, all_steps, cpu and counts either (it goes on with
+    --witness auto, one culprit, a CPU chosen now)."""
     j, b, m = doc["judgement"], doc["budget"], doc["mode"]
     settings = Settings(doc["repo"], doc["old"], doc["new"], doc["find"],
                         Judgement(float(j["threshold"]), float(j["alpha"])),
                         Budget.from_json(b),
                         int(doc["layouts"]), bool(doc["skip_identical"]), doc["asked_metric"],
                         str(doc.get("witness", "auto")), bool(doc.get("all_steps", False)),
-                        str(doc.get("cpu_request", "auto")))
+                        str(doc.get("cpu_request", "auto")), int(doc.get("candidates", 1)))
     mode = mode_from_json(m)
     if settings.witness not in WITNESSES:
         raise ValueError(f"witness {settings.witness!r}")

@@ -1,10 +1,12 @@
 """kvb bisect's second phase: the steps (docs/compare.md, the bisect's step 2).
 
-git's bisection (`git rev-list --bisect-all`) names the commit to test; a commit that compiles a
-judged commit's sources takes its verdict without a build or a run; any other is measured with
-old and new in the same rounds and judged like old, like new or uncertain (judge.classify), by
-time or, when time cannot decide within the budget, by its instruction counts. The recorded steps
-of a resumed bisect are replayed first.
+git's bisection (`git rev-list --bisect-all`) names the commit to test, or a step tests k
+commits that cut the range (multistep.py, sections.py: k by what a step costs); a commit that
+compiles a judged commit's sources takes its verdict without a build or a run; any other is
+measured with old and new in the same rounds and judged like old, like new or uncertain
+(judge.classify), by time or, when time cannot decide within the budget, by its instruction
+counts where they witness the same change (agreement.py). The recorded steps of a resumed
+bisect are replayed first.
 """
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import math
 import os
 import time
 
-from kvbtools.core import levels
-from kvbtools.core.errors import EXIT_UNDECIDED, RunError, UsageError
-from kvbtools.measure.bisect import judge, witness
-from kvbtools.measure.bisect.records import (COUNTED, INSTRUCTIONS, MEASURED, SAME_SOURCES,
-                                             Measured, Step, StepSeries, iv_text, ivjson)
+from kvbtools.core.errors import EXIT_UNDECIDED
+from kvbtools.measure.bisect import agreement, judge, multistep, sections, witness
+from kvbtools.measure.bisect.records import (INSTRUCTIONS, MEASURED, SAME_SOURCES, TIME,
+                                             Measured, MultiStep, Step, StepSeries, iv_text,
+                                             ivjson)
 from kvbtools.measure.bisect.search import Ending, Search, rows
 from kvbtools.measure.bisect.series import CommitCannotRun
 from kvbtools.measure.bisect.trees import git
@@ -27,8 +29,9 @@ def _pct(x: float) -> str:
     return f"{x * 100 + 0.0:.0f}%".replace("-0%", "0%") if math.isfinite(x) else "?"
 
 
-def step_line(rec: Step) -> str:
-    """One step of the search, as the progress lines and the report show it."""
+def step_line(rec: Step, cost: bool = True) -> str:
+    """One step of the search, as the progress lines and the report show it (`cost`: what its
+    series cost; a candidate of a step of several says it on the step's line)."""
     sha = rec.commit[:12]
     if rec.how == SAME_SOURCES and rec.verdict == "skip":
         return (f"step {rec.step}: {sha} skipped: no build: it compiles the same sources "
@@ -44,34 +47,56 @@ def step_line(rec: Step) -> str:
     if s is not None:
         rule = f" by the {s.rule}" if s.rule == judge.HALFWAY and rec.witness != INSTRUCTIONS \
             else ""
+        spent = (f"; {s.spent.text()}" if s.spent else f", {s.seconds:.1f} s") if cost else ""
         line += (f"{rule}; time: this/old {iv_text(s.to_old)}, this/new {iv_text(s.to_new)}, "
-                 f"new/old {iv_text(s.change)} ({s.unit or f'n={s.measured.n}'}"
-                 + (f"; {s.spent.text()}" if s.spent else f", {s.seconds:.1f} s") + ")")
+                 f"new/old {iv_text(s.change)} ({s.unit or f'n={s.measured.n}'}{spent})")
     if rec.counts:
         c = rec.counts
         line += (f"; instructions: old {c['old']:.4g}, new {c['new']:.4g}, this "
                  f"{c['this']:.4g}")
-    return line + f"; decided by {'instructions' if rec.witness == INSTRUCTIONS else 'time'}" \
-        if rec.verdict != judge.UNCERTAIN else line + "; undecided"
-
+    if rec.verdict == judge.UNCERTAIN:
+        line += "; undecided"
+    else:
+        line += f"; decided by {'instructions' if rec.witness == INSTRUCTIONS else 'time'}"
+    return line + (f" ({rec.note})" if rec.note else "")
 
 
 def replay(search: Search) -> Ending | None:
-    """Takes the verdicts of the recorded steps; an Ending when one of them ended the
-    search."""
-    for rec in search.recorded(Step):
-        if rec.verdict == judge.UNCERTAIN:
-            return undecided_ending(search, rec)
-        mark(search, rec.verdict, rec.commit)
-        if rec.fingerprint:
-            search.known.setdefault(rec.fingerprint, (rec.verdict, rec.commit))
+    """Takes the verdicts of the recorded steps (and what they say of the witnesses); an Ending
+    when one of them ended the search."""
+    for rec in search.records:
+        if isinstance(rec, MultiStep):
+            for one in rec.steps:
+                _replayed(search, one)
+            stuck, _ = sections.settle(search, rec)
+            search.forced = stuck if stuck is not None and search.refuted else None
+            if stuck is not None and search.forced is None:
+                return undecided_ending(search, stuck)
+        elif isinstance(rec, Step):
+            _replayed(search, rec)
+            if rec.verdict == judge.UNCERTAIN:
+                return undecided_ending(search, rec)
+            search.forced = None
+            search.mark(rec.verdict, rec.commit)
     return None
 
 
+def _replayed(search: Search, rec: Step) -> None:
+    """What a recorded step says beyond its verdict: what compiles like it, whether the counts
+    decided it (every later step is counted) or were found no witness of the change."""
+    search.know(rec.fingerprint, rec.verdict, rec.commit,
+                "" if rec.verdict == "skip" else rec.witness)
+    if rec.witness == INSTRUCTIONS and rec.how != SAME_SOURCES:
+        search.by_counts = True
+    if rec.note:
+        search.refuted = rec.note
+
+
 def steps(search: Search) -> Ending | str:
-    """Bisects until the first new commit is known (returned) or the search ends."""
+    """Bisects until the first new commit is known (returned) or the search ends: a step of
+    one commit as git bisect chooses it, or of k (sections.py) that cut the range."""
     while True:
-        cands = candidates(search)
+        cands = search.candidates()
         rest = [c for c in cands if c != search.new_ref]
         testable = [c for c in rest if c not in search.skipped]
         if not rest:
@@ -80,53 +105,89 @@ def steps(search: Search) -> Ending | str:
             return Ending(1, "could not narrow it down: the commits left do not build or "
                              "run; the first new commit is one of " +
                              ", ".join(s[:12] for s in rest + [search.new_ref]))
-        sha = testable[0]
-        n = search.first_step + len(search.recorded(Step))
+        n = search.first_step + search.step_count()
+        forced, search.forced = search.forced, None
+        k, how = (1, "") if forced else sections.how_many(search, len(testable) + 1)
+        if k > 1:
+            ending = many(search, n, k, how, len(cands))
+            if ending is not None:
+                return ending
+            continue
+        sha = forced.commit if forced else testable[0]
         about = n - 1 + max(1, math.ceil(math.log2(len(testable) + 1)))
         subject = git(search.s.repo, "log", "-1", "--format=%s", sha).stdout.strip()
         search.say(f"step {n} of about {about}: {sha[:12]} {subject[:60]} "
-                 f"({len(cands)} commits left)")
-        rec = step(search, n, sha)
+                   f"({len(cands)} commits left)")
+        rec = agreement.measure_on(search, n, forced) if forced else step(search, n, sha)
         if search.sub:
             rec.ends = (search.old, search.new)
         search.record(rec)
         search.say(step_line(rec))
         if rec.verdict == judge.UNCERTAIN:
             return undecided_ending(search, rec)
-        mark(search, rec.verdict, sha)
+        search.mark(rec.verdict, sha)
+
+
+def many(search: Search, n: int, k: int, how: str, left: int) -> Ending | None:
+    """A step of k candidates (multistep.py), the range narrowed by their verdicts; an Ending
+    when a candidate in the range left could not be placed."""
+    shas = sections.cuts(search, k)
+    about = n - 1 + max(1, math.ceil(math.log(left) / math.log(k + 1)))
+    search.say(f"step {n} of about {about}: {len(shas)} candidates ({how}): "
+               + ", ".join(x[:12] for x in shas) + f" ({left} commits left)")
+    rec = multistep.step(search, n, shas)
+    if search.sub:
+        rec.ends = (search.old, search.new)
+    search.record(rec)
+    for line in multi_lines(rec):
+        search.say(line)
+    stuck, said = sections.settle(search, rec)
+    for line in said:
+        search.say(line)
+    if stuck is None:
+        return None
+    if search.refuted and stuck.series is not None:
+        search.forced = stuck    # measured on by time as the next step, after these rounds
+        return None
+    return undecided_ending(search, stuck)
+
+
+def multi_lines(rec: MultiStep) -> list[str]:
+    """A step of several candidates as the progress lines and the report show it: the series,
+    then each candidate's line."""
+    s = rec.series
+    head = (f"step {rec.step}: {len(rec.steps)} candidates, "
+            + (f"{rec.variants - 2} measured with old and new in the same rounds ("
+               f"{s.unit or f'n={s.measured.n}'}"
+               + (f"; {s.spent.text()}" if s.spent else "") + ")" if s is not None
+               else "none measured"))
+    return [head] + ["  " + step_line(x, cost=False) for x in rec.steps]
 
 
 def step(search: Search, n: int, sha: str) -> Step:
     fp = search.fingerprint(sha)
     same = search.same_sources_as(fp)
     if same:
-        verdict, like = same
-        return Step(n, sha, fp, verdict, SAME_SOURCES, same_as=like)
+        verdict, like, w = same
+        return Step(n, sha, fp, verdict, SAME_SOURCES, same_as=like, witness=w or TIME)
     if search.by_counts:
-        return counted_step(search, n, sha, fp, None)
+        return agreement.counted_step(search, n, sha, fp, None)
     try:
         search.build(sha)
     except BuildError as e:
-        if fp:
-            search.known[fp] = ("skip", sha)
+        search.know(fp, "skip", sha, "")
         return Step(n, sha, fp, "skip", "does not build",
                     why=str(e).replace(search.dir + os.sep, ""))
     try:
         rec = timed_step(search, n, sha, fp)
     except CommitCannotRun as e:
         return Step(n, sha, fp, "skip", "does not run", why=str(e))
-    if rec.verdict == judge.UNCERTAIN and search.can_count():
-        counted = counted_step(search, n, sha, fp, rec.series)
-        if counted.witness == INSTRUCTIONS:
-            # Time could not place a commit between these ends within a budget; the next
-            # commit lies between them too: count the rest rather than spend a timed
-            # build and budget on each first.
-            search.by_counts = True
-            search.say(f"step {n}: time could not decide within its budget; the steps left "
-                     "are decided by instruction counts")
-        return counted
-    if fp and rec.verdict != judge.UNCERTAIN:
-        search.known[fp] = (rec.verdict, sha)
+    if rec.verdict != judge.UNCERTAIN:
+        search.know(fp, rec.verdict, sha, TIME)
+        return rec
+    rec = agreement.by_counts(search, n, [rec])[0]
+    if rec.verdict == judge.UNCERTAIN and search.refuted and rec.series is not None:
+        return agreement.measure_on(search, n, rec)
     return rec
 
 
@@ -152,25 +213,8 @@ def timed_step(search: Search, n: int, sha: str, fp: str) -> Step:
     return Step(n, sha, fp, c.verdict, MEASURED, series=st)
 
 
-def counted_step(search: Search, n: int, sha: str, fp: str, timed: StepSeries | None) -> Step:
-    """The step decided by instruction counts: the halfway rule on exact values."""
-    try:
-        co, cn, ct = search.counts([search.old, search.new, sha])
-    except (BuildError, RunError, UsageError) as e:
-        if timed is not None:
-            return Step(n, sha, fp, judge.UNCERTAIN, MEASURED, series=timed,
-                        why=f"counting instructions failed: {e}")
-        return Step(n, sha, fp, "skip", "does not count", why=str(e))
-    p = levels.Sample.processes
-    c = judge.classify(p([co]), p([cn]), p([ct]), final=True, exact=True)
-    if fp and c.verdict != judge.UNCERTAIN:
-        search.known[fp] = (c.verdict, sha)
-    return Step(n, sha, fp, c.verdict, MEASURED if timed else COUNTED, series=timed,
-                witness=INSTRUCTIONS, counts={"old": co, "new": cn, "this": ct})
-
-
 def undecided_ending(search: Search, rec: Step) -> Ending:
-    a, b = newest_old(search), search.new_ref
+    a, b = search.newest_old(), search.new_ref
     pos = rec.position
     where = f"it sits {pos * 100:.0f}% of the way from old to new" \
         if math.isfinite(pos) else ""
@@ -184,7 +228,7 @@ def undecided_ending(search: Search, rec: Step) -> Ending:
         why += f"; no instruction counts: {witness.counter(search.state.mode)[1]}"
     return Ending(EXIT_UNDECIDED,
                   f"could not decide between {a[:12]} and {b[:12]}: {why}; the first new "
-                  f"commit is in {a[:12]}..{b[:12]} ({len(candidates(search))} commit(s) "
+                  f"commit is in {a[:12]}..{b[:12]} ({len(search.candidates())} commit(s) "
                   "left)" + placement_caveat(search, a, b))
 
 
@@ -196,7 +240,7 @@ def placement_caveat(search: Search, a: str, b: str) -> str:
     sensitive."""
     if search.layouts() > 1:
         return ""
-    judged = {r.commit: r for r in search.recorded(Step)}
+    judged = {r.commit: r for r in search.judged()}
     sensitive = [x for x in (a, b) if x in judged and judged[x].how == MEASURED
                  and judged[x].witness != INSTRUCTIONS]
     if not sensitive:
@@ -207,27 +251,3 @@ def placement_caveat(search: Search, a: str, b: str) -> str:
         f"step {judged[x].step} ({x[:12]} like {judged[x].verdict})" for x in sensitive)
         + f" was judged on one link per commit (--layouts 1) and may be a code-placement "
           f"effect; if so the first new commit is in {lo[:12]}..{hi[:12]}")
-
-
-def mark(search: Search, verdict: str, sha: str) -> None:
-    if verdict == judge.NEW:
-        search.new_ref = sha
-    elif verdict == judge.OLD:
-        search.olds.append(sha)
-    else:
-        search.skipped.add(sha)
-
-
-def candidates(search: Search) -> list[str]:
-    """The commits that may be the first new one (new_ref included), best to test first:
-    `git rev-list --bisect-all`, git bisect's own choice, without its state."""
-    out = git(search.s.repo, "rev-list", "--bisect-all", search.new_ref, "--not",
-              *search.olds).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def newest_old(search: Search) -> str:
-    """Of the commits known to be like old, the one with the most history."""
-    depth = {s: int(git(search.s.repo, "rev-list", "--count", s).stdout.strip() or 0)
-             for s in search.olds}
-    return max(search.olds, key=lambda s: depth[s])

@@ -8,6 +8,10 @@ ccache, and the trace sees what it reads). Generic mode runs the build command o
 the measure command with its round's seed, KVB_LAYOUT_SEED=<seed> in their environment
 (docs/placement.md has recipes); a relink adds the next seed. Every run is pinned to `cpu` when
 there is one (--cpu_affinity=N; the generic measure command under taskset -c N, KVB_CPU=N).
+The candidates of a step build side by side while they fit the cores (build_many: generic mode,
+each in its own worktree, KVB_BUILD_JOBS=cores/builds in the build command's environment, each
+build's log added to build.log when it ends); kvbench mode builds one at a time, since every
+commit builds in the one build directory of its preset and dependency.
 
 What the build compiles: the builds of old and new run under strace; the repository's files
 they open (git's own reads excluded), plus every source file in a directory the build listed (a
@@ -16,7 +20,9 @@ fingerprint hashes those paths' blob ids in its tree (git ls-tree: no checkout, 
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import copy
 import dataclasses
 import fcntl
 import hashlib
@@ -27,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from typing import Any, Iterator
 
 from kvbtools.measure import runner
@@ -148,6 +155,29 @@ def learn(repo: str, shas: list[str], reads: list[tuple[set[str], set[str]]],
     return cset
 
 
+def cores() -> int:
+    """The CPUs this process may run on: what builds side by side can use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def build_jobs(n: int) -> Iterator[None]:
+    """KVB_BUILD_JOBS=n in the environment of the builds started meanwhile (`make
+    -j$KVB_BUILD_JOBS`); set by the one thread that starts them, before it starts them."""
+    before = os.environ.get("KVB_BUILD_JOBS")
+    os.environ["KVB_BUILD_JOBS"] = str(n)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["KVB_BUILD_JOBS"]
+        else:
+            os.environ["KVB_BUILD_JOBS"] = before
+
+
 def command(cmd: str) -> list[str]:
     """A shell command as an argv: run directly when it is plain words (one process less per
     run), else through sh -c."""
@@ -234,6 +264,66 @@ class Workspace:
     def _wrap(self, wrap: list[str] | None) -> list[str] | None:
         """A build command's prefix: the launcher (a Slurm build job), then `wrap` (strace)."""
         return [*self.launcher, *(wrap or [])] or None
+
+    def build_slots(self, wanted: int) -> int:
+        """How many of `wanted` builds run side by side here: generic mode one a core (each
+        commit builds in its worktree); kvbench mode one (the module doc)."""
+        return max(1, min(wanted, cores())) if isinstance(self.mode, GenericMode) else 1
+
+    def build_many(self, shas: list[str], slots: int
+                   ) -> tuple[dict[str, float], dict[str, BuildError]]:
+        """Builds `shas` (each once per invocation: `build`), up to `slots` at once, each in a
+        thread of its own whose build command runs as a subprocess with cores // slots jobs
+        (KVB_BUILD_JOBS). Returns the seconds each took and, by commit, the BuildError of each
+        that does not build (that commit's skip). Ctrl-C in any build stops them all."""
+        if slots <= 1:
+            return self._one_by_one(shas)
+        for sha in shas:
+            self.tree(sha)   # git's worktrees made one at a time, before the builds
+        logs = os.path.join(self.tmp, "logs")
+
+        def one(sha: str) -> float:
+            # A view of this workspace whose build.log is the commit's own, so the logs of
+            # builds side by side do not interleave; what it builds is this workspace's.
+            own = copy.copy(self)
+            own.outdir = os.path.join(logs, sha[:12])
+            os.makedirs(own.outdir, exist_ok=True)
+            t = time.monotonic()
+            own.build(sha)
+            return time.monotonic() - t
+
+        took: dict[str, float] = {}
+        failed: dict[str, BuildError] = {}
+        with build_jobs(max(1, cores() // slots)), \
+                concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
+            done = {sha: pool.submit(one, sha) for sha in shas}
+        main_log = os.path.join(self.outdir, "build.log")
+        for sha, f in done.items():   # each build's log, in the order asked
+            part = os.path.join(logs, sha[:12], "build.log")
+            if os.path.exists(part):
+                with open(part, encoding="utf-8", errors="replace") as src, \
+                        open(main_log, "a", encoding="utf-8") as out:
+                    out.write(src.read())
+            e = f.exception()
+            if isinstance(e, BuildError):
+                failed[sha] = BuildError(str(e).replace(part, main_log))
+            elif e is not None:
+                raise e
+            else:
+                took[sha] = f.result()
+        return took, failed
+
+    def _one_by_one(self, shas: list[str]) -> tuple[dict[str, float], dict[str, BuildError]]:
+        took: dict[str, float] = {}
+        failed: dict[str, BuildError] = {}
+        for sha in shas:
+            t = time.monotonic()
+            try:
+                self.build(sha)
+                took[sha] = time.monotonic() - t
+            except BuildError as e:
+                failed[sha] = e
+        return took, failed
 
     def _build_of(self, sha: str, layouts: int, *more: tuple[str, str]) -> Build:
         """kvbench mode: the shared build directory, pointed at the commit's worktree."""

@@ -4,18 +4,22 @@ same worktrees (valgrind 3.19 cannot run AVX-512 code). They do not move with pl
 timed difference a code-placement effect), and when time cannot decide a series within its
 budget the counts decide (--witness auto; exact values). `counter` says how a commit is counted,
 one entry of COUNTERS per kind of benchmark (kvbench_micro today; KV workloads when kvbench counts
-their loops, issue 37 item 3).
+their loops, issue 37 item 3); in generic mode the user's --count-cmd, run in the commit's
+worktree, prints the count (the last number on its standard output: callgrind's total under
+`valgrind --tool=callgrind`, or any count the user trusts, docs/compare.md).
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import subprocess
 from dataclasses import dataclass
 from typing import Callable
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
-from kvbtools.measure.bisect.state import KvbenchMode, Mode
+from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, Mode
 from kvbtools.core.presets import load_presets
 from kvbtools.measure.runner import Build
 from kvbtools.core.samples import load_side
@@ -30,7 +34,7 @@ METRIC = "instructions_per_byte"
 class Witness:
     parent: float          # instructions per byte of the parent
     blamed: float          # and of the blamed commit
-    preset: str
+    preset: str            # "": generic mode's --count-cmd counted them
 
     @property
     def ratio(self) -> float:
@@ -42,11 +46,11 @@ class Witness:
         return abs(self.ratio - 1.0) <= SAME_INSTRUCTIONS
 
     def text(self) -> str:
-        return (f"instructions per byte ({self.preset}, callgrind): parent {self.parent:.4g}, "
-                f"this {self.blamed:.4g} ({self.ratio:.3f}x fewer in this commit)"
-                if not self.same else
-                f"instructions per byte ({self.preset}, callgrind): parent {self.parent:.4g}, "
-                f"this {self.blamed:.4g}: the same")
+        what = f"instructions per byte ({self.preset}, callgrind)" if self.preset else \
+            "instructions (--count-cmd)"
+        return (f"{what}: parent {self.parent:.4g}, this {self.blamed:.4g} "
+                f"({self.ratio:.3f}x fewer in this commit)" if not self.same else
+                f"{what}: parent {self.parent:.4g}, this {self.blamed:.4g}: the same")
 
 
 def witness_preset(preset: str) -> str | None:
@@ -102,20 +106,42 @@ COUNTERS: dict[str, Callable[[KvbenchMode], tuple[Counter | None, str]]] = {
     "micro": _micro_counter, "kv": _kv_counter}
 
 
+def count_command(mode: GenericMode, tree: str, sha: str, out_dir: str) -> float:
+    """The count --count-cmd prints in the commit's worktree: the last number of its standard
+    output (kept in OUT_DIR/instructions.<commit>.txt). RunError when it fails or prints none."""
+    p = subprocess.run(["sh", "-c", mode.count_cmd], cwd=tree, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode in (-2, 130):
+        raise KeyboardInterrupt
+    with open(os.path.join(out_dir, f"instructions.{sha[:12]}.txt"), "w",
+              encoding="utf-8") as f:
+        f.write(p.stdout)
+    numbers = re.findall(r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", p.stdout)
+    if p.returncode != 0 or not numbers:
+        raise RunError(f"--count-cmd at {sha[:12]} " + (
+            f"failed ({p.returncode}): {p.stderr.strip()[-300:]}" if p.returncode else
+            "printed no number"))
+    return float(numbers[-1].replace(",", ""))
+
+
 def counter(mode: Mode) -> tuple[Counter | None, str]:
     """How a commit's instructions are counted in this bisect (and what they are), or None and
     why not."""
+    if isinstance(mode, GenericMode) and mode.count_cmd:
+        return (lambda tree, sha, out: count_command(mode, tree, sha, out)), \
+            "instructions, by --count-cmd"
     if not isinstance(mode, KvbenchMode):
         return None, ("generic mode: kvb cannot count your measure command's instructions "
-                      "(count them yourself and bisect with --metric on them)")
+                      "by itself: give --count-cmd (docs/compare.md)")
     if mode.plan.instructions:
         return None, "the bisect counts instructions itself (--instructions)"
     return COUNTERS["micro" if mode.plan.micro else "kv"](mode)
 
 
-def counted(mode: Mode) -> KvbenchMode | None:
+def counted(mode: Mode) -> KvbenchMode | GenericMode | None:
     """The mode when instructions can witness it: a kvbench_micro benchmark that is timed (not
-    one whose search counts instructions itself); else None."""
+    one whose search counts instructions itself), or generic mode with --count-cmd; else
+    None."""
     if isinstance(mode, KvbenchMode) and mode.plan.micro and not mode.plan.instructions:
         return mode
-    return None
+    return mode if isinstance(mode, GenericMode) and mode.count_cmd else None
