@@ -265,17 +265,20 @@ class Workspace:
         """A build command's prefix: the launcher (a Slurm build job), then `wrap` (strace)."""
         return [*self.launcher, *(wrap or [])] or None
 
-    def build_slots(self, wanted: int) -> int:
-        """How many of `wanted` builds run side by side here: generic mode one a core (each
-        commit builds in its worktree); kvbench mode one (the module doc)."""
-        return max(1, min(wanted, cores())) if isinstance(self.mode, GenericMode) else 1
+    def build_slots(self, wanted: int, room: int = 0) -> int:
+        """How many of `wanted` builds run side by side: generic mode one a core here, or as
+        many as `room` says fit where they run (a cluster's build partition: Fleet.build_slots),
+        each commit building in its worktree; kvbench mode one (the module doc)."""
+        return max(1, min(wanted, room or cores())) if isinstance(self.mode, GenericMode) \
+            else 1
 
-    def build_many(self, shas: list[str], slots: int
+    def build_many(self, shas: list[str], slots: int, cpus: int = 0
                    ) -> tuple[dict[str, float], dict[str, BuildError]]:
         """Builds `shas` (each once per invocation: `build`), up to `slots` at once, each in a
-        thread of its own whose build command runs as a subprocess with cores // slots jobs
-        (KVB_BUILD_JOBS). Returns the seconds each took and, by commit, the BuildError of each
-        that does not build (that commit's skip). Ctrl-C in any build stops them all."""
+        thread of its own whose build command runs as a subprocess with `cpus` jobs, else
+        cores // slots (KVB_BUILD_JOBS). Returns the seconds each took and, by commit, the
+        BuildError of each that does not build (that commit's skip). Ctrl-C in any build stops
+        them all."""
         if slots <= 1:
             return self._one_by_one(shas)
         for sha in shas:
@@ -294,7 +297,7 @@ class Workspace:
 
         took: dict[str, float] = {}
         failed: dict[str, BuildError] = {}
-        with build_jobs(max(1, cores() // slots)), \
+        with build_jobs(cpus or max(1, cores() // slots)), \
                 concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
             done = {sha: pool.submit(one, sha) for sha in shas}
         main_log = os.path.join(self.outdir, "build.log")
