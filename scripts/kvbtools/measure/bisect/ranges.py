@@ -43,7 +43,8 @@ class Ranges:
 
     def __post_init__(self) -> None:
         s = self.state.settings
-        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts)
+        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts,
+                            self.state.spend)
         self._segments = _segments(self.records)
         self.watch = pinning.Watch(pinning.Pin((), "", "not pinned"))
         self.current: Search | None = None

@@ -60,7 +60,8 @@ class Search:
         self.s = state.settings        # fixed for the whole bisect
         self.dir = state.dir
         self.records = records
-        self.ws = ws or Workspace(self.s.repo, state.dir, state.mode, self.s.layouts)
+        self.ws = ws or Workspace(self.s.repo, state.dir, state.mode, self.s.layouts,
+                                  state.spend)
         self.old, self.new = ends or (self.s.old, self.s.new)
         self.sub = ends is not None and ends != (self.s.old, self.s.new)
         self.first_step = first_step   # step numbers go on across ranges
@@ -106,11 +107,9 @@ class Search:
     def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
         """Builds `sha` (BuildError when it does not build), timing it."""
         t = time.monotonic()
-        reads = self.ws.build(sha, trace=trace)
+        reads = self.ws.build(sha, trace=trace)   # its cost joins the totals (state.spend)
         dt = time.monotonic() - t
         self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
-        self.state.totals.builds += 1
-        self.state.totals.building += dt
         return reads
 
     def built(self, sha: str) -> None:
@@ -188,15 +187,20 @@ class Search:
         return self.s.witness != "time" and witness.counter(self.state.mode)[0] is not None
 
     def counts(self, shas: list[str]) -> list[float]:
-        """Instructions of each commit (witness.py), counted once per bisect (state)."""
+        """Instructions of each commit (witness.py), counted once per bisect (state): those
+        not counted yet side by side (witness.count_many). Raises the first commit's failure
+        (BuildError, RunError, UsageError) once the others are counted."""
         count, what = witness.counter(self.state.mode)
         assert count is not None, what
-        for sha in shas:
-            if sha not in self.state.counts:
-                self.say(f"counting instructions of {sha[:12]} ({what})")
-                self.ws.tree(sha)
-                self.state.counts[sha] = count(self.ws.trees[sha], sha, self.dir)
-                self.save_state()
+        todo = [x for x in dict.fromkeys(shas) if x not in self.state.counts]
+        if todo:
+            self.say(f"counting instructions of {', '.join(x[:12] for x in todo)} ({what})")
+            got = count(self.ws, todo, self.dir, self.say)
+            self.state.counts.update(got.values)
+            self.state.spend(got.spent)
+            self.save_state()
+            if got.failed is not None:
+                raise got.failed
         return [self.state.counts[x] for x in shas]
 
     def count_sign(self) -> int:

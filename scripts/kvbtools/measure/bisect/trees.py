@@ -1,13 +1,15 @@
-"""kvb bisect's workspace: a worktree per commit, builds, relinks, runs, and what a build compiles.
+"""kvb bisect's workspace: the worktrees, builds, relinks, runs, and what a build compiles.
 
-One temporary directory, removed however the bisect ends: trees/<sha12> (a detached worktree per
-commit built), bin/<sha12>/ (kvbench mode: the commit's kvbench or kvbench_micro, one per layout
-seed, <name>-layout<N>, copied out of the one build directory so commits share a round), deps/
-(kvbench mode: KVBENCH_DEPS_CACHE, so each commit's library is really compiled, cheaply with
-ccache, and the trace sees what it reads). Generic mode runs the build command once per seed and
-the measure command with its round's seed, KVB_LAYOUT_SEED=<seed> in their environment
-(docs/placement.md has recipes); a relink adds the next seed. Every run is pinned to `cpu` when
-there is one (--cpu_affinity=N; the generic measure command under taskset -c N, KVB_CPU=N).
+One temporary directory, removed however the bisect ends. Kvbench mode builds in slots
+(slots.py: slots/<preset>-<i>/, a worktree moved from commit to commit and one kvbench tree
+configured once against it, so a step compiles what changed and links), copies each commit's
+binaries (kvbench or kvbench_micro, one per layout seed, <name>-layout<N>) to bin/<preset>/<sha12>/
+so commits share a round, and relinks a commit in the slot that built it. Generic mode builds in
+trees/<sha12> (a detached worktree per commit: its measure command runs there), running the build
+command once per seed and the measure command with its round's seed, KVB_LAYOUT_SEED=<seed> in
+their environment (docs/placement.md has recipes); a relink adds the next seed. Every run is
+pinned to `cpu` when there is one (--cpu_affinity=N; the generic measure command under taskset
+-c N, KVB_CPU=N). Every build runs with CCACHE_BASEDIR on the workspace.
 
 What the build compiles: the builds of old and new run under strace; the repository's files
 they open (git's own reads excluded), plus every source file in a directory the build listed (a
@@ -27,12 +29,16 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from typing import Any, Iterator
+import threading
+from typing import Any, Callable, Iterator
 
-from kvbtools.measure import runner
 from kvbtools.core.errors import UsageError
-from kvbtools.measure.bisect.state import CompiledSet, GenericMode, Mode
-from kvbtools.measure.runner import Build, BuildError
+from kvbtools.core.output import progress
+from kvbtools.measure import runner
+from kvbtools.measure.bisect.slots import Slot
+from kvbtools.measure.bisect.state import CompiledSet, GenericMode, KvbenchMode, Mode
+from kvbtools.measure.runner import BuildError
+from kvbtools.measure.spent import SideBySide, Spent
 
 TRACE_CALLS = "trace=/^(open|openat|openat2|execve|execveat)$"
 RELINK_BATCH = 4    # kvbench mode: links added to a commit at once (Workspace.relink)
@@ -157,19 +163,29 @@ def command(cmd: str) -> list[str]:
 
 class Workspace:
     """The temporary directory of one kvb bisect invocation (see the module doc): `repo`'s
-    commits built and measured as `mode` says, `layouts` links each, build.log in `outdir`."""
+    commits built and measured as `mode` says, `layouts` links each, build logs in `outdir`;
+    `spend` receives what each build cost (the bisect's totals)."""
 
-    def __init__(self, repo: str, outdir: str, mode: Mode, layouts: int) -> None:
+    def __init__(self, repo: str, outdir: str, mode: Mode, layouts: int,
+                 spend: Callable[[Spent], None] | None = None) -> None:
         self.repo = repo
         self.outdir = outdir
         self.mode = mode
         self.layouts = layouts
+        self.spend = spend or (lambda s: None)
         self.tmp = tempfile.mkdtemp(prefix="kvb-bisect.")
         self.trees: dict[str, str] = {}
         self.built: dict[str, str] = {}        # sha -> where to run it (tree or binary)
         self.binaries: dict[str, list[str]] = {}   # kvbench mode: sha -> binary per seed
         self.generic_links: dict[str, int] = {}    # generic mode: sha -> seeds built
         self.cpu: int | None = None                # every run pinned here (series.py)
+        self.slots: dict[str, Slot] = {}           # kvbench mode: by name (slots.py)
+        self.slot_of: dict[str, str] = {}          # sha -> the slot that built it
+        self.portables: dict[str, str] = {}        # "<preset> <sha>" -> its binary
+        self._lock = threading.Lock()
+        self._first: dict[str, threading.Lock] = {}   # preset -> held by its first build
+        self._primed: set[str] = set()                # presets built once in this workspace
+        self._building = SideBySide()
 
     def tree(self, sha: str) -> str:
         if sha not in self.trees:
@@ -179,47 +195,125 @@ class Workspace:
             self.trees[sha] = path
         return self.trees[sha]
 
-    def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
-        """Builds the commit (once per invocation). Returns what the build read when `trace`.
-        Raises BuildError when it does not build."""
-        tree = self.tree(sha)
-        wrap: list[str] | None = None
+    def build(self, sha: str, trace: bool = False, slot: int = 0,
+              jobs: int = 0) -> tuple[set[str], set[str]]:
+        """Builds the commit (once per invocation), in kvbench mode in slot `slot` with `jobs`
+        jobs (0: runner.jobs()). Returns what the build read when `trace`. Raises BuildError
+        when it does not build. Builds in different slots may run side by side (threads); the
+        first build of the workspace makes the others wait for it (_in_slot). What it cost goes
+        to `spend`: its wall time (once, however many builds ran beside it) and how many did."""
         log_trace = os.path.join(self.tmp, f"trace-{sha[:12]}.log")
-        if trace:
-            wrap = trace_wrap(log_trace)
-        env = dict(os.environ, CCACHE_NOINODECACHE="1")  # ccache must open what it hashes
-        # Paths under the workspace relative in ccache's hashes: with the library built inside
-        # its worktree (KVBENCH_DEPS_BUILD_IN_TREE), every commit's compile lines read alike and
-        # a step recompiles only the files that differ (docs/presets.md).
-        env["CCACHE_BASEDIR"] = self.tmp
-        log = os.path.join(self.outdir, "build.log")
-        mode = self.mode
-        if isinstance(mode, GenericMode):
-            for seed in range(self.layouts):  # traced once: every seed compiles the same files
-                with open(log, "a", encoding="utf-8") as f:
-                    f.write(f"\n==== {sha} (KVB_LAYOUT_SEED={seed}) ====\n")
-                self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
-                            wrap=wrap if seed == 0 else None,
-                            env=dict(env, KVB_LAYOUT_SEED=str(seed)))
-            self.built[sha] = tree
-            self.generic_links[sha] = self.layouts
+        wrap = trace_wrap(log_trace) if trace else None
+        if isinstance(self.mode, GenericMode):
+            with self._building.piece() as wall:
+                self._build_generic(sha, wrap)
+            root = self.trees[sha]
         else:
-            b = self._build_of(sha, self.layouts, ("KVBENCH_DEPS_BUILD_IN_TREE", "ON"))
-            self._check(runner.do_build, b, mode.plan.micro, "", wrap=wrap, env=env)
-            dest = os.path.join(self.tmp, "bin", sha[:12])
-            os.makedirs(dest, exist_ok=True)
-            self.binaries[sha] = [shutil.copy2(p, dest) for p in b.binaries(mode.plan.micro)]
+            s = self.slot(self.mode.preset, slot, self.layouts)
+            self.binaries[sha], wall = self._in_slot(s, sha, range(self.layouts), jobs, wrap,
+                                                     self._building)
             self.built[sha] = self.binaries[sha][0]
-        return files_read(log_trace, tree) if trace else (set(), set())
+            self.slot_of[sha] = s.name
+            root = s.src
+        self.spend(Spent(builds=1, building=wall[0], build_width=self._building.width))
+        return files_read(log_trace, root) if trace else (set(), set())
 
-    def _build_of(self, sha: str, layouts: int, *more: tuple[str, str]) -> Build:
-        """kvbench mode: the shared build directory, pointed at the commit's worktree."""
+    def _env(self) -> dict[str, str]:
+        """The environment of every build: paths under the workspace relative in ccache's
+        hashes and ccache opening what it hashes (the trace). Kvbench mode's builds also leave
+        the build directory out of the hashes (kvbench's objects carry -g; a slot's library and
+        kvbench tree sit alike in every slot, so their compile lines read alike) and set the
+        locale: ccache hashes LC_ALL and LC_MESSAGES, which CMake's compiler detection leaves
+        set (to empty) in a first configure, so a library compiled there would miss ccache
+        when a later build's ninja compiles it. (Generic mode's command keeps the user's.)"""
+        env = dict(os.environ, CCACHE_BASEDIR=self.tmp, CCACHE_NOINODECACHE="1")
+        if isinstance(self.mode, KvbenchMode):
+            env |= {"CCACHE_NOHASHDIR": "1", "LC_ALL": "C", "LC_MESSAGES": "C"}
+        return env
+
+    def _build_generic(self, sha: str, wrap: list[str] | None) -> None:
+        tree = self.tree(sha)
         mode = self.mode
-        assert not isinstance(mode, GenericMode)
-        return Build(f"{mode.dep} at {sha[:12]}", mode.preset, f"bisect-{mode.preset}-{mode.dep}",
-                     dict([runner.source_define(mode.dep, self.tree(sha)),
-                           ("KVBENCH_DEPS_CACHE", os.path.join(self.tmp, "deps")), *more]),
-                     layouts=layouts)
+        assert isinstance(mode, GenericMode)
+        log = os.path.join(self.outdir, "build.log")
+        for seed in range(self.layouts):  # traced once: every seed compiles the same files
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"\n==== {sha} (KVB_LAYOUT_SEED={seed}) ====\n")
+            self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
+                        wrap=wrap if seed == 0 else None,
+                        env=dict(self._env(), KVB_LAYOUT_SEED=str(seed)))
+        self.built[sha] = tree
+        self.generic_links[sha] = self.layouts
+
+    def slot(self, preset: str, index: int, links: int) -> Slot:
+        """The slot `index` of `preset`, `links` links a commit (made on first use)."""
+        mode = self.mode
+        assert isinstance(mode, KvbenchMode)
+        name = f"{preset}-{index}"
+        with self._lock:
+            if name not in self.slots:
+                log = os.path.join(self.outdir, "build.log" if name == f"{mode.preset}-0"
+                                   else f"build.{name}.log")
+                self.slots[name] = Slot(self.tmp, name, mode, preset, links, log)
+        return self.slots[name]
+
+    def _in_slot(self, s: Slot, sha: str, seeds: range, jobs: int,
+                 wrap: list[str] | None = None, tally: SideBySide | None = None
+                 ) -> tuple[list[str], list[float]]:
+        """`sha` built in slot `s`: its binaries, copied out of the tree, and the wall seconds
+        it added to `tally`. The first build of a preset in the workspace runs alone, on every
+        CPU: builds beside it would compile the same files at the same time, and after it they
+        find them in ccache."""
+        with self._lock:
+            first = self._first.setdefault(s.preset, threading.Lock())
+        if s.preset not in self._primed:
+            with first:
+                if s.preset not in self._primed:
+                    with tally.piece() if tally else contextlib.nullcontext([0.0]) as wall:
+                        got = self._slot_build(s, sha, seeds, len(os.sched_getaffinity(0)),
+                                               wrap)
+                    self._primed.add(s.preset)
+                    return got, wall
+        with tally.piece() if tally else contextlib.nullcontext([0.0]) as wall:
+            got = self._slot_build(s, sha, seeds, jobs or runner.jobs(), wrap)
+        return got, wall
+
+    def _slot_build(self, s: Slot, sha: str, seeds: range, jobs: int,
+                    wrap: list[str] | None) -> list[str]:
+        mode = self.mode
+        assert isinstance(mode, KvbenchMode)
+        if not os.path.isdir(s.src):   # the slot's worktree, at its first commit
+            with worktrees_locked(self.repo):
+                git(self.repo, "worktree", "add", "--detach", s.src, sha)
+            s.head = sha
+        with open(s.log, "a", encoding="utf-8") as f:
+            f.write(f"\n==== {sha} (slot {s.name}, links {seeds.start}..{seeds.stop - 1}) "
+                    "====\n")
+        try:
+            paths, rep = s.build(sha, seeds, jobs, self._env(), wrap)
+        except BuildError as e:
+            if re.search(r"failed \((-2|130)\)", str(e)):
+                raise KeyboardInterrupt from None
+            raise
+        progress(f"{'built' if seeds.start == 0 else 'relinked'} {mode.dep} at {sha[:12]} "
+                 f"(slot {s.name}): {rep.text(mode.dep, s.binary_name)}")
+        dest = os.path.join(self.tmp, "bin", s.preset, sha[:12])
+        os.makedirs(dest, exist_ok=True)
+        return [shutil.copy2(p, dest) for p in paths]
+
+    def portable(self, sha: str, preset: str, slot: int = 0, jobs: int = 0) -> str:
+        """kvbench mode: the commit's binary built with `preset` (one link; the instruction
+        counts') in that preset's slot `slot`, once per invocation. Raises BuildError."""
+        key = f"{preset} {sha}"
+        if key not in self.portables:
+            self.portables[key] = self._in_slot(self.slot(preset, slot, 1), sha, range(1),
+                                                jobs)[0][0]
+        return self.portables[key]
+
+    def primed(self, preset: str) -> bool:
+        """Whether a build of `preset` was made in this workspace (the next ones find its
+        objects in ccache)."""
+        return preset in self._primed
 
     def canary_binary(self) -> str:
         """The binary the bisect's canary runs: the first built commit's kvbench or
@@ -246,30 +340,20 @@ class Workspace:
 
     def relink(self, sha: str, seed: int) -> None:
         """Adds link `seed` to a built commit whose links are 0..seed-1: generic mode runs the
-        build command with KVB_LAYOUT_SEED=seed; kvbench mode relinks <target>-layout<N> from
-        the commit's objects (its library from the deps cache) for RELINK_BATCH seeds at once,
-        since repointing the shared build directory at the commit (a CMake configure, tens of
-        seconds under load) costs more than a link. Raises BuildError."""
-        mode, tree = self.mode, self.tree(sha)
-        log = os.path.join(self.outdir, "build.log")
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(f"\n==== {sha} (relink, layout seed {seed}) ====\n")
+        build command with KVB_LAYOUT_SEED=seed; kvbench mode links RELINK_BATCH seeds at once
+        in the slot that built the commit (its checkout again, when the slot has moved on: the
+        library's changed files from ccache). Raises BuildError."""
+        mode = self.mode
         if isinstance(mode, GenericMode):
-            self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log, cwd=tree,
-                        env=dict(os.environ, KVB_LAYOUT_SEED=str(seed)))
+            log = os.path.join(self.outdir, "build.log")
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"\n==== {sha} (relink, layout seed {seed}) ====\n")
+            self._check(runner.run_logged, ["sh", "-c", mode.build_cmd], log,
+                        cwd=self.tree(sha), env=dict(self._env(), KVB_LAYOUT_SEED=str(seed)))
             self.generic_links[sha] = seed + 1
             return
-        micro = mode.plan.micro
-        seeds = list(range(seed, seed + RELINK_BATCH))
-        b = self._build_of(sha, seeds[-1] + 1)
-        name = "kvbench_micro" if micro else "kvbench"
-        blog = os.path.join(b.dir, "kvb-build.log")
-        self._check(runner.run_logged, b.configure_cmd(), blog, cwd=runner.ROOT)
-        self._check(runner.run_logged, ["cmake", "--build", b.dir, "-j", str(runner.jobs()),
-                                        "--target", *(f"{name}-layout{x}" for x in seeds)],
-                    blog, cwd=runner.ROOT)
-        dest = os.path.join(self.tmp, "bin", sha[:12])
-        self.binaries[sha] += [shutil.copy2(b.binaries(micro)[x], dest) for x in seeds]
+        s = self.slots[self.slot_of[sha]]
+        self.binaries[sha] += self._in_slot(s, sha, range(seed, seed + RELINK_BATCH), 0)[0]
 
     def run(self, sha: str, out: str, seed: int = 0) -> None:
         """One measurement of a built commit's link `seed`, its JSON written to `out`, pinned to
@@ -299,7 +383,7 @@ class Workspace:
         """Removes the worktrees and the directory; then prunes, which also forgets a worktree
         whose `git worktree add` was interrupted before it was listed here."""
         with worktrees_locked(self.repo):
-            for path in self.trees.values():
+            for path in [*self.trees.values(), *(s.src for s in self.slots.values())]:
                 git(self.repo, "worktree", "remove", "--force", path, check=False)
             shutil.rmtree(self.tmp, ignore_errors=True)
             git(self.repo, "worktree", "prune", check=False)
