@@ -112,6 +112,10 @@ class Slot:
         if shutil.which("ccache"):
             defines |= {"CMAKE_C_COMPILER_LAUNCHER": "ccache",
                         "CMAKE_CXX_COMPILER_LAUNCHER": "ccache"}
+        # No debug information: -g took a third of the compile time of kvbench's files here
+        # and changes no instruction (the library is built without it anyway); the flags the
+        # binary records say so.
+        defines |= {f"CMAKE_{lang}_FLAGS_RELWITHDEBINFO": "-O2 -DNDEBUG" for lang in ("C", "CXX")}
         return Build(f"{mode.dep} in slot {self.name}", self.preset, "", defines,
                      layouts=seeds if self.layouts > 1 else 1, where=self.dir)
 

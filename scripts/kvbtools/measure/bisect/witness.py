@@ -1,8 +1,9 @@
 """kvb bisect's second witness: instruction counts under callgrind, in a portable build of the
-same worktrees (valgrind 3.19 cannot run AVX-512 code). They do not move with placement
-(docs/placement.md): the confirmation counts the culprit and its parent (the same counts make a
-timed difference a code-placement effect), and when time cannot decide a series within its
-budget the counts decide (--witness auto; exact values). `counter` says how a commit is counted,
+commit (valgrind 3.19 cannot run AVX-512 code), made in the portable preset's slots and counted
+side by side (count_many). They do not move with placement (docs/placement.md): the
+confirmation counts the culprit and its parent (the same counts make a timed difference a
+code-placement effect), and when time cannot decide a series within its budget the counts
+decide (--witness auto; exact values). `counter` says how a commit is counted,
 one entry of COUNTERS per kind of benchmark (kvbench_micro today; KV workloads when kvbench counts
 their loops, issue 37 item 3).
 """
