@@ -38,6 +38,17 @@ set(KVBENCH_DEPS_JOBS "${_kvb_ncpu}" CACHE STRING "Parallel jobs for building de
 # beside its install prefix. Writes into the tree: for trees kvb owns; the build key ignores it.
 option(KVBENCH_DEPS_BUILD_IN_TREE "Build source dependencies inside their source tree" OFF)
 mark_as_advanced(KVBENCH_DEPS_BUILD_IN_TREE)
+# ON (kvb bisect's slots): a CMake-built library stays a part of this build. It is built inside
+# its tree (<tree>/.kvbench-build, kept) and installed beside it (<tree>/.kvbench-live/prefix), so
+# the paths kvbench compiles and links with stay the same whatever commit the tree holds, and
+# every `cmake --build` first brings it up to date (target kvbench_dep_<lib>: its own incremental
+# build, then its install, which copies only what changed): after a checkout of another commit in
+# the tree, a build recompiles the library's changed files and what includes a changed header,
+# and relinks, with no configure of kvbench. The recipe (compilers, flags, options) is configured
+# once; a configure of kvbench with another recipe starts the library's build afresh.
+option(KVBENCH_DEPS_LIVE "Keep source dependencies built in their tree, up to date at every build"
+       OFF)
+mark_as_advanced(KVBENCH_DEPS_LIVE)
 find_program(KVBENCH_CCACHE ccache)
 mark_as_advanced(KVBENCH_CCACHE)
 foreach(_d ${KVBENCH_SOURCE_DEPS})
@@ -254,6 +265,20 @@ recipe=${recipe}
   set(${out_key} "${key}" PARENT_SCOPE)
 endfunction()
 
+# kvbench_dep_cmake_update(<bdir> <log> <out-rc>): builds a configured library (its incremental
+# build) and installs it.
+function(kvbench_dep_cmake_update bdir log out_rc)
+  execute_process(COMMAND ${CMAKE_COMMAND} --build "${bdir}" --parallel ${KVBENCH_DEPS_JOBS}
+    OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
+  file(APPEND "${log}.err" "${err}")
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${CMAKE_COMMAND} --install "${bdir}"
+      OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
+    file(APPEND "${log}.err" "${err}")
+  endif()
+  set(${out_rc} ${rc} PARENT_SCOPE)
+endfunction()
+
 # kvbench_dep_cmake_build(<project> <bdir> <prefix> <log> <args> <out-rc>): configures, builds
 # (in <bdir>) and installs a CMake project with kvbench's compilers, flags and toolchain.
 function(kvbench_dep_cmake_build project bdir prefix log args out_rc)
@@ -276,16 +301,76 @@ function(kvbench_dep_cmake_build project bdir prefix log args out_rc)
       ${KVBENCH_DEPS_TOOLCHAIN_ARGS} ${args}
     OUTPUT_FILE "${log}" ERROR_FILE "${log}.err" RESULT_VARIABLE rc)
   if(rc EQUAL 0)
-    execute_process(COMMAND ${CMAKE_COMMAND} --build "${bdir}" --parallel ${KVBENCH_DEPS_JOBS}
-      OUTPUT_FILE "${log}.build" ERROR_VARIABLE err RESULT_VARIABLE rc)
-    file(APPEND "${log}.err" "${err}")
-  endif()
-  if(rc EQUAL 0)
-    execute_process(COMMAND ${CMAKE_COMMAND} --install "${bdir}"
-      OUTPUT_QUIET ERROR_VARIABLE err RESULT_VARIABLE rc)
-    file(APPEND "${log}.err" "${err}")
+    kvbench_dep_cmake_update("${bdir}" "${log}" rc)
   endif()
   set(${out_rc} ${rc} PARENT_SCOPE)
+endfunction()
+
+# kvbench_dep_failed(<what> <log> <rc>): stops configuration with the last lines of the log.
+function(kvbench_dep_failed what log rc)
+  file(STRINGS "${log}.err" tail)
+  list(LENGTH tail n)
+  if(n GREATER 30)
+    math(EXPR first "${n} - 30")
+    list(SUBLIST tail ${first} 30 tail)
+  endif()
+  list(JOIN tail "\n" tail)
+  message(FATAL_ERROR "building ${what} failed (${rc}); logs: "
+                      "${log}, ${log}.build, ${log}.err. Last lines:\n${tail}")
+endfunction()
+
+# kvbench_dep_live(<DEP> <dir> <version> <project> <args> <recipe>): KVBENCH_DEPS_LIVE's build of
+# <dep> in <dir>/.kvbench-build, installed in <dir>/.kvbench-live/prefix: configured once per
+# <recipe> (the build key without the tree's identity and version), brought up to date by every
+# later configure and, through the target kvbench_dep_<lib> that the library's imported target
+# depends on (KvbenchFindLib.cmake), by every build. It is installed afresh into .kvbench-live/
+# stage, then synced into the prefix by content (KvbenchDepSync.cmake): only a file that changed
+# gets a new time stamp. The library and its headers are the target's byproducts, so a link
+# waits for it; a header it changes is seen by the next build, as ninja reads the headers' time
+# stamps when it starts (kvb bisect builds kvbench_dep_<lib> first, then its targets).
+function(kvbench_dep_live dep dir version project args recipe)
+  set(lower ${KVBENCH_DEP_${dep}_NAME})
+  set(root "${dir}/.kvbench-live")
+  set(bdir "${dir}/.kvbench-build")
+  set(log "${root}/build.log")
+  set(sync ${CMAKE_COMMAND} "-DFROM=${root}/stage" "-DTO=${root}/prefix"
+           -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/KvbenchDepSync.cmake")
+  set(configured FALSE)
+  if(EXISTS "${root}/kvbench-live.stamp" AND EXISTS "${bdir}/CMakeCache.txt")
+    file(READ "${root}/kvbench-live.stamp" old)
+    if(old STREQUAL recipe)
+      set(configured TRUE)
+    endif()
+  endif()
+  if(configured)
+    message(STATUS "kvbench: ${lower} ${version} in ${dir}: bringing its build up to date")
+    file(REMOVE "${log}.err")
+    file(REMOVE_RECURSE "${root}/stage")
+    kvbench_dep_cmake_update("${bdir}" "${log}" rc)
+  else()
+    message(STATUS "kvbench: building ${lower} ${version} in ${dir}, kept there and brought up "
+                   "to date by every build (KVBENCH_DEPS_LIVE; log: ${log})")
+    file(REMOVE_RECURSE "${root}/stage" "${root}/kvbench-live.stamp" "${bdir}")
+    file(MAKE_DIRECTORY "${root}")
+    kvbench_dep_cmake_build("${project}" "${bdir}" "${root}/stage" "${log}" "${args}" rc)
+  endif()
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${sync} ERROR_VARIABLE err RESULT_VARIABLE rc)
+    file(APPEND "${log}.err" "${err}")
+  endif()
+  if(NOT rc EQUAL 0)
+    file(REMOVE "${root}/kvbench-live.stamp")
+    kvbench_dep_failed("${lower} ${version} in ${dir}" "${log}" ${rc})
+  endif()
+  file(WRITE "${root}/kvbench-live.stamp" "${recipe}")
+  file(GLOB_RECURSE headers "${root}/prefix/include/*")
+  add_custom_target(kvbench_dep_${lower}
+    COMMAND ${CMAKE_COMMAND} --build "${bdir}"
+    COMMAND ${CMAKE_COMMAND} -E rm -rf "${root}/stage"
+    COMMAND ${CMAKE_COMMAND} --install "${bdir}"
+    COMMAND ${sync}
+    BYPRODUCTS "${root}/prefix/lib/lib${KVBENCH_DEP_${dep}_LIBRARY}.a" ${headers}
+    COMMENT "Bringing ${lower} up to date in ${dir}" VERBATIM)
 endfunction()
 
 # kvbench_dep_build(<DEP> <dir> <version> <project> <args> <root> <key>): builds <dep> into
@@ -310,15 +395,7 @@ function(kvbench_dep_build dep dir version project args root key)
     kvbench_dep_cmake_build("${project}" "${bdir}" "${root}/prefix" "${log}" "${args}" rc)
   endif()
   if(NOT rc EQUAL 0)
-    file(STRINGS "${log}.err" tail)
-    list(LENGTH tail n)
-    if(n GREATER 30)
-      math(EXPR first "${n} - 30")
-      list(SUBLIST tail ${first} 30 tail)
-    endif()
-    list(JOIN tail "\n" tail)
-    message(FATAL_ERROR "building ${lower} ${version} from ${dir} failed (${rc}); logs: "
-                        "${log}, ${log}.build, ${log}.err. Last lines:\n${tail}")
+    kvbench_dep_failed("${lower} ${version} from ${dir}" "${log}" ${rc})
   endif()
   string(TIMESTAMP t1 "%s")
   math(EXPR seconds "${t1} - ${t0}")
@@ -355,7 +432,12 @@ function(kvbench_dep_from_source dep)
       set(reused TRUE)
     endif()
   endif()
-  if(reused)
+  if(KVBENCH_DEPS_LIVE AND NOT project STREQUAL "autotools")
+    string(REGEX REPLACE "(version|source_identity)=[^\n]*\n" "" recipe "${hashed}")
+    string(APPEND recipe "live=installed into stage/, synced into prefix/\n")
+    kvbench_dep_live(${dep} "${dir}" "${version}" "${project}" "${args}" "${recipe}")
+    set(root "${dir}/.kvbench-live")
+  elseif(reused)
     message(STATUS "kvbench: ${lower} ${version} from source: reusing ${root}")
   else()
     kvbench_dep_build(${dep} "${dir}" "${version}" "${project}" "${args}" "${root}" "${key}")

@@ -40,6 +40,7 @@ from kvbtools.measure.bisect import sections  # noqa: E402
 from kvbtools.measure.bisect import steps as bisect_steps  # noqa: E402
 from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
 from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
+from kvbtools.measure.bisect import slots as bisect_slots  # noqa: E402
 from kvbtools.measure.bisect import state as bisect_state  # noqa: E402
 from kvbtools.commands import arguments  # noqa: E402
 from kvbtools.measure import loop, pinning  # noqa: E402
@@ -1041,6 +1042,56 @@ class StateTest(unittest.TestCase):
             with self.assertRaises(UsageError) as e:
                 s.from_json(bad, "DIR/state.json")
             self.assertIn(message, str(e.exception))
+
+
+class SlotTest(kvbtest.TempDirTest):
+    """A kvbench-mode step builds in a slot configured once (measure/bisect/slots.py): a later
+    step configures kvbench again only when the library's version changed or more links are
+    wanted than the tree has targets for, and builds only the binary measured (the library's
+    own build and its compile counts: source_deps_test.py's LiveInTree, the lz4 runs:
+    docs/evidence/bisect-lz4.md)."""
+
+    def slot(self, micro: bool = True, links: int = 4) -> bisect_slots.Slot:
+        mode = bisect_state.KvbenchMode("lz4", "x86-gcc-native", "", Workload(micro=micro),
+                                        "lz4/compress/4096")
+        return bisect_slots.Slot(self.tmp, "x86-gcc-native-0", mode, "x86-gcc-native", links,
+                                 os.path.join(self.tmp, "build.log"))
+
+    def version(self, slot: bisect_slots.Slot, v: str) -> None:
+        major, minor, release = v.split(".")
+        os.makedirs(os.path.join(slot.src, "lib"), exist_ok=True)
+        with open(os.path.join(slot.src, "lib", "lz4.h"), "w") as f:
+            f.write(f"#define LZ4_VERSION_MAJOR {major}\n#define LZ4_VERSION_MINOR {minor}\n"
+                    f"#define LZ4_VERSION_RELEASE {release}\n")
+
+    def test_a_later_step_does_not_configure_again(self) -> None:
+        slot = self.slot()
+        self.version(slot, "1.9.3")
+        self.assertEqual(slot.why_configure(range(4)), "the slot's first build")
+        # After the first build: configured with 16 seeds' targets, the library kept live.
+        slot.seeds, slot.version = bisect_slots.SEEDS, "1.9.3"
+        os.makedirs(os.path.join(slot.src, ".kvbench-live"))
+        self.assertIn("not kept up to date", slot.why_configure(range(4)))
+        open(os.path.join(slot.src, ".kvbench-live", "kvbench-live.stamp"), "w").close()
+        self.assertEqual(slot.why_configure(range(4)), "")          # a step
+        self.assertEqual(slot.why_configure(range(12, 16)), "")     # a relink within the targets
+        self.assertEqual(slot.why_configure(range(16, 20)), "link targets for seeds up to 19")
+        self.version(slot, "1.9.4")
+        self.assertEqual(slot.why_configure(range(4)), "lz4 1.9.3 -> 1.9.4")
+        slot.failed()
+        self.assertEqual(slot.why_configure(range(4)), "the slot's first build")
+
+    def test_a_step_builds_only_the_binary_it_measures(self) -> None:
+        self.assertEqual(self.slot().targets(range(4, 8)),
+                         [f"kvbench_micro-layout{s}" for s in range(4, 8)])
+        self.assertEqual(self.slot(micro=False).targets(range(0, 2)),
+                         ["kvbench-layout0", "kvbench-layout1"])
+        self.assertEqual(self.slot(links=1).targets(range(1)), ["kvbench_micro"])
+        b = self.slot(micro=False)._tree(16)
+        self.assertEqual(b.defines["KVBENCH_BUILD_MICRO"], "OFF")
+        self.assertEqual(b.defines["KVBENCH_DEPS_LIVE"], "ON")
+        self.assertIn("-DKVBENCH_LAYOUT_SEEDS=" + ";".join(map(str, range(16))),
+                      b.configure_cmd())
 
 
 class CanaryTest(kvbtest.TempDirTest):

@@ -163,6 +163,9 @@ def summary_rows(page: str) -> tuple[list[str], list[list[str]]]:
 
 
 NOISE = "other processes used 94.0% of the 2 CPUs (threshold 10.0%)"
+# A bisect's totals line (state.json and bisect.json "totals"; measure/spent.py).
+COST = ("5 build(s) (96 s, 2 side by side), 4 relink(s) adding links (12 s), 3 commit(s) counted "
+        "(70 s, 2 side by side), 180 round(s) of 560 run(s), 240.1 s measuring")
 
 
 def noisy_copy(path: str, name: str, noisy: bool) -> str:
@@ -947,7 +950,7 @@ class ComparisonPagesTest(unittest.TestCase):
             "schema": "kvb-bisect", "schema_version": 2, "repo": repo, "old": old, "new": new,
             "first_new": commits[5], "confirmed": True, "metric": "bytes_per_second",
             "benchmark": "sum", "ending": "confirmed: it is the first new commit",
-            "records": records})
+            "records": records, "totals": {"builds": 5, "text": COST}})
         # Its runs (DIR/runs/*.json), one of them noisy: said at the top and under the figure.
         os.makedirs(os.path.join(d, "runs"))
         run = next(iter(RUNS.values()))
@@ -977,6 +980,7 @@ class ComparisonPagesTest(unittest.TestCase):
                                                  commits[5], commits[6], commits[7])])
         self.assertIn(f"first new: {commits[5][:10]} (confirmed), its parent "
                       f"{commits[4][:10]}", texts)
+        self.assertLess(html.unescape(page).index(f"cost: {COST}"), page.index("<svg"))
         for label in ("like old", "like new", "did not build or run",
                       "same sources as a judged commit"):
             self.assertIn(label, texts)

@@ -18,6 +18,8 @@ import re
 import stat
 import sys
 import tempfile
+import threading
+import time
 import types
 import unittest
 from typing import Callable, Iterator
@@ -28,7 +30,7 @@ import kvbtest  # noqa: E402
 from kvbtools.commands import series_report  # noqa: E402
 from kvbtools.core import compiled, levels, results, stats  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
-from kvbtools.measure import executor, loop, pinning, plan, runner, series_run  # noqa: E402
+from kvbtools.measure import executor, loop, pinning, plan, runner, series_run, spent  # noqa: E402
 from kvbtools.measure import slurm  # noqa: E402
 from kvbtools.measure.plan import Budget, Variant  # noqa: E402
 from kvbtools.measure.runner import Build, Workload  # noqa: E402
@@ -297,6 +299,36 @@ class SeriesRunTest(SeriesCase):
                          "decided after 4 links x 2 rounds (8 rounds, 24 runs), 0 s measuring "
                          "+ 0 s relinking; builds took 20 s (budget 120 s)")
         self.assertEqual(out.spent.to_json()["rounds_per_link"], 2)
+
+    def test_work_side_by_side_counts_its_wall_time_once_and_the_totals_say_where_it_went(
+            self) -> None:
+        # Two builds at once (a bisect's slots): 0.4 s of wall time, not 0.6, and 2 at once.
+        tally = spent.SideBySide()
+        got: list[float] = []
+
+        def build(delay: float, length: float) -> None:
+            time.sleep(delay)
+            with tally.piece() as wall:
+                time.sleep(length)
+            got.extend(wall)
+        threads = [threading.Thread(target=build, args=a) for a in ((0.0, 0.3), (0.1, 0.3))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertAlmostEqual(sum(got), 0.4, delta=0.08)
+        self.assertEqual(tally.width, 2)
+        total = (spent.Spent(builds=2, building=96.0, build_width=tally.width)
+                 + spent.Spent(links=8, rounds=180, runs=560, relinks=4, measuring=240.1,
+                               relinking=12.0, canary=25.0)
+                 + spent.Spent(counts=3, counting=70.0, count_width=2))
+        self.assertEqual(total.text(),
+                         "2 build(s) (96 s, 2 side by side), 4 relink(s) adding links (12 s), "
+                         "3 commit(s) counted (70 s, 2 side by side), 180 round(s) of 560 "
+                         "run(s), 240.1 s measuring (25 s of canaries)")
+        self.assertEqual(spent.Spent.from_json(total.to_json()), total)
+        before = {"builds": 5, "building_seconds": 501.0, "relinks": 8, "rounds": 64}
+        self.assertNotIn("counted", spent.Spent.from_json(before).text())   # a total of before
 
 
 SYSTEM_LZ4 = {"lz4_origin": "system liblz4-1:amd64 1.9.4-1",

@@ -4,15 +4,19 @@ A directory that is not the named library must stop configuration with a message
 that was expected; a tree that is recognised yields the version its headers declare. The
 recognition runs in CMake script mode for every dependency (fast); one real configure of the
 project checks that the message reaches the user, and that SOURCE_DIR and ROOT exclude each other.
+Two more configure the project to check what kvb bisect relies on: ccache hits across copies of a
+tree, and a library kept up to date in its tree (KVBENCH_DEPS_LIVE).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -176,6 +180,64 @@ class CcacheAcrossTrees(unittest.TestCase):
         self.assertEqual(got["cache_miss"], 2, got)  # the first copy's mdb.c and midl.c
         got = self.hits(in_tree=False)
         self.assertEqual(got["direct_cache_hit"] + got["preprocessed_cache_hit"], 0, got)
+
+
+class LiveInTree(unittest.TestCase):
+    """kvb bisect's slots (docs/presets.md): with KVBENCH_DEPS_LIVE=ON a library built from its
+    tree stays a part of the build. kvbench is configured once; a later build after a file of
+    the tree changed (another commit checked out there) recompiles that file only and installs
+    what changed, through the target kvbench_dep_<lib>, and configures neither kvbench nor the
+    library again."""
+
+    def test_a_changed_file_is_recompiled_alone_without_a_configure(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            tree, bdir = Path(tmp) / "src", Path(tmp) / "build"
+            write_tree(tree, {**TREES["LMDB"][1],
+                              "libraries/liblmdb/mdb.c": '#include "lmdb.h"\nint x;\n',
+                              "libraries/liblmdb/midl.c": "int y;\n"})
+            env = {**os.environ, "CCACHE_DISABLE": "1"}
+            r = subprocess.run(
+                [ARGS.cmake, "-S", str(ROOT), "-B", str(bdir), "-G", ARGS.generator,
+                 f"-DCMAKE_C_COMPILER={ARGS.c_compiler}",
+                 f"-DCMAKE_CXX_COMPILER={ARGS.cxx_compiler}", f"-DKVBENCH_DEPS_CACHE={tmp}/deps",
+                 "-DKVBENCH_BUILD_TESTS=OFF", "-DKVBENCH_BUILD_MICRO=OFF",
+                 f"-DKVBENCH_LMDB_SOURCE_DIR={tree}", "-DKVBENCH_DEPS_LIVE=ON"],
+                capture_output=True, text=True, timeout=300, env=env)
+            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+            self.assertIn("kept there and brought up to date by every build", flat(r.stdout))
+            lib = tree / ".kvbench-live" / "prefix" / "lib" / "liblmdb.a"
+            self.assertTrue(lib.exists() and (tree / ".kvbench-build").is_dir())
+
+            def build() -> str:
+                p = subprocess.run([ARGS.cmake, "--build", str(bdir), "--target",
+                                    "kvbench_dep_lmdb"], capture_output=True, text=True,
+                                   timeout=300, env=env)
+                self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+                return p.stdout
+            out = build()
+            self.assertNotRegex(out, r"Building C object")
+            before = lib.stat().st_mtime_ns
+            (tree / "libraries/liblmdb/midl.c").write_text("int y = 2;\n")
+            out = build()
+            self.assertEqual(len(re.findall(r"Building C object", out)), 1, out)
+            self.assertIn("midl.c", out)
+            self.assertNotIn("Configuring done", out)   # neither kvbench nor lmdb again
+            self.assertGreater(lib.stat().st_mtime_ns, before)
+            # A changed header gets a new time stamp in the prefix even when its source's is
+            # older than the last build (cmake --install would copy the old one, to the
+            # second: a checkout within a second of a build), so what includes it is rebuilt;
+            # an unchanged one keeps its own.
+            header = tree / ".kvbench-live" / "prefix" / "include" / "lmdb.h"
+            src = tree / "libraries/liblmdb/lmdb.h"
+            kept = lib.stat().st_mtime_ns
+            src.write_text(src.read_text() + "/* changed */\n")
+            past = time.time() - 60
+            os.utime(src, (past, past))
+            start = time.time_ns()
+            out = build()
+            self.assertGreaterEqual(header.stat().st_mtime_ns, start)
+            self.assertIn("changed", header.read_text())
+            self.assertGreaterEqual(lib.stat().st_mtime_ns, kept)
 
 
 if __name__ == "__main__":

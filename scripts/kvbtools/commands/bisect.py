@@ -453,10 +453,10 @@ def report(ranges: Ranges) -> str:
     lines.append(ranges.cpu_text())
     if st.compiled_note:
         lines.append(f"note: {st.compiled_note}")
-    how = ("compiled once, relinked" if isinstance(st.mode, KvbenchMode) else
-           "the build command once per KVB_LAYOUT_SEED")
-    lines.append(f"cost: {st.totals.text()}; relinks: {how}; {len(st.counts)} commit(s) "
-                 f"counted; {candidates_text(ranges)}; this invocation {search.elapsed()}")
+    how = ("in the commit's slot, its objects linked again" if isinstance(st.mode, KvbenchMode)
+           else "the build command once per KVB_LAYOUT_SEED")
+    lines.append(f"cost: {st.totals.text()}; relinks: {how}; {candidates_text(ranges)}; this "
+                 f"invocation {search.elapsed()}")
     return "\n".join(x for x in lines if x is not None)
 
 

@@ -33,10 +33,11 @@ class Build:
     defines: dict[str, str] = field(default_factory=dict)
     prebuilt: str = ""          # a kvbench binary to use as it is (kvb matrix --kvbench)
     layouts: int = 1            # links per build, seeds 0..K-1 (cmake/KvbenchLayout.cmake)
+    where: str = ""             # the build tree, when not build/kvb/<tag> (kvb bisect's slots)
 
     @property
     def dir(self) -> str:
-        return os.path.join(ROOT, "build", "kvb", self.tag)
+        return self.where or os.path.join(ROOT, "build", "kvb", self.tag)
 
     def binary(self, micro: bool) -> str:
         if self.prebuilt:
@@ -57,9 +58,12 @@ class Build:
                 *(f"-D{k}={v}" for k, v in sorted(self.defines.items()))]
 
     def build_cmd(self, micro: bool) -> list[str]:
+        """Builds the binaries measured and nothing else: the link of each seed (not the
+        -layouts target, which links the default binary too), or the default link."""
         target = "kvbench_micro" if micro else "kvbench"
         return ["cmake", "--build", self.dir, "-j", str(jobs()), "--target",
-                f"{target}-layouts" if self.layouts > 1 else target]
+                *([f"{target}-layout{s}" for s in range(self.layouts)] if self.layouts > 1
+                  else [target])]
 
 
 def jobs() -> int:
@@ -117,9 +121,9 @@ def do_build(b: Build, micro: bool, step: str = "", wrap: list[str] | None = Non
 
 
 def relink(b: Build, micro: bool, wrap: list[str] | None = None) -> None:
-    """Links `b` to b.layouts seeds: CMake with the longer KVBENCH_LAYOUT_SEEDS, then the
-    -layouts target, which links the new seeds from the objects already compiled (the links
-    there are up to date); under `wrap` when given (a build job). Raises BuildError."""
+    """Links `b` to b.layouts seeds: CMake with the longer KVBENCH_LAYOUT_SEEDS, then the link
+    targets, which link the new seeds from the objects already compiled (the links there are up
+    to date); under `wrap` when given (a build job). Raises BuildError."""
     log = os.path.join(b.dir, "kvb-build.log")
     progress(f"relinking {b.label} to {b.layouts} links in {os.path.relpath(b.dir, ROOT)}")
     run_logged(b.configure_cmd(), log, cwd=ROOT, wrap=wrap)

@@ -6,8 +6,11 @@ record of before is written back as it was; totals take the new shape once they 
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 # The keys of before: a bisect record's "spent" and state.json's "totals" (schema 1 to 3).
 _BEFORE = {"measuring": "measuring", "linking": "relinking", "building": "building",
@@ -32,34 +35,44 @@ class Spent:
     stopped_by: str = ""        # the loop's: settled, fixed, max rounds, max time
     lost: int = 0               # of set_apart: rounds of jobs lost with their node (the fleet)
     written: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # before
+    counts: int = 0             # commits whose instructions were counted (a bisect's witness)
+    counting: float = 0.0       # seconds of counting: their portable builds and callgrind runs
+    build_width: int = 0        # the most builds that ran side by side (totals; 0: none ran)
+    count_width: int = 0        # the most counts that ran side by side
 
     @property
     def rounds_per_link(self) -> float:
         return round((self.rounds - self.set_apart) / max(1, self.links), 2)
 
     def __add__(self, other: "Spent") -> "Spent":
-        """Totals over loops (no budget, no reason to stop)."""
+        """Totals over loops (no budget, no reason to stop; the widths are the largest)."""
         return Spent(max(self.links, other.links), self.rounds + other.rounds,
                      self.set_apart + other.set_apart, self.runs + other.runs,
                      self.builds + other.builds, self.relinks + other.relinks,
                      self.measuring + other.measuring, self.relinking + other.relinking,
                      self.canary + other.canary, self.building + other.building,
-                     lost=self.lost + other.lost)
+                     lost=self.lost + other.lost,
+                     counts=self.counts + other.counts, counting=self.counting + other.counting,
+                     build_width=max(self.build_width, other.build_width),
+                     count_width=max(self.count_width, other.count_width))
 
     def text(self, unresolved: int = 0) -> str:
         """The cost line: 'decided after 8 links x 3 rounds (24 rounds, 72 runs), 95 s measuring
         + 40 s relinking; builds took 210 s (budget 210 s)'; 'stopped after ...: the time budget
         ran out with 2 row(s) unresolved' (`unresolved`: the rows a comparison left so, 0: say
-        none); a total over loops (no
-        stopped_by): '5 builds (501 s), 8 relinks (178 s), 64 rounds of 208 runs, 143 s measuring
-        (3 s of canaries)'."""
+        none); a total over loops (no stopped_by), where the time went: '5 build(s) (130 s, 2
+        side by side), 15 relink(s) adding links (158 s), 9 commit(s) counted (95 s, 2 side by
+        side), 100 round(s) of 444 run(s), 75.2 s measuring (3 s of canaries)'."""
         canary = self.set_apart - self.lost
         apart = (f", {canary} set apart by the canary" if canary else "") + \
             (f", {self.lost} lost with their jobs and run again" if self.lost else "")
         if not self.stopped_by:
-            return (f"{self.builds} build(s) ({self.building:.0f} s), {self.relinks} relink(s) "
-                    f"adding links ({self.relinking:.0f} s), {self.rounds} round(s){apart} of "
-                    f"{self.runs} run(s), {self.measuring:.1f} s measuring"
+            return (f"{self.builds} build(s) ({self.building:.0f} s{_side(self.build_width)}), "
+                    f"{self.relinks} relink(s) adding links ({self.relinking:.0f} s), "
+                    + (f"{self.counts} commit(s) counted ({self.counting:.0f} s"
+                       f"{_side(self.count_width)}), " if self.counts else "")
+                    + f"{self.rounds} round(s){apart} of {self.runs} run(s), "
+                    f"{self.measuring:.1f} s measuring"
                     + (f" ({self.canary:.0f} s of canaries)" if self.canary >= 0.5 else ""))
         rpl = self.rounds_per_link
         text = (f"{self.links} link{'s' if self.links != 1 else ''} x {rpl:g} "
@@ -86,7 +99,9 @@ class Spent:
                 "canary_seconds": round(self.canary, 3),
                 "building_seconds": round(self.building, 3),
                 "budget_seconds": round(self.budget, 3), "max_rounds": self.max_rounds,
-                "stopped_by": self.stopped_by, "text": self.text(unresolved)} | (
+                "stopped_by": self.stopped_by, "counts": self.counts,
+                "counting_seconds": round(self.counting, 3), "build_width": self.build_width,
+                "count_width": self.count_width, "text": self.text(unresolved)} | (
                     {"lost": self.lost} if self.lost else {})
 
     @staticmethod
@@ -100,3 +115,37 @@ class Spent:
         names = set(Spent.__dataclass_fields__) - {"written"}
         return Spent(**{k: v for k, v in got.items() if k in names},
                      written=None if "text" in d else dict(d))
+
+
+def _side(width: int) -> str:
+    return f", {width} side by side" if width > 1 else ""
+
+
+class SideBySide:
+    """Work that may run side by side (threads): the wall time it took, each second once however
+    many pieces ran in it, and the most that ran at once. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._mark = 0.0
+        self.width = 0
+
+    @contextlib.contextmanager
+    def piece(self) -> Iterator[list[float]]:
+        """One piece of the work; on its end the list it yields holds the wall seconds it adds
+        (the time since the last piece ended or the work started, while any piece ran)."""
+        got: list[float] = []
+        with self._lock:
+            if self._active == 0:
+                self._mark = time.monotonic()
+            self._active += 1
+            self.width = max(self.width, self._active)
+        try:
+            yield got
+        finally:
+            with self._lock:
+                now = time.monotonic()
+                got.append(now - self._mark)
+                self._mark = now
+                self._active -= 1

@@ -237,6 +237,9 @@ def bisect_page(directory: str) -> Page:
     page.para(f"results directory {directory}; repository {doc.get('repo', '?')}, old "
               f"{old[:12]}, new {new[:12]}" + (f", find {doc['find']}" if doc.get("find")
                                                else ""), "muted")
+    totals = doc.get("totals")   # where the time went (docs/compare.md, What it costs)
+    if isinstance(totals, dict) and totals.get("text"):
+        page.para(f"cost: {totals['text']}", "muted")
     notes = [why] if why else []
     ending = doc.get("ending") or _text(os.path.join(directory, "summary.txt")).strip()
     if not first:

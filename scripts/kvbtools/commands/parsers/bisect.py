@@ -2,9 +2,10 @@
 
   kvb bisect --repo DIR --old OLD --new NEW [--find slower|faster] (kvbench or generic mode)
 
-OLD must be an ancestor of NEW (--good/--bad are the same options under their git names). Each
-commit is built in a worktree of its own in a temporary directory; the user's checkout never
-moves, no ref is written, and the worktrees are removed however the bisect ends.
+OLD must be an ancestor of NEW (--good/--bad are the same options under their git names).
+Commits are built in worktrees of a temporary directory (kvbench mode: a few, moved from commit
+to commit; generic mode: one a commit); the user's checkout never moves, no ref is written, and
+the worktrees are removed however the bisect ends.
 
 Every series runs its commits in rounds (each commit once a round, back to back, pinned to one
 CPU, on the round's link), starting with --layouts links x 2 rounds, and adds a round on every
@@ -36,13 +37,15 @@ pairs (docs/placement.md).
 Two ways to build and measure a commit:
   kvbench mode:  --dep DEP [--preset P] (--bench WORKLOAD | --micro NAME): the library is built
                  with the preset's toolchain through -DKVBENCH_<DEP>_SOURCE_DIR=<worktree>, then
-                 kvbench (or kvbench_micro) against it, in build/kvb/bisect-<preset>-<dep>.
+                 kvbench (or kvbench_micro) against it, in a slot of the temporary directory (a
+                 worktree moved by checkout, a build tree configured once): a step compiles the
+                 files that changed (through ccache) and links (docs/presets.md).
   generic mode:  --build-cmd CMD --measure-cmd CMD: shell commands run in the commit's worktree;
                  the measure command prints kvbench or Google Benchmark JSON on stdout.
 
 Results: results/bisect-<UTC time>-<repo>-<old>..<new>/ with summary.txt (how it ended),
 bisect.txt (the report), bisect.json, steps.jsonl (every series and its values), state.json,
-build.log and every run's JSON. Ctrl-C stops; --resume DIR continues without measuring the
+build.log (and build.<slot>.log) and every run's JSON. Ctrl-C stops; --resume DIR continues without measuring the
 finished steps again. Exit status (docs/cli.md): 0 found and confirmed; 4 not confirmed, could
 not decide, or refused (old -> new is not such a change); 1 a failure (the commits left do not
 build); 2 bad input; 130 interrupted. See docs/compare.md.

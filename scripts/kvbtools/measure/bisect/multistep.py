@@ -1,6 +1,6 @@
 """A step of several candidates (multisection: docs/compare.md, the steps; sections.py chooses
 them): the k commits that cut the range are built side by side while they fit the cores
-(Workspace.build_many), then measured with old and new in the same rounds, one plan of k + 2
+(trees.build_many), then measured with old and new in the same rounds, one plan of k + 2
 variants run by the one loop (role c1 ... ck), and each is judged against old and new as a step
 of one is (judge.classify); the series stops when every candidate is decided or its budget
 (as long as building the candidates took, FLOOR at least) is spent. A candidate that compiles

@@ -45,8 +45,9 @@ class Ranges:
     def __post_init__(self) -> None:
         s = self.state.settings
         # On a cluster the workspace is in the results directory, which every node shares.
-        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts, tempfile.mkdtemp(
-            prefix="workspace.", dir=self.state.dir) if self.on else "")
+        self.ws = Workspace(s.repo, self.state.dir, self.state.mode, s.layouts, self.state.spend,
+                            tempfile.mkdtemp(prefix="workspace.", dir=self.state.dir)
+                            if self.on else "")
         if self.on:
             self.ws.launcher = self.on.build_wrap(arch(getattr(self.state.mode, "preset", "")),
                                                   self.ws.tmp, "bisect")

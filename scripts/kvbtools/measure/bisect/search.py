@@ -29,7 +29,7 @@ from kvbtools.measure.bisect.records import (INSTRUCTIONS, TIME, Confirm, Endpoi
                                              MultiStep, Record, Step)
 from kvbtools.measure.bisect.series import CommitRunner, Commits, Values
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, State, Watched
-from kvbtools.measure.bisect.trees import Workspace, fingerprint, git
+from kvbtools.measure.bisect.trees import Workspace, build_many, fingerprint, git
 from kvbtools.measure.executor import Executor, LocalExecutor
 from kvbtools.measure.fleet import Fleet, SlurmExecutor, arch
 from kvbtools.measure.loop import Loop, Outcome
@@ -65,7 +65,8 @@ class Search:
         self.s = state.settings        # fixed for the whole bisect
         self.dir = state.dir
         self.records = records
-        self.ws = ws or Workspace(self.s.repo, state.dir, state.mode, self.s.layouts)
+        self.ws = ws or Workspace(self.s.repo, state.dir, state.mode, self.s.layouts,
+                                  state.spend)
         self.old, self.new = ends or (self.s.old, self.s.new)
         self.sub = ends is not None and ends != (self.s.old, self.s.new)
         self.first_step = first_step   # step numbers go on across ranges
@@ -134,25 +135,19 @@ class Search:
 
     def build_many(self, shas: list[str]) -> dict[str, BuildError]:
         """Builds `shas` side by side while they fit the cores, or a cluster's build partition
-        (Workspace.build_many), timing each; what failed, by commit. The totals count the wall
-        time of the whole."""
-        t = time.monotonic()
+        (trees.build_many), timing each; what failed, by commit."""
         room, cpus = self.build_room()
-        took, failed = self.ws.build_many(shas, self.ws.build_slots(len(shas), room), cpus)
-        for sha, dt in took.items():
+        took, failed = build_many(self.ws, shas, self.ws.build_slots(len(shas), room), cpus)
+        for sha, dt in took.items():   # the totals: each build's `spend` (Workspace.build)
             self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
-        self.state.totals.builds += len(took)
-        self.state.totals.building += time.monotonic() - t
         return failed
 
     def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:
         """Builds `sha` (BuildError when it does not build), timing it."""
         t = time.monotonic()
-        reads = self.ws.build(sha, trace=trace)
+        reads = self.ws.build(sha, trace=trace)   # its cost joins the totals (state.spend)
         dt = time.monotonic() - t
         self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
-        self.state.totals.builds += 1
-        self.state.totals.building += dt
         return reads
 
     def built(self, sha: str) -> None:
@@ -237,15 +232,20 @@ class Search:
         return self.s.witness != "time" and witness.counter(self.state.mode)[0] is not None
 
     def counts(self, shas: list[str]) -> list[float]:
-        """Instructions of each commit (witness.py), counted once per bisect (state)."""
+        """Instructions of each commit (witness.py), counted once per bisect (state): those
+        not counted yet side by side (witness.count_many). Raises the first commit's failure
+        (BuildError, RunError, UsageError) once the others are counted."""
         count, what = witness.counter(self.state.mode)
         assert count is not None, what
-        for sha in shas:
-            if sha not in self.state.counts:
-                self.say(f"counting instructions of {sha[:12]} ({what})")
-                self.ws.tree(sha)
-                self.state.counts[sha] = count(self.ws.trees[sha], sha, self.dir)
-                self.save_state()
+        todo = [x for x in dict.fromkeys(shas) if x not in self.state.counts]
+        if todo:
+            self.say(f"counting instructions of {', '.join(x[:12] for x in todo)} ({what})")
+            got = count(self.ws, todo, self.dir, self.say)
+            self.state.counts.update(got.values)
+            self.state.spend(got.spent)
+            self.save_state()
+            if got.failed is not None:
+                raise got.failed
         return [self.state.counts[x] for x in shas]
 
     def count_sign(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -19,6 +20,7 @@ from kvbtools.measure.plan import Budget
 from kvbtools.measure.runner import Workload
 from kvbtools.measure.spent import Spent
 
+_TOTALS = threading.Lock()   # State.spend: builds and counts side by side add their costs
 SCHEMA = "kvb-bisect-state"
 VERSION = 4
 READS = (1, 2, 3, 4)    # the schema versions --resume reads
@@ -118,6 +120,11 @@ class State:
     cpu_note: str = ""                    # how it was chosen; whether rounds have a canary
     counts: dict[str, float] = field(default_factory=dict)   # commit -> instructions (witness)
     dir: str = ""                         # the results directory (not written: it holds it)
+
+    def spend(self, s: Spent) -> None:
+        """Adds what a build or a count cost to the totals (from any thread)."""
+        with _TOTALS:
+            self.totals += s
 
     @property
     def bench_key(self) -> str | None:

@@ -1,8 +1,9 @@
 """kvb bisect's second witness: instruction counts under callgrind, in a portable build of the
-same worktrees (valgrind 3.19 cannot run AVX-512 code). They do not move with placement
-(docs/placement.md): the confirmation counts the culprit and its parent (the same counts make a
-timed difference a code-placement effect), and when time cannot decide a series within its
-budget the counts decide (--witness auto; exact values). `counter` says how a commit is counted,
+commit (valgrind 3.19 cannot run AVX-512 code), made in the portable preset's slots and counted
+side by side (count_many). They do not move with placement (docs/placement.md): the
+confirmation counts the culprit and its parent (the same counts make a timed difference a
+code-placement effect), and when time cannot decide a series within its budget the counts
+decide (--witness auto; exact values). `counter` says how a commit is counted,
 one entry of COUNTERS per kind of benchmark (kvbench_micro today; KV workloads when kvbench counts
 their loops, issue 37 item 3); in generic mode the user's --count-cmd, run in the commit's
 worktree, prints the count (the last number on its standard output: callgrind's total under
@@ -10,18 +11,23 @@ worktree, prints the count (the last number on its standard output: callgrind's 
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
+import queue
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 from kvbtools.measure import callgrind, runner
 from kvbtools.core.errors import RunError, UsageError
 from kvbtools.measure.bisect.state import GenericMode, KvbenchMode, Mode
+from kvbtools.measure.bisect.trees import Workspace
 from kvbtools.core.presets import load_presets
-from kvbtools.measure.runner import Build
+from kvbtools.measure.runner import BuildError
+from kvbtools.measure.spent import SideBySide, Spent
 from kvbtools.core.samples import load_side
 
 # Counts within this fraction of each other are "the same instructions": callgrind's counts are
@@ -69,16 +75,12 @@ def witness_preset(preset: str) -> str | None:
     return (portable or callgrind.portable_presets() or [None])[0]
 
 
-def count(mode: KvbenchMode, tree: str, sha: str, preset: str, out_dir: str) -> float:
-    """Instructions per byte of the mode's micro benchmark in the commit whose worktree is
-    `tree`."""
-    b = Build(f"{mode.dep} at {sha[:12]} (instructions)", preset,
-              f"bisect-{preset}-{mode.dep}-instructions",
-              dict([runner.source_define(mode.dep, tree)]))
-    runner.do_build(b, True, "")
+def count(mode: KvbenchMode, binary: str, sha: str, out_dir: str) -> float:
+    """Instructions per byte of the mode's micro benchmark in `binary` (the commit's portable
+    kvbench_micro)."""
     plan = dataclasses.replace(mode.plan, instructions=True)
     out = os.path.join(out_dir, f"instructions.{sha[:12]}.json")
-    runner.run_once(b.binary(True), plan, out)
+    runner.run_once(binary, plan, out)
     side = load_side(sha[:12], [out])
     key = (mode.bench_key, METRIC)
     if key not in side.values:
@@ -86,14 +88,72 @@ def count(mode: KvbenchMode, tree: str, sha: str, preset: str, out_dir: str) -> 
     return side.values[key][0]
 
 
-Counter = Callable[[str, str, str], float]   # (worktree, sha, out_dir) -> instructions
+@dataclass
+class Counted:
+    """What count_many got: the counts by commit, the first failure, and what it cost."""
+    values: dict[str, float]
+    failed: Exception | None
+    spent: Spent
+
+
+def count_many(mode: KvbenchMode, preset: str, ws: Workspace, shas: list[str], out_dir: str,
+               say: Callable[[str], None]) -> Counted:
+    """The commits' instructions, side by side: as many at once as this process has CPUs
+    (os.sched_getaffinity), each its portable build in a slot of its own (Workspace.portable,
+    one job) and its callgrind run. The first portable build of the workspace is made first,
+    alone, on every CPU: the others then find its objects in ccache. A commit that fails leaves
+    the others counted."""
+    width = max(1, min(len(shas), len(os.sched_getaffinity(0))))
+    t0 = time.monotonic()
+    if width > 1 and not ws.primed(preset):
+        say(f"building {shas[0][:12]} with {preset} first, alone: the first build of the "
+            "instruction counts compiles what the others then take from ccache")
+        try:
+            ws.portable(shas[0], preset, 0)
+        except (BuildError, RunError, UsageError):
+            pass    # counted below, where its failure is that commit's
+    free: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(width):
+        free.put(i)
+    tally = SideBySide()
+
+    def one(sha: str) -> float:
+        slot = free.get()
+        try:
+            with tally.piece():
+                binary = ws.portable(sha, preset, slot, jobs=1 if width > 1 else 0)
+                t = time.monotonic()
+                got = count(mode, binary, sha, out_dir)
+            say(f"counted {sha[:12]}: {got:.4g} {METRIC.replace('_', ' ')} "
+                f"(callgrind {time.monotonic() - t:.0f} s)")
+            return got
+        finally:
+            free.put(slot)
+
+    if width > 1:
+        say(f"counting {len(shas)} commits, {width} side by side: "
+            + ", ".join(x[:12] for x in shas))
+    values: dict[str, float] = {}
+    failed: Exception | None = None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+        futures = {sha: pool.submit(one, sha) for sha in shas}
+        for sha, fut in futures.items():
+            try:
+                values[sha] = fut.result()
+            except (BuildError, RunError, UsageError) as e:
+                failed = failed or e
+    return Counted(values, failed, Spent(counts=len(values), counting=time.monotonic() - t0,
+                                         count_width=tally.width))
+
+
+Counter = Callable[[Workspace, list[str], str, Callable[[str], None]], Counted]
 
 
 def _micro_counter(mode: KvbenchMode) -> tuple[Counter | None, str]:
     preset = witness_preset(mode.preset)
     if preset is None:
         return None, "no valgrind, or no portable preset valgrind can run here"
-    return (lambda tree, sha, out: count(mode, tree, sha, preset, out)), \
+    return (lambda ws, shas, out, say: count_many(mode, preset, ws, shas, out, say)), \
         f"instructions per byte ({preset}, callgrind)"
 
 
@@ -124,11 +184,40 @@ def count_command(mode: GenericMode, tree: str, sha: str, out_dir: str) -> float
     return float(numbers[-1].replace(",", ""))
 
 
+def count_commands(mode: GenericMode, ws: Workspace, shas: list[str], out_dir: str,
+                   say: Callable[[str], None]) -> Counted:
+    """The commits' counts by --count-cmd, as many side by side as this process has CPUs,
+    each in its commit's worktree (made first, one at a time). A commit that fails leaves the
+    others counted."""
+    width = max(1, min(len(shas), len(os.sched_getaffinity(0))))
+    trees = {sha: ws.tree(sha) for sha in shas}
+    t0 = time.monotonic()
+    tally = SideBySide()
+
+    def one(sha: str) -> float:
+        with tally.piece():
+            got = count_command(mode, trees[sha], sha, out_dir)
+        say(f"counted {sha[:12]}: {got:.6g}")
+        return got
+
+    values: dict[str, float] = {}
+    failed: Exception | None = None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+        futures = {sha: pool.submit(one, sha) for sha in shas}
+        for sha, fut in futures.items():
+            try:
+                values[sha] = fut.result()
+            except (RunError, UsageError) as e:
+                failed = failed or e
+    return Counted(values, failed, Spent(counts=len(values), counting=time.monotonic() - t0,
+                                         count_width=tally.width))
+
+
 def counter(mode: Mode) -> tuple[Counter | None, str]:
     """How a commit's instructions are counted in this bisect (and what they are), or None and
     why not."""
     if isinstance(mode, GenericMode) and mode.count_cmd:
-        return (lambda tree, sha, out: count_command(mode, tree, sha, out)), \
+        return (lambda ws, shas, out, say: count_commands(mode, ws, shas, out, say)), \
             "instructions, by --count-cmd"
     if not isinstance(mode, KvbenchMode):
         return None, ("generic mode: kvb cannot count your measure command's instructions "
