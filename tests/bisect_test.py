@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,7 @@ from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
 from kvbtools.measure.bisect import ranges as bisect_ranges  # noqa: E402
 from kvbtools.measure.bisect import sections  # noqa: E402
+from kvbtools.measure.bisect import steps as bisect_steps  # noqa: E402
 from kvbtools.measure.bisect import records as bisect_records  # noqa: E402
 from kvbtools.measure.bisect import series as bisect_series  # noqa: E402
 from kvbtools.measure.bisect import slots as bisect_slots  # noqa: E402
@@ -776,6 +778,43 @@ class CostModelTest(unittest.TestCase):
         self.assertEqual(back.roles("o", "n"), {"old": "o", "new": "n", "c1": "a" * 40,
                                                 "c2": "b" * 40})
         self.assertEqual(back.variants, 4)
+        self.assertNotIn("nodes", back.to_json())   # measured here
+        self.assertEqual(back.paced, 4)             # a round of old, new and two candidates
+        # On a cluster: each candidate on a node of its own; a node's round is of three.
+        rec.nodes = {"c1": ["node1"], "c2": ["node2"]}
+        back = r.from_json(json.loads(json.dumps(rec.to_json())), "steps.jsonl")
+        assert isinstance(back, r.MultiStep)
+        self.assertEqual((back.nodes, back.paced), ({"c1": ["node1"], "c2": ["node2"]}, 3))
+        self.assertIn("c1 on node1, c2 on node2", bisect_steps.multi_lines(back)[0])
+
+    def test_on_a_cluster_k_is_the_measurement_nodes_up(self) -> None:
+        # --candidates auto with --slurm: a candidate a measurement node up (issue 45 item 4),
+        # whatever the builds cost; at most the commits left but one; --candidates K wins.
+        def search(nodes: list[str], asked: int = 0) -> types.SimpleNamespace:
+            fleet = types.SimpleNamespace(hosts=lambda arch: list(nodes),
+                                          config=types.SimpleNamespace(partition="measure"))
+            return types.SimpleNamespace(s=types.SimpleNamespace(candidates=asked),
+                                         fleet=fleet, node_arch=lambda: "x86_64")
+        k, how = sections.how_many(search(["node1", "node2"]), 31)
+        self.assertEqual((k, how), (2, "k=2: 2 measurement node(s) of measure up (node1, "
+                                       "node2), a candidate each"))
+        self.assertEqual(sections.how_many(search([f"n{i}" for i in range(16)]), 1000)[0], 16)
+        self.assertEqual(sections.how_many(search([f"n{i}" for i in range(16)]), 5)[0], 4)
+        self.assertEqual(sections.how_many(search(["node1"]), 31)[0], 1)
+        self.assertEqual(sections.how_many(search(["node1", "node2"], asked=3), 31)[0], 3)
+
+    def test_a_candidate_is_judged_on_the_rounds_that_measured_it(self) -> None:
+        # A step of two on a cluster: old, new and c1 in rounds 1-2 (node1), old, new and c2
+        # in rounds 3-4 (node2, where everything runs 1.5x slower).
+        m = bisect_records.Measured(
+            {"old": [1.0, 1.0, 1.5, 1.5], "new": [2.0, 2.0, 3.0, 3.0], "c1": [1.0, 1.0],
+             "c2": [3.0, 3.0]}, {k: [0] * n for k, n in (("old", 4), ("new", 4), ("c1", 2),
+                                                         ("c2", 2))},
+            {"old": [1, 2, 3, 4], "new": [1, 2, 3, 4], "c1": [1, 2], "c2": [3, 4]})
+        v = m.view({"old": "old", "new": "new", "this": "c2"})
+        self.assertEqual(v.values, {"old": [1.5, 1.5], "new": [3.0, 3.0], "this": [3.0, 3.0]})
+        self.assertEqual(v.rounds, {"old": [3, 4], "new": [3, 4], "this": [3, 4]})
+        self.assertEqual(m.view({"old": "old", "this": "c1"}).values["old"], [1.0, 1.0])
 
 
 # ---- when time and instructions disagree (issue 44 item 5) ------------------------------------

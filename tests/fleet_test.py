@@ -36,6 +36,7 @@ ROOT = sc.ROOT
 KVB = os.path.join(ROOT, "scripts", "kvb")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import bisect_test as bt  # noqa: E402  (its generated repositories)
+import kvbtest  # noqa: E402
 
 MATRIX = ["matrix", "--presets", "x86-gcc-native,x86-clang-native", "--micro", "--system-libs",
           "--filter", "xxh3_64/inline/4096", "--slurm", "measure", "--max-time", "45"]
@@ -217,6 +218,53 @@ class FleetBisectTest(FleetCase):
         self.assertEqual(found["cluster"], found["here"])
         names = {j["JobName"] for j in self.jobs()}
         self.assertTrue({"kvb-build-bisect", "kvb-measure"} <= names, names)
+
+    def test_two_nodes_measure_two_candidates_a_step(self) -> None:
+        # Multisection with k = the nodes (issue 45, item 4): here one candidate a step (git
+        # bisect's), on the cluster --candidates auto, which takes a candidate a node (node1,
+        # node2) with the builds side by side on them; the same commit in fewer steps.
+        os.makedirs(os.path.join(self.tmp, "multi"))
+        repo = bt.Repo(os.path.join(self.tmp, "multi"), bt.multi_history())
+        c = repo.commits
+        docs, took = {}, {}
+        for where, extra in (("here", ["--candidates", "1"]), ("cluster", ["--slurm", "measure"])):
+            t0 = time.monotonic()
+            results = os.path.join(self.tmp, f"multi-{where}")
+            env = dict(repo.env, KVB_TEST_NOISE=bt.CLEAN, KVB_TEST_SEED="1",
+                       KVB_TEST_RUNS=os.path.join(self.tmp, f"multi-runs-{where}.txt"))
+            got = self.finish(self.kvb(
+                "bisect", "--repo", repo.path, "--build-cmd", bt.BUILD, "--measure-cmd",
+                "./bench", "--results-dir", results, "--no-store", "--layouts", "1", "--old",
+                c[0], "--new", c[-1], "--repeats", "4", *extra, env=env))
+            took[where] = time.monotonic() - t0
+            self.assertEqual(got.returncode, 0, got.stdout + got.stderr)
+            self.assertIn(f"first new commit: {c[bt.MULTI_CHANGE]}", got.stdout)
+            (name,) = os.listdir(results)
+            docs[where] = bt.step_records(kvbtest.load_json(os.path.join(results, name,
+                                                                         "bisect.json")))
+        here, there = docs["here"], docs["cluster"]
+        self.assertEqual({r["kind"] for r in here}, {"step"})
+        self.assertLess(len(there), len(here), (len(there), len(here)))
+        first = there[0]
+        self.assertEqual((first["kind"], first["k"]), ("multistep", 2), got.stdout)
+        up = ", ".join(sorted(sc.NATIVE_NODES))
+        self.assertIn(f"(k=2: 2 measurement node(s) of measure up ({up}), a candidate each)",
+                      got.stderr)
+        self.assertIn("a candidate a step on each measurement node of measure up (--candidates "
+                      "auto with --slurm)", got.stdout)   # the plan line
+        # Each candidate measured with old and new on a node of its own: its own job's rounds.
+        nodes = first["nodes"]
+        self.assertEqual(sorted(n for ns in nodes.values() for n in ns), sorted(sc.NATIVE_NODES))
+        ends = f"{c[0][:12]}, {c[-1][:12]}"
+        for cand in first["candidates"]:
+            self.assertRegex(got.stderr, rf"job \d+: rounds \d+-\d+ of {ends}, "
+                                         rf"{cand['commit'][:12]} on a ")
+        self.assertRegex(got.stdout, r"step 1: 2 candidates, 2 measured with old and new each "
+                                     r"on a node of its own, in rounds of its own: c1 on node\d, "
+                                     r"c2 on node\d")
+        print(f"\nmultisection on the cluster: {len(there)} steps (k="
+              f"{', '.join(str(r.get('k', 1)) for r in there)}) in {took['cluster']:.0f} s; "
+              f"here at k=1: {len(here)} steps in {took['here']:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -503,13 +503,13 @@ class FleetLoopTest(unittest.TestCase):
         def run(self, p: plan.Plan, block: plan.Block) -> executor.BlockResult:
             self.blocks.append(block)
             out = executor.BlockResult(wall=1.0)
-            for i, part in enumerate(block.split()):
+            for i, (sub, part) in enumerate(block.plans(p)):
                 lost = len(self.blocks) == 1 and i == self.lose
                 for r, seed in part:
                     out.seconds[r] = 0.5
                     out.measurements += [plan.Measurement(f"{v.label}.r{r}", v.label, v.build,
                                                           seed, r, (0,), f"node{i + 1}")
-                                         for v in p.order(r)]
+                                         for v in sub.order(r)]
                     if lost:
                         out.set_apart[r] = f"round {r}: lost: job 7 on node{i + 1}: NODE_FAIL"
                         out.lost.add(r)
@@ -551,10 +551,39 @@ class FleetLoopTest(unittest.TestCase):
         self.assertEqual({m.round for m in judge.kept}, {1, 2, 3, 4, 9, 10, 11, 12})
         self.assertEqual(judge.kept[0].where(), levels.Where("a seed 0", "a.r1", 1, "node1"))
 
+    def test_a_plan_in_groups_measures_each_group_on_a_host_of_its_own(self) -> None:
+        # A bisect step of two candidates on a cluster: old, new and c1 on one node, old, new
+        # and c2 on the other; c2's part is lost, and its rounds run again with c2, not c1.
+        p = dataclasses.replace(self.plan(), links=1, variants=tuple(
+            Variant(x, x) for x in ("old", "new", "c1", "c2")),
+            groups=(("old", "new", "c1"), ("old", "new", "c2")))
+        ex, judge = self.Hosts(2, lose=1), self.Counter()
+        builder = types.SimpleNamespace(batch=1, guess=1.0, links=lambda b: 1,
+                                        relink=lambda b, k: 0)
+        out = loop.Loop(p, ex, builder, judge, lambda line: None).run()
+        first, again = ex.blocks
+        self.assertEqual((first.parts, first.groups), (2, (0, 0, 0, 0, 1, 1, 1, 1)))
+        self.assertEqual([([v.label for v in sub.variants], part) for sub, part
+                          in first.plans(p)],
+                         [(["old", "new", "c1"], ((1, 0), (2, 0), (3, 0), (4, 0))),
+                          (["old", "new", "c2"], ((5, 0), (6, 0), (7, 0), (8, 0)))])
+        self.assertEqual(sorted(out.set_apart), [5, 6, 7, 8])
+        self.assertEqual((again.parts, again.groups, again.rounds),
+                         (1, (1, 1, 1, 1), ((9, 0), (10, 0), (11, 0), (12, 0))))
+        self.assertEqual([v.label for v in again.plans(p)[0][0].variants], ["old", "new", "c2"])
+        kept = {(m.variant, m.round) for m in judge.kept}
+        self.assertEqual({r for v, r in kept if v == "c1"}, {1, 2, 3, 4})
+        self.assertEqual({r for v, r in kept if v == "c2"}, {9, 10, 11, 12})
+        self.assertEqual({r for v, r in kept if v == "old"}, {1, 2, 3, 4, 9, 10, 11, 12})
+        self.assertEqual((out.spent.rounds, out.spent.lost), (12, 4))
+
     def test_the_plan_reads_back_as_it_was_written(self) -> None:
         p = dataclasses.replace(self.plan(), pin=pinning.Pin(
             (1, 3), "/b/kvbench", "CPUs 1,3 (test)", {1: 5.5, 3: 6.0}, True, "--cpu"),
             building=12.5, builds=2, fixed=True)
+        self.assertEqual(plan.Plan.from_json(json.loads(json.dumps(p.to_json()))), p)
+        self.assertNotIn("groups", p.to_json())   # matrix.json's plan as before
+        p = dataclasses.replace(p, groups=(("a",), ("b",)))
         self.assertEqual(plan.Plan.from_json(json.loads(json.dumps(p.to_json()))), p)
 
     def test_the_slurm_configuration_file(self) -> None:

@@ -388,8 +388,17 @@ def _head_lines(search: Search) -> list[str]:
             f"rounds" + (f" (Yuen's trimmed t over link pairs; series start with {k} links, "
                          "more added where the variance is: docs/placement.md)" if k > 1 else
                          " (one link a commit)") + f"; witness {s.witness}; "
-            + (f"{s.candidates} candidate(s) a step" if s.candidates else
-               "candidates a step by cost (--candidates auto)")]
+            + _candidates_plan(search)]
+
+
+def _candidates_plan(search: Search) -> str:
+    """How the plan line says k is chosen (sections.how_many)."""
+    if search.s.candidates:
+        return f"{search.s.candidates} candidate(s) a step"
+    if search.fleet is not None:
+        return ("a candidate a step on each measurement node of "
+                f"{search.fleet.config.partition} up (--candidates auto with --slurm)")
+    return "candidates a step by cost (--candidates auto)"
 
 
 def _range_lines(f: Found, scale: float) -> list[str]:

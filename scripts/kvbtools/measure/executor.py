@@ -59,7 +59,8 @@ class Executor(Protocol):
                     # Block a round, the budget looked at before each
 
     def run(self, plan: Plan, block: Block) -> BlockResult:
-        """The block's rounds, in its order (each part on a host of its own)."""
+        """The block's rounds, in its order (each part on a host of its own; a part of a plan
+        in groups runs its group's variants: Block.plans)."""
         ...
 
 
@@ -75,13 +76,14 @@ class LocalExecutor:
     def run(self, plan: Plan, block: Block) -> BlockResult:
         out = BlockResult()
         clock = self.clock or time.monotonic
-        for r, seed in block.rounds:
-            t0, c0 = clock(), self.watch.seconds
-            before = self.watch.before(r)
-            out.measurements += self.runner.round(plan, r, seed)
-            after = self.watch.after(r)
-            if before or after:
-                out.set_apart[r] = before or after
-            out.seconds[r] = clock() - t0
-            out.canary += self.watch.seconds - c0
+        for part_plan, part in block.plans(plan):
+            for r, seed in part:
+                t0, c0 = clock(), self.watch.seconds
+                before = self.watch.before(r)
+                out.measurements += self.runner.round(part_plan, r, seed)
+                after = self.watch.after(r)
+                if before or after:
+                    out.set_apart[r] = before or after
+                out.seconds[r] = clock() - t0
+                out.canary += self.watch.seconds - c0
         return out

@@ -98,6 +98,15 @@ class Fleet:
         return [f"--partition={c.partition}", "--exclusive", *c.options, *c.arch_options(arch),
                 *c.measure_options]
 
+    def build_slots(self, arch: str) -> tuple[int, int]:
+        """(builds that run side by side on the build partition's nodes of `arch` that are up,
+        the CPUs of each): each node's CPUs over a build job's (--cpus-per-task), 1 at least."""
+        opts = self.build_options(arch)
+        asked = slurm.option(opts, "-c", "--cpus-per-task") or ""
+        cpus = int(asked) if asked.isdigit() and int(asked) > 0 else 1
+        room = sum(c // cpus for c in slurm.up(self.config.build_partition, opts).values())
+        return max(1, room), cpus
+
     def hosts(self, arch: str) -> list[str]:
         """The measurement nodes of `arch` that are up (at most the config's `hosts`); a
         RunError when there is none."""
@@ -134,8 +143,8 @@ class SlurmExecutor:
         t0 = time.monotonic()
         jobs: list[Job] = []
         try:
-            for part in block.split():
-                jobs.append(self.submit(plan, part))
+            for sub, part in block.plans(plan):
+                jobs.append(self.submit(sub, part, bool(block.groups)))
             states = slurm.wait([j.job for j in jobs], self.fleet.config.poll, progress)
         except BaseException:
             slurm.cancel(j.job for j in jobs)
@@ -150,7 +159,10 @@ class SlurmExecutor:
         self.hosts = len(self.nodes)
         return out
 
-    def submit(self, plan: Plan, rounds: tuple[tuple[int, int], ...]) -> Job:
+    def submit(self, plan: Plan, rounds: tuple[tuple[int, int], ...], named: bool = False
+               ) -> Job:
+        """A job of the plan's `rounds` (`named`: its progress line names the variants, a
+        group's of a plan in groups)."""
         stem = os.path.join(self.dir, f"{re.sub(r'[^A-Za-z0-9._+-]+', '', plan.name) or 'plan'}"
                                       f".r{rounds[0][0]}-{rounds[-1][0]}")
         spec = {"plan": plan.to_json(), "rounds": [list(x) for x in rounds],
@@ -162,8 +174,9 @@ class SlurmExecutor:
                            [sys.executable, host.KVB, "worker", "block", stem + ".json"],
                            "kvb-measure", stem + ".out", os.getcwd())
         self.fleet.jobs.append(job)
-        progress(f"job {job}: rounds {rounds[0][0]}-{rounds[-1][0]} on a {self.arch} node of "
-                 f"{self.fleet.config.partition} to itself")
+        what = f" of {', '.join(v.label for v in plan.variants)}" if named else ""
+        progress(f"job {job}: rounds {rounds[0][0]}-{rounds[-1][0]}{what} on a {self.arch} node "
+                 f"of {self.fleet.config.partition} to itself")
         return Job(job, rounds, stem + ".result.json", stem + ".out")
 
     def collect(self, out: BlockResult, job: Job, st: slurm.JobState) -> None:

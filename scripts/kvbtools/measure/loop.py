@@ -3,14 +3,16 @@ rounds_per_link` on each of its links, then the step measure/allocation.py choos
 judge's unsettled rows and what a step costs here (a round on every link, or more links: every
 build relinked by the Builder, then measured as often as the others) until the judge is settled
 or the budget is spent. Rounds go to the executor as Blocks: here a round a Block; on the Slurm
-executor a step's rounds at once, on each of its hosts in rounds of their own (Executor.hosts).
-A round it sets apart (its canary moved; a lost job) is named and run again on its link (on one
-host), unless the plan is fixed. The budget:
+executor a step's rounds at once, on each of its hosts in rounds of their own (Executor.hosts),
+or for a plan in groups (Plan.groups: a bisect step's candidates on a cluster) in each group, a
+group a host. A round it sets apart (its canary moved; a lost job) is named and run again on its
+link (on one host; in its group), unless the plan is fixed. The budget:
 Budget.max_rounds, and Plan.seconds of measuring and relinking (after the first rounds, no round
 or relink starts that would end past it, by the median round so far). What it cost: a Spent.
 """
 from __future__ import annotations
 
+import collections
 import math
 import statistics
 import time
@@ -109,12 +111,19 @@ class Loop:
             -(-max(0, need - self.builder.links(k)) // max(1, self.builder.batch))
             for k in self.plan.build_keys())
 
-    def block(self, seeds: Sequence[int], parts: int = 1) -> list[int]:
-        """Rounds on `seeds`, one a seed, on each of `parts` hosts; the seeds of those set
-        apart."""
-        rounds = tuple((self.r + i, s) for i, s in enumerate(list(seeds) * parts, 1))
+    def block(self, seeds: Sequence[int], parts: int = 1, groups: Sequence[int] = ()
+              ) -> list[tuple[int, int]]:
+        """Rounds on `seeds`, one a seed, on each of `parts` hosts; for a plan in groups, round
+        i on seeds[i] in group groups[i] (a group a part: Block.groups). The (group, seed) of
+        each round set apart (group -1 in a plan without groups)."""
+        if groups:
+            rounds = tuple((self.r + i, s) for i, s in enumerate(seeds, 1))
+            blk = Block(rounds, len(set(groups)), tuple(groups))
+        else:
+            rounds = tuple((self.r + i, s) for i, s in enumerate(list(seeds) * parts, 1))
+            blk = Block(rounds, parts)
         self.r += len(rounds)
-        got = self.executor.run(self.plan, Block(rounds, parts))
+        got = self.executor.run(self.plan, blk)
         self.got += got.measurements
         self.set_apart.update(got.set_apart)
         self.lost |= got.lost
@@ -130,7 +139,8 @@ class Loop:
             self.say(named + (got.set_apart[r] if r in got.set_apart else
                               f"round {r} done{on} ({len(runs)} run{'s' if len(runs) != 1 else ''}"
                               f", layout seed {seed})"))
-        return [s for r, s in rounds if r in got.set_apart]
+        of = list(groups) or [-1] * len(rounds)
+        return [(g, s) for (r, s), g in zip(rounds, of) if r in got.set_apart]
 
     def round_cost(self) -> float:
         return statistics.median_high(self.round_times) if self.round_times else 1.0
@@ -142,7 +152,9 @@ class Loop:
         """Rounds on the seeds of `queue`, one at a time (the budget is looked at before each),
         or all at once on every host (a batched executor: Executor.hosts); one set apart again on
         its seed (on one host); '' or why it stopped (the first rounds stop only at max
-        rounds)."""
+        rounds). A plan in groups: run_groups."""
+        if self.plan.groups:
+            return self.run_groups(queue, first)
         parts = self.executor.hosts
         while queue:
             left = self.plan.budget.max_rounds - self.r
@@ -155,8 +167,28 @@ class Loop:
             del queue[:len(take)]
             again = self.block(take, parts)
             if again and not self.plan.fixed:
-                queue[0:0] = again
+                queue[0:0] = [s for _, s in again]
             parts = 1
+        return ""
+
+    def run_groups(self, queue: list[int], first: bool) -> str:
+        """run_queue for a plan in groups (Plan.groups): each seed of `queue` in every group, a
+        group a part (a host of its own), all at once on a batched executor; a round set apart
+        again on its seed in its group; '' or why it stopped."""
+        todo = [(g, s) for g in range(len(self.plan.groups)) for s in queue]
+        while todo:
+            left = self.plan.budget.max_rounds - self.r
+            if left <= 0:
+                return "max rounds"
+            take = todo[:left] if self.executor.batched else todo[:1]
+            per = collections.Counter(g for g, _ in take)   # a group's rounds, on one host
+            waves = -(-len(per) // max(1, self.executor.hosts))
+            if not first and self.over_budget(max(per.values()) * waves * self.round_cost()):
+                return "max time"
+            del todo[:len(take)]
+            again = self.block([s for _, s in take], groups=[g for g, _ in take])
+            if again and not self.plan.fixed:
+                todo[0:0] = again
         return ""
 
     def next_step(self) -> str:
@@ -164,8 +196,10 @@ class Loop:
         else one more round on every link; '' or why not (the budget)."""
         if self.r >= self.plan.budget.max_rounds:
             return "max rounds"
-        # rounds per link on each host (the allocation weighs one host's links: docs/fleet.md)
-        rpl = max(1.0, (self.r - len(self.set_apart)) / (self.links * self.executor.hosts))
+        # rounds per link on each host, or in each group (the allocation weighs one host's
+        # links: docs/fleet.md)
+        rpl = max(1.0, (self.r - len(self.set_apart))
+                  / (self.links * (len(self.plan.groups) or self.executor.hosts)))
         link_cost = self.link_cost() if self.plan.links > 1 else math.inf
         choice = allocation.choose(list(self.judge.rows()), self.links, rpl,
                                    allocation.Costs(self.round_cost(), link_cost))

@@ -74,6 +74,15 @@ class Plan:
     building: float = 0.0      # seconds the builds took whose time the budget follows
     builds: int = 0            # how many they were
     fixed: bool = False        # exactly the first rounds: nothing added, nothing repeated
+    # The variants each host measures, by label, when not every host measures every variant (a
+    # bisect step of several candidates on a cluster: old, new and one candidate a node); a
+    # round runs one group's variants (Block.groups). (): every round runs every variant.
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    def group(self, g: int) -> "Plan":
+        """The plan of group g's rounds: its variants, in the plan's order."""
+        return dataclasses.replace(self, variants=tuple(
+            v for v in self.variants if v.label in self.groups[g]), groups=())
 
     def build_keys(self) -> list[str]:
         """The builds of the variants, each once, in order."""
@@ -98,7 +107,8 @@ class Plan:
         return {"name": self.name, "variants": [dataclasses.asdict(v) for v in self.variants],
                 "links": self.links, "budget": self.budget.to_json(),
                 "pin": self.pin.to_json(), "building": self.building, "builds": self.builds,
-                "fixed": self.fixed}
+                "fixed": self.fixed} | ({"groups": [list(g) for g in self.groups]}
+                                       if self.groups else {})
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> "Plan":
@@ -107,21 +117,37 @@ class Plan:
                                  tuple(v.get("args", ()))) for v in d["variants"])
         return Plan(d["name"], variants, int(d["links"]), Budget.from_json(d["budget"]),
                     Pin.from_json(d["pin"]), float(d.get("building", 0.0)),
-                    int(d.get("builds", 0)), bool(d.get("fixed", False)))
+                    int(d.get("builds", 0)), bool(d.get("fixed", False)),
+                    tuple(tuple(g) for g in d.get("groups", ())))
 
 
 @dataclass(frozen=True)
 class Block:
     """Rounds of a plan an executor runs at once: (round, link seed) each, in `parts` equal
     parts one after the other, each run by a host of its own (a Slurm job, measure/fleet.py);
-    one executor that runs here runs them all in their order."""
+    one executor that runs here runs them all in their order. For a plan in groups
+    (Plan.groups), `groups` holds each round's group, and a part is a group's rounds (the parts
+    may then differ in size)."""
     rounds: tuple[tuple[int, int], ...]
     parts: int = 1
+    groups: tuple[int, ...] = ()
 
     def split(self) -> list[tuple[tuple[int, int], ...]]:
         """The rounds of each part."""
+        if self.groups:
+            out: dict[int, list[tuple[int, int]]] = {}
+            for x, g in zip(self.rounds, self.groups):
+                out.setdefault(g, []).append(x)
+            return [tuple(x) for x in out.values()]
         n = -(-len(self.rounds) // max(1, self.parts))
         return [self.rounds[i:i + n] for i in range(0, len(self.rounds), n)]
+
+    def plans(self, plan: Plan) -> list[tuple[Plan, tuple[tuple[int, int], ...]]]:
+        """Each part with the plan its host runs: `plan`, or the part's group of it."""
+        if not self.groups:
+            return [(plan, part) for part in self.split()]
+        return [(plan.group(g), part) for g, part in
+                zip(dict.fromkeys(self.groups), self.split())]
 
 
 @dataclass(frozen=True)

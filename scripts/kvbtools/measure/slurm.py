@@ -221,14 +221,21 @@ def option(words: Sequence[str], short: str, long: str) -> str | None:
 def nodes(partition: str, options: Sequence[str]) -> list[str]:
     """The nodes up in `partition` (or the one `options` name) that have every feature
     `options` constrain a job to (-C A, --constraint=A&B), by name."""
+    return sorted(up(partition, options))
+
+
+def up(partition: str, options: Sequence[str]) -> dict[str, int]:
+    """nodes(), each with its CPUs; partition "" (and none in `options`): Slurm's default
+    partition."""
     partition = option(options, "-p", "--partition") or partition
     feats = set(re.split(r"[&,]", option(options, "-C", "--constraint") or "")) - {""}
-    p = _slurm(["sinfo", "-h", "-N", "-p", partition, "-o", "%N|%t|%f"])
+    p = _slurm(["sinfo", "-h", "-N", *(["-p", partition] if partition else []),
+                "-o", "%N|%t|%f|%c|%P"])
     if p.returncode != 0:
-        raise RunError(f"sinfo -p {partition}: {p.stderr.strip()}")
-    out = []
+        raise RunError(f"sinfo -p {partition or '(the default)'}: {p.stderr.strip()}")
+    out: dict[str, int] = {}
     for line in p.stdout.splitlines():
-        name, st, have = (line.split("|") + ["", ""])[:3]
-        if UP.match(st) and feats <= set(have.split(",")) and name not in out:
-            out.append(name)
-    return sorted(out)
+        name, st, have, cpus, part = (line.split("|") + ["", "", "", ""])[:5]
+        if UP.match(st) and feats <= set(have.split(",")) and (partition or part.endswith("*")):
+            out.setdefault(name, int(cpus) if cpus.isdigit() else 1)
+    return out

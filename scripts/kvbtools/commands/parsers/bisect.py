@@ -20,14 +20,15 @@ pairs (docs/placement.md).
 2. git's bisection (`git rev-list --bisect-all`, what `git bisect` runs) picks a commit, or a
    step measures k commits that cut the range into k + 1 parts (--candidates: by default k is
    chosen by what a step costs here: builds side by side while they fit the cores, a longer
-   round per candidate), so n commits take about log_(k+1)(n) steps. A commit whose compiled
-   sources hash like an already judged commit's takes that verdict without a build or a run;
-   one that does not build (or run) is skipped. Any other is measured together with old and
-   new, in the same rounds, and judged like old or like new by the halfway point of the
-   change; a commit between them (a spread change) by the halfway rule once its intervals are
-   narrow against the change. When time cannot decide within the budget, instruction counts
-   do (--witness auto; kvbench_micro benchmarks, or --count-cmd), where they place the commits
-   time placed where time did; else the search goes on by time.
+   round per candidate; with --slurm k is the measurement nodes up, each measuring old, new
+   and a candidate of its own), so n commits take about log_(k+1)(n) steps. A commit whose
+   compiled sources hash like an already judged commit's takes that verdict without a build or
+   a run; one that does not build (or run) is skipped. Any other is measured together with old
+   and new, in the same rounds (on a cluster, on its node), and judged like old or like new by
+   the halfway point of the change; a commit between them (a spread change) by the halfway
+   rule once its intervals are narrow against the change. When time cannot decide within the
+   budget, instruction counts do (--witness auto; kvbench_micro benchmarks, or --count-cmd),
+   where they place the commits time placed where time did; else the search goes on by time.
 3. The commit where the change crosses halfway is measured against its parent, with old and
    new: confirmed when it differs significantly, by the threshold, in the direction looked for
    and changes something the build compiles; the report gives its share of old -> new and how
@@ -110,7 +111,9 @@ def register(sub: Any) -> None:
                    help="commits a step measures with old and new in the same rounds, cutting "
                         "the range into K+1 parts (1: git bisect's one); auto (default): the "
                         "K whose search costs least here, by the builds' and steps' seconds "
-                        "measured so far and the cores (docs/compare.md)")
+                        "measured so far and the cores; with --slurm, the measurement nodes "
+                        "of the partition up, each measuring old, new and a candidate of its "
+                        "own in rounds of its own (docs/compare.md, docs/fleet.md)")
     p.add_argument("--all-steps", action="store_true", default=None,
                    help="after the culprit, search the ranges before and after it whose ends "
                         "differ by --threshold or more, and so on: every step of the change")

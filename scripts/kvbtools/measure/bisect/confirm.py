@@ -71,7 +71,7 @@ def confirm_size(search: Search) -> tuple[int, int]:
     # (spent, commits a round): the series of a step of several ran k + 2 a round, the others
     # are paced as three (what a round of four costs: 4/3 of theirs)
     spent = [(r.spent, 3) for r in series if getattr(r, "spent", None)] + \
-        [(r.series.spent, r.variants if isinstance(r, MultiStep) else 3) for r in series
+        [(r.series.spent, r.paced if isinstance(r, MultiStep) else 3) for r in series
          if isinstance(r, (Step, MultiStep)) and r.series and r.series.spent]
     paced = [(x.measuring, x.links * x.rounds_per_link * (v / 3 if v != 3 else 1))
              for x, v in spent if x.links * x.rounds_per_link > 0]

@@ -7,9 +7,17 @@ of one is (judge.classify); the series stops when every candidate is decided or 
 a judged commit's sources, or another candidate's, takes that verdict without a run; one that
 does not build or run is skipped (a failed run measures the others again without it). Those
 time could not decide go to the counts where they witness the change (agreement.py).
+
+On a cluster (--slurm, measure/fleet.py) the candidates' builds are build jobs side by side, as
+many as the build partition holds, and the plan is in groups (Plan.groups): each candidate is
+measured with old and new on a measurement node of its own, in rounds of its own, so its
+verdict rests on its node's paired rounds alone (Measured.view: the rounds that measured it);
+a node lost mid-step loses its job, whose rounds are set apart and run again, in that
+candidate's group, on whichever node Slurm gives. The record names each candidate's node(s).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -39,7 +47,7 @@ def step(search: Search, n: int, shas: list[str]) -> MultiStep:
         else:
             first.setdefault(fp, sha)
             todo.append(sha)
-    series, roles = None, {}
+    series, roles, nodes = None, {}, {}
     if search.by_counts:
         agreement.count_all(search, todo)
         done |= {sha: agreement.counted_step(search, n, sha, fps[sha], None) for sha in todo}
@@ -48,28 +56,31 @@ def step(search: Search, n: int, shas: list[str]) -> MultiStep:
             search.know(fps[sha], "skip", sha, "")
             done[sha] = Step(n, sha, fps[sha], "skip", "does not build",
                              why=str(e).replace(search.dir + os.sep, ""))
-        series, roles, judged = measure(search, n, [x for x in todo if x not in done], fps,
-                                        done)
+        series, roles, judged, nodes = measure(search, n, [x for x in todo if x not in done],
+                                               fps, done)
         done |= judged
     for sha, to in like.items():
         src = done[to]
         done[sha] = Step(n, sha, fps[sha], src.verdict, SAME_SOURCES, same_as=to,
                          witness=src.witness)
-    return MultiStep(n, [done[x] for x in shas], [roles.get(x, "") for x in shas], series)
+    return MultiStep(n, [done[x] for x in shas], [roles.get(x, "") for x in shas], series,
+                     nodes=nodes)
 
 
 def measure(search: Search, n: int, shas: list[str], fps: dict[str, str],
-            done: dict[str, Step]) -> tuple[StepSeries | None, dict[str, str], dict[str, Step]]:
+            done: dict[str, Step]) -> tuple[StepSeries | None, dict[str, str], dict[str, Step],
+                                            dict[str, list[str]]]:
     """The built candidates measured with old and new (a failed run skips its commit and
-    measures the others again); the shared series, each measured candidate's role, and the
-    candidates judged (those time could not decide by the counts, where they witness it)."""
+    measures the others again); the shared series, each measured candidate's role, the
+    candidates judged (those time could not decide by the counts, where they witness it), and
+    on a cluster each role's nodes."""
     old, new = search.old, search.new
     search.built(old)
     search.built(new)
     while shas:
         roles = {sha: f"c{i}" for i, sha in enumerate(shas, 1)}
         try:
-            m, series = _series(search, n, shas, roles)
+            m, series, nodes = _series(search, n, shas, roles)
         except CommitCannotRun as e:
             done[e.sha] = Step(n, e.sha, fps[e.sha], "skip", "does not run", why=str(e))
             shas = [x for x in shas if x != e.sha]
@@ -81,30 +92,40 @@ def measure(search: Search, n: int, shas: list[str], fps: dict[str, str],
             search.know(s.fingerprint, s.verdict, s.commit, TIME)
         unsure = [s for s in judged.values() if s.verdict == judge.UNCERTAIN]
         judged |= {s.commit: s for s in agreement.by_counts(search, n, unsure, timed)}
-        return series, roles, judged
-    return None, {}, {}
+        return series, roles, judged, nodes
+    return None, {}, {}, {}
 
 
 def _call(m: Measured, role: str, final: bool, exact: bool) -> judge.StepCall:
-    v = m.levels()
-    return judge.classify(v["old"], v["new"], v[role], final=final, exact=exact)
+    """The candidate of `role` judged on the rounds that measured it (Measured.view)."""
+    v = m.view({"old": "old", "new": "new", "this": role}).levels()
+    return judge.classify(v["old"], v["new"], v["this"], final=final, exact=exact)
 
 
 def _series(search: Search, n: int, shas: list[str], roles: dict[str, str]
-            ) -> tuple[Measured, StepSeries]:
-    """One series of old, new and the candidates (role c1 ... ck): until each is decided."""
+            ) -> tuple[Measured, StepSeries, dict[str, list[str]]]:
+    """One series of old, new and the candidates (role c1 ... ck): until each is decided; on a
+    cluster a group a candidate (the module doc), and the node(s) of each one's kept rounds."""
     old, new = search.old, search.new
     by_role = {"old": old, "new": new} | {roles[s]: s for s in shas}
     t = time.monotonic()
+    plan = search.plan(f"step {n}", [old, new, *shas], paid=shas)
+    if search.fleet is not None:
+        ends = tuple(v.label for v in plan.variants[:2])
+        plan = dataclasses.replace(plan, groups=tuple((*ends, v.label)
+                                                      for v in plan.variants[2:]))
     m, out = search.series(
-        search.plan(f"step {n}", [old, new, *shas], paid=shas), by_role,
+        plan, by_role,
         lambda m: all(_call(m, roles[s], False, search.exact).settled for s in shas),
         lambda m: rows(m, [(a, roles[s]) for s in shas for a in ("old", "new")]),
         under_test=shas)
     first = _call(m, roles[shas[0]], True, search.exact)
+    kept = [x for x in out.measurements if x.round not in out.set_apart and x.host]
+    nodes = {roles[s]: sorted({x.host for x in kept if x.build == s}) for s in shas} \
+        if search.fleet is not None else {}
     return m, StepSeries(out.spent.rounds, out.spent.stopped_by, False,
                          round(time.monotonic() - t, 3), m, None, None, ivjson(first.change),
-                         math.nan, first.unit, "", out.spent)
+                         math.nan, first.unit, "", out.spent), nodes
 
 
 def _judged(search: Search, n: int, sha: str, fp: str, m: Measured, role: str,

@@ -66,10 +66,18 @@ class Measured:
         return out
 
     def view(self, roles: dict[str, str]) -> "Measured":
-        """The values of some roles under other names (new name -> role here): one
-        candidate's series out of a step of several, as role `this`."""
+        """The values of some roles under other names (new name -> role here), in the rounds
+        that measured every one of them: one candidate's series out of a step of several, as
+        role `this` (on a cluster, the rounds of its node: each candidate has rounds of its
+        own, multistep.py)."""
+        picked = [r for r in dict.fromkeys(roles.values()) if r in self.values]
+        common = set.intersection(*(set(self.round_of(r)) for r in picked)) if picked \
+            else set()
+        keep = {r: [i for i, x in enumerate(self.round_of(r)) if x in common] for r in picked}
+
         def pick(d: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
-            return None if d is None else {k: list(d[r]) for k, r in roles.items() if r in d}
+            return None if d is None else {k: [d[r][i] for i in keep[r]]
+                                           for k, r in roles.items() if r in d and r in keep}
         return Measured(pick(self.values) or {}, pick(self.seeds), pick(self.rounds),
                         list(self.disturbed))
 
@@ -281,6 +289,9 @@ class MultiStep:
     roles_of: list[str]                 # each candidate's role in the series, "" when none
     series: StepSeries | None = None    # the shared series (its to_old ... of no candidate)
     ends: tuple[str, str] | None = None
+    # On a cluster: the node(s) each candidate's kept rounds ran on, by role (each candidate
+    # measured with old and new on a node of its own, in rounds of its own); {} here.
+    nodes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def measured(self) -> Measured | None:
@@ -295,6 +306,16 @@ class MultiStep:
         """Commits a round of its series runs: old, new and the candidates measured."""
         return 2 + sum(1 for r in self.roles_of if r)
 
+    @property
+    def paced(self) -> int:
+        """Commits its measuring is paced as, against a step of one's three: a round of every
+        variant here; on a cluster a node's round of three, as many times as the candidates
+        took turns on the nodes."""
+        if not self.nodes:
+            return self.variants
+        hosts = len({n for ns in self.nodes.values() for n in ns})
+        return 3 * math.ceil((self.variants - 2) / max(1, hosts))
+
     def roles(self, old: str, new: str) -> dict[str, str]:
         return {"old": old, "new": new} | {r: s.commit for r, s in zip(self.roles_of, self.steps)
                                            if r}
@@ -306,6 +327,8 @@ class MultiStep:
         if self.series is not None:
             whole = self.series.to_json()
             d.update({k: v for k, v in whole.items() if k in _SHARED})
+        if self.nodes:
+            d["nodes"] = self.nodes
         d["candidates"] = [{"role": r} | {k: v for k, v in s.to_json().items()
                                           if k not in _SHARED}
                            for r, s in zip(self.roles_of, self.steps)]
@@ -331,7 +354,8 @@ class MultiStep:
             steps.append(Step.from_json(one))
             roles.append(role)
         return MultiStep(d["step"], steps, roles, series,
-                         (d["old"], d["new"]) if "old" in d else None)
+                         (d["old"], d["new"]) if "old" in d else None,
+                         {k: list(v) for k, v in (d.get("nodes") or {}).items()})
 
 
 @dataclass

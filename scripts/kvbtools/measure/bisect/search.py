@@ -124,10 +124,20 @@ class Search:
         """Steps finished in this range (a step of several candidates is one)."""
         return sum(1 for r in self.records if isinstance(r, (Step, MultiStep)))
 
+    def node_arch(self) -> str:
+        """The architecture of the nodes that build and measure on a cluster (fleet.arch)."""
+        return arch(getattr(self.state.mode, "preset", ""))
+
+    def build_room(self) -> tuple[int, int]:
+        """(builds that fit side by side where they run, the CPUs of each): on a cluster its
+        build partition's nodes up (Fleet.build_slots); (0, 0) here (a core each)."""
+        return self.fleet.build_slots(self.node_arch()) if self.fleet is not None else (0, 0)
+
     def build_many(self, shas: list[str]) -> dict[str, BuildError]:
-        """Builds `shas` side by side while they fit the cores (trees.build_many), timing
-        each; what failed, by commit."""
-        took, failed = build_many(self.ws, shas, self.ws.build_slots(len(shas)))
+        """Builds `shas` side by side while they fit the cores, or a cluster's build partition
+        (trees.build_many), timing each; what failed, by commit."""
+        room, cpus = self.build_room()
+        took, failed = build_many(self.ws, shas, self.ws.build_slots(len(shas), room), cpus)
         for sha, dt in took.items():   # the totals: each build's `spend` (Workspace.build)
             self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
         return failed
@@ -182,8 +192,7 @@ class Search:
         tested = [under_test] if isinstance(under_test, str) else list(under_test)
         made = CommitRunner(self.ws, runs, tested)
         executor: Executor = LocalExecutor(made, self.canary) if self.fleet is None else \
-            SlurmExecutor(self.fleet, made, self.s.cpu, arch(getattr(self.state.mode, "preset",
-                                                                     "")),
+            SlurmExecutor(self.fleet, made, self.s.cpu, self.node_arch(),
                           os.path.join(self.dir, "fleet"))
         out = Loop(plan, executor, Commits(self.ws, generic, tested), values, self.say).run()
         self.state.totals += dataclasses.replace(out.spent, builds=0, building=0.0)

@@ -15,6 +15,12 @@ rounds). `--candidates auto` takes the k in 1 .. min(n - 1, MOST) with the least
 smaller on a tie; `--candidates K` takes K (at most n - 1). Before a step has run, M is the
 endpoints' (old and new: a round of two) times 3/2, and B the quicker of their builds.
 
+On a cluster (--slurm) `--candidates auto` takes k = the measurement nodes of the plan's
+architecture up (Fleet.hosts; at most n - 1): each candidate is measured with old and new on a
+node of its own, in rounds of its own (multistep.py), so the nodes measure k candidates in the
+time one measures a step of one, and the builds are jobs of the build partition, side by side
+(Fleet.build_slots). One node up: git bisect's one commit a step, measured as every series is.
+
 The range after a step: the candidates' verdicts in history order (by how many commits each
 reaches); the first new commit lies after the newest candidate like old that comes before the
 oldest candidate like new, and at or before that one. A candidate like old that comes after one
@@ -67,7 +73,7 @@ def measured_costs(search: Search) -> tuple[float, float]:
         if isinstance(r, Step) and r.series is not None:
             spent = r.series.spent
         elif isinstance(r, MultiStep) and r.series is not None:
-            spent, variants = r.series.spent, r.variants
+            spent, variants = r.series.spent, r.paced
         if spent is not None:
             per_step.append((spent.measuring + spent.relinking) * 3 / variants)
     ends_spent = [r.spent for r in search.recorded(Endpoints) if r.spent is not None]
@@ -83,6 +89,11 @@ def how_many(search: Search, n: int) -> tuple[int, str]:
     if asked:
         k = max(1, min(asked, n - 1))
         return k, f"--candidates {asked}"
+    if search.fleet is not None:
+        nodes = search.fleet.hosts(search.node_arch())
+        k = max(1, min(len(nodes), n - 1))
+        return k, (f"k={k}: {len(nodes)} measurement node(s) of {search.fleet.config.partition} "
+                   f"up ({', '.join(nodes)}), a candidate each")
     build, measure = measured_costs(search)
     k = choose(n, build, measure, search.ws.build_slots)
     s = search.ws.build_slots(k)

@@ -156,8 +156,11 @@ def multi_lines(rec: MultiStep) -> list[str]:
     """A step of several candidates as the progress lines and the report show it: the series,
     then each candidate's line."""
     s = rec.series
+    where = "in the same rounds" if not rec.nodes else (
+        "each on a node of its own, in rounds of its own: " + ", ".join(
+            f"{r} on {'+'.join(n) or 'none'}" for r, n in rec.nodes.items()))
     head = (f"step {rec.step}: {len(rec.steps)} candidates, "
-            + (f"{rec.variants - 2} measured with old and new in the same rounds ("
+            + (f"{rec.variants - 2} measured with old and new {where} ("
                f"{s.unit or f'n={s.measured.n}'}"
                + (f"; {s.spent.text()}" if s.spent else "") + ")" if s is not None
                else "none measured"))

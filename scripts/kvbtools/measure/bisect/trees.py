@@ -272,10 +272,11 @@ class Workspace:
         """A build command's prefix: the launcher (a Slurm build job), then `wrap` (strace)."""
         return [*self.launcher, *(wrap or [])] or None
 
-    def build_slots(self, wanted: int) -> int:
-        """How many of `wanted` builds run side by side here: one a core (each in a slot of
-        its own, or in generic mode its own worktree)."""
-        return max(1, min(wanted, cores()))
+    def build_slots(self, wanted: int, room: int = 0) -> int:
+        """How many of `wanted` builds run side by side: here one a core, or as many as `room`
+        says fit where they run (a cluster's build partition: Fleet.build_slots); each in a
+        slot of its own, or in generic mode its own worktree."""
+        return max(1, min(wanted, room or cores()))
 
     def _env(self) -> dict[str, str]:
         """The environment of every build: paths under the workspace relative in ccache's
@@ -450,18 +451,18 @@ class Workspace:
             git(self.repo, "worktree", "prune", check=False)
 
 
-def build_many(ws: Workspace, shas: list[str], slots: int
+def build_many(ws: Workspace, shas: list[str], slots: int, cpus: int = 0
                ) -> tuple[dict[str, float], dict[str, BuildError]]:
     """Builds `shas` (each once per invocation: Workspace.build), `slots` threads at once,
     thread i building shas[i::slots] in slot i (generic mode: each commit in its worktree) with
-    cores // slots jobs. Returns the seconds each took and, by commit, the BuildError of
+    `cpus` jobs (a cluster's build job's CPUs), else cores // slots. Returns the seconds each took and, by commit, the BuildError of
     each that does not build (that commit's skip). Ctrl-C in any build stops them all."""
     if slots <= 1:
         return _one_by_one(shas, lambda sha: ws.build(sha))
     if isinstance(ws.mode, GenericMode):
         for sha in shas:
             ws.tree(sha)   # git's worktrees made one at a time, before the builds
-    jobs = max(1, cores() // slots)
+    jobs = cpus or max(1, cores() // slots)
     took: dict[str, float] = {}
     failed: dict[str, BuildError] = {}
     with build_jobs(jobs), concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
