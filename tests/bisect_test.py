@@ -31,7 +31,7 @@ KVB = os.path.join(ROOT, "scripts", "kvb")
 FIXTURES = {v: os.path.join(ROOT, "tests", "data", f"bisect_v{v}") for v in (1, 2, 3)}
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-from kvbtools.core import levels  # noqa: E402
+from kvbtools.core import levels, metrics  # noqa: E402
 from kvbtools.core.errors import UsageError  # noqa: E402
 from kvbtools.core.stats import Judgement  # noqa: E402
 from kvbtools.measure.bisect import judge  # noqa: E402
@@ -786,6 +786,19 @@ class CostModelTest(unittest.TestCase):
         assert isinstance(back, r.MultiStep)
         self.assertEqual((back.nodes, back.paced), ({"c1": ["node1"], "c2": ["node2"]}, 3))
         self.assertIn("c1 on node1, c2 on node2", bisect_steps.multi_lines(back)[0])
+        # The lines name what the series measured: time, or the instructions a bisect with
+        # --instructions counts itself (issue 44's rocksdb bisect printed "time:" for them).
+        timed = bisect_steps.multi_lines(back)
+        counted = bisect_steps.multi_lines(
+            back, metrics.series_word("callgrind.instructions_per_op"))
+        self.assertIn("; time: this/old", timed[1])
+        self.assertTrue(timed[1].endswith("decided by time"), timed[1])
+        self.assertIn("; instructions: this/old", counted[1])
+        self.assertNotIn("time", counted[1])
+        self.assertTrue(counted[1].endswith("decided by instructions"), counted[1])
+        self.assertEqual([metrics.series_word(m) for m in (
+            "bytes_per_second", "instructions_per_byte", "ops_per_sec", None)],
+            ["time", "instructions", "time", "time"])
 
     def test_on_a_cluster_k_is_the_measurement_nodes_up(self) -> None:
         # --candidates auto with --slurm: a candidate a measurement node up (issue 45 item 4),

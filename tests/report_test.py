@@ -997,6 +997,18 @@ class ComparisonPagesTest(unittest.TestCase):
             (commits[5][:12], "like new", "time", "100%"),
             (commits[6][:12], "like new", f"same sources as {commits[5][:12]}", ""),
             (commits[7][:12], "like new", "old and new", "100%")])
+        # A bisect that counted instructions itself (--instructions): its series are
+        # instruction counts, and the panel, the table's verdicts and its column say so.
+        doc = json.loads(read(os.path.join(d, "bisect.json")))
+        write_json(os.path.join(d, "bisect.json"), dict(doc, metric="instructions_per_byte"))
+        self.assertEqual(kvb("report", "--html", out, d).returncode, 0)
+        counted = read(out)
+        self.assertIn("instructions: place", svg_texts(counted))
+        self.assertNotIn("time: place", svg_texts(counted))
+        self.assertIn(">place by instructions</th>", counted)
+        self.assertIn(f"<td>{commits[5][:12]}</td><td>like new</td><td>instructions</td>",
+                      counted)
+        write_json(os.path.join(d, "bisect.json"), doc)
         # Still running, the repository gone: drawn as far as it got, and said so.
         os.remove(os.path.join(d, "bisect.json"))
         shutil.rmtree(repo)

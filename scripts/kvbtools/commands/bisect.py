@@ -417,9 +417,9 @@ def _range_lines(f: Found, scale: float) -> list[str]:
                          + ("; decided by instructions" if r.witness == "instructions" else ""))
     for r in search.records:
         if isinstance(r, MultiStep):
-            lines += multi_lines(r)
+            lines += multi_lines(r, search.measured)
         elif isinstance(r, Step):
-            lines.append(step_line(r))
+            lines.append(step_line(r, measured=search.measured))
     if search.sub:
         lines.append(f"  -> {f.ending.summary}")
     return lines

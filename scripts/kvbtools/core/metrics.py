@@ -144,3 +144,10 @@ def select(available: dict[str, Metric], names: list[str], kind: str) -> dict[st
                              f"{', '.join(available)}")
         out[hits[0]] = available[hits[0]]
     return out
+
+
+def series_word(metric: str | None) -> str:
+    """What a kvb bisect's series measure, as its lines and its page name them: "time" (whatever
+    metric is watched), "instructions" when it counts them itself (--instructions: an
+    instruction-count metric, CALLGRIND_KV or instructions_per_*)."""
+    return "instructions" if metric and "instructions" in metric else "time"

@@ -150,8 +150,9 @@ def _place(j: Judged, panel: str) -> tuple[float, float | None, float | None] | 
 
 
 def _panel(ax: Any, panel: str, shown: list[Judged], pos: dict[str, int],
-           by_commit: dict[str, Judged]) -> None:
-    """One witness's panel: each commit at its place, filled where this witness decided it."""
+           by_commit: dict[str, Judged], measured: str = TIME) -> None:
+    """One witness's panel: each commit at its place, filled where this witness decided it
+    (`measured`: the name of the first panel, what the series measured)."""
     ax.axhline(0, color=GOOD, lw=0.8, ls=":")
     ax.axhline(1, color=ALERT, lw=0.8, ls=":")
     ax.axhline(0.5, color=MUTED, lw=0.9, ls="--")
@@ -187,7 +188,7 @@ def _panel(ax: Any, panel: str, shown: list[Judged], pos: dict[str, int],
                     color="#555555")
     ax.set_yticks([0, 0.5, 1])
     ax.set_yticklabels(["old", "halfway", "new"])
-    ax.set_ylabel("time: place" if panel == TIME else "instructions: place", fontsize=8)
+    ax.set_ylabel(f"{measured if panel == TIME else INSTRUCTIONS}: place", fontsize=8)
 
 
 def labelled(shown: list[Judged], pos: dict[str, int], first: list[str], n: int) -> set[str]:
@@ -206,8 +207,9 @@ def labelled(shown: list[Judged], pos: dict[str, int], first: list[str], n: int)
 
 
 def bisect_figure(judged: list[Judged], order: list[str], first_new: str, parent: str,
-                  confirmed: bool) -> Figure:
-    """The figure (the module doc); `order`: the commits from old to new in history order."""
+                  confirmed: bool, measured: str = TIME) -> Figure:
+    """The figure (the module doc); `order`: the commits from old to new in history order;
+    `measured`: what the series measured (metrics.series_word), the first panel's name."""
     pos = {c: i for i, c in enumerate(order)}
     shown = sorted((j for j in judged if j.commit in pos and not j.other_range),
                    key=lambda j: pos[j.commit])
@@ -220,7 +222,7 @@ def bisect_figure(judged: list[Judged], order: list[str], first_new: str, parent
                                 squeeze=False)
         axes = [a[0] for a in axes]
         for ax, panel in zip(axes, panels):
-            _panel(ax, panel, shown, pos, by_commit)
+            _panel(ax, panel, shown, pos, by_commit, measured)
             if first_new in pos:
                 ax.axvline(pos[first_new], color=ALERT, ls="--", lw=1.1)
         if first_new in pos:
@@ -275,20 +277,20 @@ def _pct(x: float | None) -> str:
     return f"{round(x * 100) + 0}%" if x is not None else ""
 
 
-def judged_table(judged: list[Judged], order: list[str]) -> str:
+def judged_table(judged: list[Judged], order: list[str], measured: str = TIME) -> str:
     """Every judged commit in history order: its step, verdict, what decided it and its place
-    by each witness."""
+    by each witness (`measured`: what the series measured, the first witness's name)."""
     pos = {c: i for i, c in enumerate(order)}
     rows = []
     for j in sorted(judged, key=lambda j: (pos.get(j.commit, len(order)), j.step or 0)):
         t = j.time
         by = (f"same sources as {j.same_as[:12]}" if j.how == SAME_SOURCES else
               j.how if j.verdict == SKIPPED else "old and new" if j.witness == "" else
-              j.witness)
+              measured if j.witness == TIME else j.witness)
         rows.append([j.step if j.step is not None else "", j.commit[:12],
                      {"old": "like old", "new": "like new"}.get(j.verdict, j.verdict), by,
                      (_pct(t[0]) + (f" [{_pct(t[1])}, {_pct(t[2])}]" if t[1] is not None
                                     else "")) if t else "",
                      _pct(j.count), j.other_range])
-    return table(rows, ["step", "commit", "verdict", "decided by", "place by time",
+    return table(rows, ["step", "commit", "verdict", "decided by", f"place by {measured}",
                         "by instructions", "range"], numeric=[0, 4, 5])

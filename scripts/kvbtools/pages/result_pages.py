@@ -12,7 +12,7 @@ import sys
 from typing import Any, Callable
 
 from kvbtools.core import comparison, compiled, levels, profiles, results, samples
-from kvbtools.core import architectures, stats
+from kvbtools.core import architectures, metrics, stats
 from kvbtools.core.comparison import Cell
 from kvbtools.pages import bisect_figures, compare_figures, figures, flame_figures, htmlpage
 from kvbtools.pages import noise
@@ -255,10 +255,11 @@ def bisect_page(directory: str) -> Page:
     if noisy:
         page.html(htmlpage.noise_box([_noisy_runs(runs, noisy)]))
     if tested and order:
-        fig = bisect_figures.bisect_figure(tested, order, first, parent, confirmed)
+        measured = metrics.series_word(str(doc.get("metric") or ""))
+        fig = bisect_figures.bisect_figure(tested, order, first, parent, confirmed, measured)
         fig.noisy = noisy
         page.figure(fig)
-        page.html(bisect_figures.judged_table(tested, order))
+        page.html(bisect_figures.judged_table(tested, order, measured))
     text = _text(os.path.join(directory, "bisect.txt"))
     if text:
         page.html(f"<pre>{esc(text)}</pre>")

@@ -117,6 +117,7 @@ class Measured:
 TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdict
 
 
+
 class _WithSeries:
     """A step's or the confirmation's: its series (None when it was not measured)."""
     series: Any

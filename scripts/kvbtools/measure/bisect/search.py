@@ -99,6 +99,11 @@ class Search:
     def say(self, msg: str) -> None:
         progress(f"[{self.elapsed()}] {msg}")
 
+    @property
+    def measured(self) -> str:
+        """What the series measure, as the lines name it (metrics.series_word)."""
+        return metrics.series_word(self.state.metric_name)
+
     def save_state(self) -> None:
         results.write_json(os.path.join(self.dir, "state.json"), self.state.to_json())
 

@@ -29,9 +29,10 @@ def _pct(x: float) -> str:
     return f"{x * 100 + 0.0:.0f}%".replace("-0%", "0%") if math.isfinite(x) else "?"
 
 
-def step_line(rec: Step, cost: bool = True) -> str:
+def step_line(rec: Step, cost: bool = True, measured: str = TIME) -> str:
     """One step of the search, as the progress lines and the report show it (`cost`: what its
-    series cost; a candidate of a step of several says it on the step's line)."""
+    series cost; a candidate of a step of several says it on the step's line; `measured`: what
+    the series measured, metrics.series_word)."""
     sha = rec.commit[:12]
     if rec.how == SAME_SOURCES and rec.verdict == "skip":
         return (f"step {rec.step}: {sha} skipped: no build: it compiles the same sources "
@@ -48,7 +49,7 @@ def step_line(rec: Step, cost: bool = True) -> str:
         rule = f" by the {s.rule}" if s.rule == judge.HALFWAY and rec.witness != INSTRUCTIONS \
             else ""
         spent = (f"; {s.spent.text()}" if s.spent else f", {s.seconds:.1f} s") if cost else ""
-        line += (f"{rule}; time: this/old {iv_text(s.to_old)}, this/new {iv_text(s.to_new)}, "
+        line += (f"{rule}; {measured}: this/old {iv_text(s.to_old)}, this/new {iv_text(s.to_new)}, "
                  f"new/old {iv_text(s.change)} ({s.unit or f'n={s.measured.n}'}{spent})")
     if rec.counts:
         c = rec.counts
@@ -57,7 +58,7 @@ def step_line(rec: Step, cost: bool = True) -> str:
     if rec.verdict == judge.UNCERTAIN:
         line += "; undecided"
     else:
-        line += f"; decided by {'instructions' if rec.witness == INSTRUCTIONS else 'time'}"
+        line += f"; decided by {INSTRUCTIONS if rec.witness == INSTRUCTIONS else measured}"
     return line + (f" ({rec.note})" if rec.note else "")
 
 
@@ -122,7 +123,7 @@ def steps(search: Search) -> Ending | str:
         if search.sub:
             rec.ends = (search.old, search.new)
         search.record(rec)
-        search.say(step_line(rec))
+        search.say(step_line(rec, measured=search.measured))
         if rec.verdict == judge.UNCERTAIN:
             return undecided_ending(search, rec)
         search.mark(rec.verdict, sha)
@@ -139,7 +140,7 @@ def many(search: Search, n: int, k: int, how: str, left: int) -> Ending | None:
     if search.sub:
         rec.ends = (search.old, search.new)
     search.record(rec)
-    for line in multi_lines(rec):
+    for line in multi_lines(rec, search.measured):
         search.say(line)
     stuck, said = sections.settle(search, rec)
     for line in said:
@@ -152,9 +153,9 @@ def many(search: Search, n: int, k: int, how: str, left: int) -> Ending | None:
     return undecided_ending(search, stuck)
 
 
-def multi_lines(rec: MultiStep) -> list[str]:
+def multi_lines(rec: MultiStep, measured: str = TIME) -> list[str]:
     """A step of several candidates as the progress lines and the report show it: the series,
-    then each candidate's line."""
+    then each candidate's line (`measured`: step_line's)."""
     s = rec.series
     where = "in the same rounds" if not rec.nodes else (
         "each on a node of its own, in rounds of its own: " + ", ".join(
@@ -164,7 +165,7 @@ def multi_lines(rec: MultiStep) -> list[str]:
                f"{s.unit or f'n={s.measured.n}'}"
                + (f"; {s.spent.text()}" if s.spent else "") + ")" if s is not None
                else "none measured"))
-    return [head] + ["  " + step_line(x, cost=False) for x in rec.steps]
+    return [head] + ["  " + step_line(x, cost=False, measured=measured) for x in rec.steps]
 
 
 def step(search: Search, n: int, sha: str) -> Step:
