@@ -455,8 +455,9 @@ def build_many(ws: Workspace, shas: list[str], slots: int, cpus: int = 0
                ) -> tuple[dict[str, float], dict[str, BuildError]]:
     """Builds `shas` (each once per invocation: Workspace.build), `slots` threads at once,
     thread i building shas[i::slots] in slot i (generic mode: each commit in its worktree) with
-    `cpus` jobs (a cluster's build job's CPUs), else cores // slots. Returns the seconds each took and, by commit, the BuildError of
-    each that does not build (that commit's skip). Ctrl-C in any build stops them all."""
+    `cpus` jobs (a cluster's build job's CPUs), else cores // slots. Returns the seconds each
+    took and, by commit, the BuildError of each that does not build (that commit's skip).
+    Ctrl-C in any build stops them all."""
     if slots <= 1:
         return _one_by_one(shas, lambda sha: ws.build(sha))
     if isinstance(ws.mode, GenericMode):
