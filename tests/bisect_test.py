@@ -752,6 +752,16 @@ class CostModelTest(unittest.TestCase):
         # step's measuring.
         self.assertAlmostEqual(sections.steps_needed(3, 64), 3.0)
         self.assertAlmostEqual(sections.step_cost(3, 10.0, 30.0, 2), 2 * 10.0 + 5 / 3 * 30.0)
+        # Builds side by side are priced as measured: rocksdb's on 2 cores, 228 s alone and
+        # 460 s two at once (compile-bound: nothing gained), make one candidate a step the
+        # cheaper; before a side-by-side build was timed, two look free (issue 44's run).
+        two = (lambda k: min(k, 2))
+        self.assertEqual(sections.choose(75, 228.0, 65.0, two), 2)
+        self.assertEqual(sections.choose(75, 228.0, 65.0, two, waves={2: 460.0}), 1)
+        # lz4's, link- and configure-bound, 8 s alone and 9 s two at once: two a step.
+        self.assertEqual(sections.choose(40, 8.0, 15.0, two, waves={2: 9.0}), 2)
+        self.assertAlmostEqual(sections.step_cost(3, 10.0, 30.0, 2, 25.0),
+                               2 * 25.0 + 5 / 3 * 30.0)
 
     def test_a_step_of_several_reads_back_as_written(self) -> None:
         r = bisect_records

@@ -78,6 +78,7 @@ class Search:
         self.olds = [self.old]          # commits known to be like old
         self.skipped: set[str] = set()
         self.build_seconds: dict[str, float] = {}
+        self.build_width: dict[str, int] = {}   # sha -> builds that ran at once with it
         self.by_counts = self.s.witness == INSTRUCTIONS
         self.refuted = ""               # why the counts are not a witness of this range's change
         self.forced: Step | None = None  # a candidate time could not place: measured on next
@@ -142,9 +143,11 @@ class Search:
         """Builds `shas` side by side while they fit the cores, or a cluster's build partition
         (trees.build_many), timing each; what failed, by commit."""
         room, cpus = self.build_room()
-        took, failed = build_many(self.ws, shas, self.ws.build_slots(len(shas), room), cpus)
+        slots = self.ws.build_slots(len(shas), room)
+        took, failed = build_many(self.ws, shas, slots, cpus)
         for sha, dt in took.items():   # the totals: each build's `spend` (Workspace.build)
             self.build_seconds[sha] = self.build_seconds.get(sha, 0.0) + dt
+            self.build_width[sha] = min(slots, len(shas)) if not room else 1
         return failed
 
     def build(self, sha: str, trace: bool = False) -> tuple[set[str], set[str]]:

@@ -3,11 +3,13 @@ cut the range left into k + 1 parts, and what their verdicts leave of it.
 
 The cost model. n commits may be the first new one; a step of k candidates builds them side by
 side, s at a time (s: as many as fit the cores, Workspace.build_slots), then measures old, new
-and the k in the same rounds. With B the seconds one candidate's build takes and M the seconds
-of measuring and relinking a step of one candidate takes (both as measured so far in this
-bisect), a search of k candidates a step takes about S(k) = ln(n) / ln(k + 1) steps, each
+and the k in the same rounds. With B the seconds one candidate's build takes alone, W_s the
+seconds one takes with s - 1 others beside it (B until such a build was timed: compile-bound
+builds slow each other, a configure and a link hardly) and M the seconds of measuring and
+relinking a step of one candidate takes (all as measured so far in this bisect), a search of k
+candidates a step takes about S(k) = ln(n) / ln(k + 1) steps, each
 
-    T(k) = ceil(k / s) * B + (k + 2) / 3 * M
+    T(k) = ceil(k / s) * W_s + (k + 2) / 3 * M        (W_1 = B)
 
 (the builds in waves of s; a round runs k + 2 commits where a step of one runs 3, and a step
 stops when its last candidate is decided, which for a change in one commit is at its first
@@ -47,26 +49,38 @@ def steps_needed(k: int, n: int) -> float:
     return max(1.0, math.log(max(n, 2)) / math.log(k + 1))
 
 
-def step_cost(k: int, build: float, measure: float, slots: int) -> float:
-    """T(k): seconds one step of k candidates takes (the module doc)."""
-    return math.ceil(k / max(1, slots)) * build + (k + 2) / 3 * measure
+def step_cost(k: int, build: float, measure: float, slots: int,
+              wave: float | None = None) -> float:
+    """T(k): seconds one step of k candidates takes (the module doc); `wave`: the seconds a
+    build took beside slots - 1 others, when measured (else `build`: side by side for free)."""
+    w = wave if slots > 1 and wave is not None else build
+    return math.ceil(k / max(1, slots)) * w + (k + 2) / 3 * measure
 
 
 def choose(n: int, build: float, measure: float, slots: Callable[[int], int],
-           most: int = MOST) -> int:
-    """The k with the least S(k) * T(k), 1 <= k <= min(n - 1, most); the smaller on a tie."""
+           most: int = MOST, waves: dict[int, float] | None = None) -> int:
+    """The k with the least S(k) * T(k), 1 <= k <= min(n - 1, most); the smaller on a tie.
+    `waves`: by how many ran at once, the seconds a build side by side took (measured_costs)."""
     top = max(1, min(n - 1, most))
     return min(range(1, top + 1), key=lambda k: (
-        round(steps_needed(k, n) * step_cost(k, build, measure, slots(k)), 6), k))
+        round(steps_needed(k, n) * step_cost(k, build, measure, slots(k),
+                                             (waves or {}).get(slots(k))), 6), k))
 
 
-def measured_costs(search: Search) -> tuple[float, float]:
-    """(B, M) as measured so far in this range (the module doc)."""
+def measured_costs(search: Search) -> tuple[float, float, dict[int, float]]:
+    """(B, M, the build's seconds side by side by how many ran at once) as measured so far in
+    this range (the module doc)."""
     judged = {s.commit for s in search.judged()}
-    builds = [t for sha, t in search.build_seconds.items() if sha in judged]
+    alone = [t for sha, t in search.build_seconds.items()
+             if sha in judged and search.build_width.get(sha, 1) == 1]
     ends = [search.build_seconds[x] for x in (search.old, search.new)
             if x in search.build_seconds]
-    build = statistics.median(builds) if builds else min(ends, default=0.0)
+    build = statistics.median(alone) if alone else min(ends, default=0.0)
+    beside: dict[int, list[float]] = {}
+    for sha, t in search.build_seconds.items():
+        if search.build_width.get(sha, 1) > 1:
+            beside.setdefault(search.build_width[sha], []).append(t)
+    waves = {w: statistics.median(ts) for w, ts in beside.items()}
     per_step = []
     for r in search.records:
         spent, variants = None, 3
@@ -79,7 +93,7 @@ def measured_costs(search: Search) -> tuple[float, float]:
     ends_spent = [r.spent for r in search.recorded(Endpoints) if r.spent is not None]
     if not per_step and ends_spent:
         per_step = [(x.measuring + x.relinking) * 3 / 2 for x in ends_spent]
-    return build, statistics.median(per_step) if per_step else 0.0
+    return build, statistics.median(per_step) if per_step else 0.0, waves
 
 
 def how_many(search: Search, n: int) -> tuple[int, str]:
@@ -94,11 +108,12 @@ def how_many(search: Search, n: int) -> tuple[int, str]:
         k = max(1, min(len(nodes), n - 1))
         return k, (f"k={k}: {len(nodes)} measurement node(s) of {search.fleet.config.partition} "
                    f"up ({', '.join(nodes)}), a candidate each")
-    build, measure = measured_costs(search)
-    k = choose(n, build, measure, search.ws.build_slots)
+    build, measure, waves = measured_costs(search)
+    k = choose(n, build, measure, search.ws.build_slots, waves=waves)
     s = search.ws.build_slots(k)
-    return k, (f"k={k} by cost: a build {build:.3g} s, {s} side by side; a step of one "
-               f"{measure:.3g} s measuring and relinking")
+    beside = f" (each {waves[s]:.3g} s when {s} ran at once)" if s > 1 and s in waves else ""
+    return k, (f"k={k} by cost: a build {build:.3g} s, {s} side by side{beside}; a step of "
+               f"one {measure:.3g} s measuring and relinking")
 
 
 def cuts(search: Search, k: int) -> list[str]:
