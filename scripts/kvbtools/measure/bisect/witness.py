@@ -133,15 +133,7 @@ def count_many(mode: KvbenchMode, preset: str, ws: Workspace, shas: list[str], o
     if width > 1:
         say(f"counting {len(shas)} commits, {width} side by side: "
             + ", ".join(x[:12] for x in shas))
-    values: dict[str, float] = {}
-    failed: Exception | None = None
-    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
-        futures = {sha: pool.submit(one, sha) for sha in shas}
-        for sha, fut in futures.items():
-            try:
-                values[sha] = fut.result()
-            except (BuildError, RunError, UsageError) as e:
-                failed = failed or e
+    values, failed = _side_by_side(shas, width, one)
     return Counted(values, failed, Spent(counts=len(values), counting=time.monotonic() - t0,
                                          count_width=tally.width))
 
@@ -184,6 +176,22 @@ def count_command(mode: GenericMode, tree: str, sha: str, out_dir: str) -> float
     return float(numbers[-1].replace(",", ""))
 
 
+def _side_by_side(shas: list[str], width: int, one: Callable[[str], float]
+                  ) -> tuple[dict[str, float], Exception | None]:
+    """one(sha) for each commit, `width` at once: the counts, and the first commit's failure
+    (BuildError, RunError, UsageError), the others counted all the same."""
+    values: dict[str, float] = {}
+    failed: Exception | None = None
+    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+        futures = {sha: pool.submit(one, sha) for sha in shas}
+        for sha, fut in futures.items():
+            try:
+                values[sha] = fut.result()
+            except (BuildError, RunError, UsageError) as e:
+                failed = failed or e
+    return values, failed
+
+
 def count_commands(mode: GenericMode, ws: Workspace, shas: list[str], out_dir: str,
                    say: Callable[[str], None]) -> Counted:
     """The commits' counts by --count-cmd, as many side by side as this process has CPUs,
@@ -200,15 +208,7 @@ def count_commands(mode: GenericMode, ws: Workspace, shas: list[str], out_dir: s
         say(f"counted {sha[:12]}: {got:.6g}")
         return got
 
-    values: dict[str, float] = {}
-    failed: Exception | None = None
-    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
-        futures = {sha: pool.submit(one, sha) for sha in shas}
-        for sha, fut in futures.items():
-            try:
-                values[sha] = fut.result()
-            except (RunError, UsageError) as e:
-                failed = failed or e
+    values, failed = _side_by_side(shas, width, one)
     return Counted(values, failed, Spent(counts=len(values), counting=time.monotonic() - t0,
                                          count_width=tally.width))
 
