@@ -334,7 +334,15 @@ def matrix_cases(f: Fixtures) -> list[Case]:
                         "--build-cmd", "true", "--measure-cmd", "true", "--results-dir",
                         f.text], "usage", "not a directory"),
         Case("bisect", ["bisect", "--resume", f.tmp], "usage", "not the results directory"),
-        # The fleet (docs/fleet.md): its configuration is read, and Slurm asked, before any work.
+    ]
+
+
+def fleet_cases(f: Fixtures) -> list[Case]:
+    """The fleet (docs/fleet.md): its configuration is read, and Slurm asked, before any work."""
+    refused = f.path("refused")  # the results directory of refused runs: never made
+    base = ["matrix", "--kvbench", ARGS.kvbench, "--num", "1000", "--repeats", "1",
+            "--no-store", "--results-dir"]
+    return [
         Case("matrix", ["matrix", "--presets", f"{host.native_preset()}", "--micro", "--slurm",
                         "measure", "--slurm-config", f.path("none.ini"), "--results-dir",
                         refused], "usage", "none.ini: [Errno 2]", (refused,)),
@@ -442,8 +450,13 @@ def store_cases(f: Fixtures) -> list[Case]:
         Case("export", ["export", "bencher", *st, "--out", "/dev/full"], "failure",
              "No space left on device"),
     ]
-    # Every command that reads the store, on a damaged one (tests/store_test.py sweeps
-    # the damage over a larger store).
+    return cases + damaged_store_cases(f)
+
+
+def damaged_store_cases(f: Fixtures) -> list[Case]:
+    """Every command that reads the store, on a damaged one (tests/store_test.py sweeps the
+    damage over a larger store), and a store this user may read but not write."""
+    cases: list[Case] = []
     bad = ["--store", f.damaged_store]
     cases += [Case("history", ["history", *bad], "usage", "is damaged"),
               Case("trend", ["trend", *bad], "usage", "is damaged"),
@@ -549,8 +562,8 @@ def gate_cases(f: Fixtures) -> list[Case]:
     ]
 
 
-CASES = (report_cases, compare_cases, matrix_cases, runner_cases, store_cases, collision_cases,
-         top_level_cases, gate_cases)
+CASES = (report_cases, compare_cases, matrix_cases, fleet_cases, runner_cases, store_cases,
+         collision_cases, top_level_cases, gate_cases)
 
 
 class ExitCodesTest(unittest.TestCase):

@@ -119,7 +119,8 @@ TIME, INSTRUCTIONS = "time", "instructions"   # the witness that decided a verdi
 
 
 class _WithSeries:
-    """A step's or the confirmation's: its series (None when it was not measured)."""
+    """A step's, a step of several's or the confirmation's: its series (None when it was not
+    measured)."""
     series: Any
 
     @property
@@ -280,7 +281,7 @@ _SHARED = ("rounds", "stopped_by", "seconds", "values", "seeds", "round_of", "di
 
 
 @dataclass
-class MultiStep:
+class MultiStep(_WithSeries):
     """A step of several candidates (multisection, docs/compare.md): one series measures old,
     new and each candidate measured (role c1, c2, ...) in the same rounds, and each candidate is
     a Step of its own (its verdict, how, witness), its series the view of the shared one with its
@@ -293,14 +294,6 @@ class MultiStep:
     # On a cluster: the node(s) each candidate's kept rounds ran on, by role (each candidate
     # measured with old and new on a node of its own, in rounds of its own); {} here.
     nodes: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def measured(self) -> Measured | None:
-        return self.series.measured if self.series else None
-
-    @property
-    def rounds_taken(self) -> int:
-        return self.series.rounds if self.series else 0
 
     @property
     def variants(self) -> int:
